@@ -1,0 +1,29 @@
+"""The agent interface: batched, so one call can feed many games to one forward pass."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from ..engine import Observation
+
+
+class Agent(ABC):
+    """Chooses actions from observations only (never from the game state itself)."""
+
+    name: str = "agent"
+
+    @abstractmethod
+    def act(self, observations: Sequence[Observation]) -> list[int]:
+        """One legal action per observation; every observation has ``to_act`` set."""
+
+
+def legal_list(obs: Observation) -> list[int]:
+    """The legal action tokens of an observation, ascending."""
+    m = obs.legal_mask
+    out = []
+    while m:
+        low = m & -m
+        out.append(low.bit_length() - 1)
+        m ^= low
+    return out

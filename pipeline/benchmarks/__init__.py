@@ -1,0 +1,1 @@
+"""Benchmark targets of ``koikoi bench``: one module each, ``add_arguments`` and ``run``."""

@@ -1,0 +1,1 @@
+"""One module per ``koikoi`` subcommand, each with ``register(subparsers)``."""

@@ -1,0 +1,37 @@
+"""``koikoi bench TARGET``: speed benchmarks; each prints a JSON object as its last line.
+
+Targets live in ``pipeline/benchmarks/<target>.py`` with ``add_arguments(parser)`` and
+``run(args) -> dict``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import pkgutil
+import platform
+
+from .. import benchmarks
+
+
+def machine() -> dict:
+    return {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="speed benchmarks (engine, encode, selfplay, ...)")
+    targets = p.add_subparsers(dest="target", required=True, metavar="TARGET")
+    for mod in sorted(pkgutil.iter_modules(benchmarks.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{benchmarks.__name__}.{mod.name}")
+        t = targets.add_parser(mod.name, help=(module.__doc__ or "").strip().splitlines()[0])
+        module.add_arguments(t)
+        t.set_defaults(func=lambda a, m=module: _run(m, a))
+
+
+def _run(module, args: argparse.Namespace) -> int:
+    result = module.run(args)
+    result.update(machine())
+    print(json.dumps(result))
+    return 0

@@ -1,0 +1,366 @@
+"""The Koi-Koi game state machine.
+
+One :class:`GameState` holds a whole multi-round game. Only decisions stop it: the
+draw from the stock, single or triple captures, round ends and the next deal all
+happen inside :meth:`GameState.step`. Actions are token indices: a card id 0..47
+for discards and picks, :data:`STOP` (48, the [K0] token) and :data:`KOIKOI`
+(49, the [K1] token) for the koi-koi decision.
+
+Players are 0 and 1 (the records' player 1 and 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .cards import ALL_CARDS, MONTH_MASK, ids_of
+from .scoring import base_points, with_bonus
+
+if TYPE_CHECKING:
+    from .observation import Observation
+
+# Decision types (also the SL/RL sample types).
+DISCARD, PICK, KOIKOI_DECISION = 0, 1, 2
+DECISION_NAMES = ("discard", "pick", "koikoi")
+GAME_OVER = 3  # phase after the last round; no decision pending
+
+STOP, KOIKOI = 48, 49
+NUM_ACTIONS = 50
+
+Deal = tuple[int, int, int, list[int]]
+"""A deal: hand of player 0, hand of player 1, field (masks), stock (ids, drawn from the end)."""
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One played turn, all public: what was played and drawn and what each captured."""
+
+    player: int
+    discard: int
+    captured: int  # field cards taken by the played card (mask, played card excluded)
+    draw: int
+    captured2: int  # field cards taken by the drawn card
+    koikoi: bool | None  # None: no prompt; True: claimed koi-koi; False: stopped (incl. automatic)
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """A finished round: its deal, turns, winner and the points that changed hands."""
+
+    round: int
+    dealer: int
+    deal: Deal
+    turns: tuple[Turn, ...]
+    winner: int | None  # None: no stop, Dealer's Priority applied
+    points: tuple[int, int]  # round points of player 0 and 1 (zero-sum)
+    totals: tuple[int, int]  # game points after the round
+    yaku_points: int  # the winner's total (0 on Dealer's Priority)
+
+
+def _has_four_of_a_month(mask: int) -> bool:
+    return any(mask & mm == mm for mm in MONTH_MASK)
+
+
+def deal_from_permutation(perm: list[int]) -> Deal:
+    """Split a permutation of 0..47 into hands, field and stock as the records do."""
+    h0 = h1 = fld = 0
+    for c in perm[0:8]:
+        h0 |= 1 << c
+    for c in perm[8:16]:
+        h1 |= 1 << c
+    for c in perm[16:24]:
+        fld |= 1 << c
+    return h0, h1, fld, list(perm[24:])
+
+
+def deal_is_valid(deal: Deal) -> bool:
+    """False when a hand or the field holds four cards of one month (a re-deal)."""
+    h0, h1, fld, _ = deal
+    return not (_has_four_of_a_month(h0) or _has_four_of_a_month(h1) or _has_four_of_a_month(fld))
+
+
+class GameState:
+    """A Koi-Koi game: ``legal_actions()``, ``step(a)``, ``clone()``, ``observation(p)``.
+
+    ``seed`` seeds a numpy Generator that draws the first dealer and every shuffle, so
+    a seed and the same actions reproduce a game exactly. ``deals`` (optional) supplies
+    the deals instead, for record replay; ``first_dealer`` fixes the first dealer.
+    """
+
+    __slots__ = (
+        "rng", "deals", "num_rounds", "init_points", "points", "round", "dealer",
+        "hands", "piles", "field", "stock", "turn", "player", "koikoi", "phase",
+        "pick_card", "pick_from_draw", "turn_base", "cur", "turns", "deal",
+        "results", "winner", "redeals",
+    )
+
+    def __init__(
+        self,
+        seed: int | None = 0,
+        num_rounds: int = 8,
+        init_points: int = 30,
+        first_dealer: int | None = None,
+        deals: Iterator[Deal] | None = None,
+    ) -> None:
+        if num_rounds < 1:
+            raise ValueError(f"num_rounds must be >= 1, got {num_rounds}")
+        if init_points < 1:
+            raise ValueError(f"init_points must be >= 1, got {init_points}")
+        self.rng = np.random.default_rng(seed)
+        self.deals = deals
+        self.num_rounds = num_rounds
+        self.init_points = init_points
+        self.points = [init_points, init_points]
+        self.round = 0
+        self.results: list[RoundResult] = []
+        self.winner: int | None = None  # game winner; None while playing or on a draw
+        self.redeals = 0
+        if first_dealer is None:
+            first_dealer = int(self.rng.integers(2))
+        if first_dealer not in (0, 1):
+            raise ValueError(f"first_dealer must be 0 or 1, got {first_dealer!r}")
+        self._start_round(first_dealer)
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def decision(self) -> int:
+        """Pending decision type: DISCARD, PICK, KOIKOI_DECISION, or GAME_OVER."""
+        return self.phase
+
+    @property
+    def current_player(self) -> int:
+        return self.player
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == GAME_OVER
+
+    def legal_actions(self) -> list[int]:
+        """Legal actions of the pending decision, ascending (empty when the game is over)."""
+        ph = self.phase
+        if ph == DISCARD:
+            return ids_of(self.hands[self.player])
+        if ph == PICK:
+            return ids_of(self.field & MONTH_MASK[self.pick_card >> 2])
+        if ph == KOIKOI_DECISION:
+            return [STOP, KOIKOI]
+        return []
+
+    def legal_mask(self) -> int:
+        """Legal actions as a bit mask over the 50 action tokens."""
+        ph = self.phase
+        if ph == DISCARD:
+            return self.hands[self.player]
+        if ph == PICK:
+            return self.field & MONTH_MASK[self.pick_card >> 2]
+        if ph == KOIKOI_DECISION:
+            return (1 << STOP) | (1 << KOIKOI)
+        return 0
+
+    def yaku_points(self, player: int) -> int:
+        """The player's current yaku total, koi-koi bonus included."""
+        k = self.koikoi[player]
+        return with_bonus(base_points(self.piles[player], k > 0), k)
+
+    @property
+    def stock_count(self) -> int:
+        return len(self.stock)
+
+    # ----------------------------------------------------------------- actions
+    def step(self, action: int) -> None:
+        """Apply ``action`` for the current player and advance to the next decision."""
+        ph = self.phase
+        p = self.player
+        if ph == DISCARD:
+            bit = 1 << action if 0 <= action < 48 else 0
+            if not self.hands[p] & bit:
+                raise IllegalActionError(self._illegal(action))
+            self.hands[p] ^= bit
+            self.cur = [p, action, 0, -1, 0, None]
+            matches = self.field & MONTH_MASK[action >> 2]
+            if matches.bit_count() == 2:  # two field cards match: the player picks one
+                self.phase = PICK
+                self.pick_card = action
+                self.pick_from_draw = False
+                return
+            self._capture(p, bit, matches, 2)
+            self._draw()
+        elif ph == PICK:
+            matches = self.field & MONTH_MASK[self.pick_card >> 2]
+            bit = 1 << action if 0 <= action < 48 else 0
+            if not matches & bit:
+                raise IllegalActionError(self._illegal(action))
+            self._capture(p, 1 << self.pick_card, bit, 4 if self.pick_from_draw else 2)
+            if self.pick_from_draw:
+                self._end_turn()
+            else:
+                self._draw()
+        elif ph == KOIKOI_DECISION:
+            if action == STOP:
+                self.cur[5] = False
+                self._end_round(p)
+            elif action == KOIKOI:
+                self.cur[5] = True
+                self.koikoi[p] += 1
+                self._next_turn()
+            else:
+                raise IllegalActionError(self._illegal(action))
+        else:
+            raise IllegalActionError("the game is over: no action is legal")
+
+    def _illegal(self, action: object) -> str:
+        return (f"illegal action {action!r} for player {self.player} in decision "
+                f"{DECISION_NAMES[self.phase]}; legal: {self.legal_actions()}")
+
+    def _capture(self, p: int, bit: int, matches: int, slot: int) -> None:
+        """Take ``matches`` (one, or all three) with the shown card ``bit``, or lay it on the field."""
+        if matches:
+            self.field &= ~matches
+            self.piles[p] |= bit | matches
+            self.cur[slot] = matches
+        else:
+            self.field |= bit
+
+    def _draw(self) -> None:
+        c = self.stock.pop()
+        self.cur[3] = c
+        bit = 1 << c
+        matches = self.field & MONTH_MASK[c >> 2]
+        if matches.bit_count() == 2:
+            self.phase = PICK
+            self.pick_card = c
+            self.pick_from_draw = True
+            return
+        self._capture(self.player, bit, matches, 4)
+        self._end_turn()
+
+    def _end_turn(self) -> None:
+        p = self.player
+        k = self.koikoi[p]
+        if base_points(self.piles[p], k > 0) > self.turn_base:
+            if self.turn >= 15:  # the player's eighth turn: the round stops by itself
+                self.cur[5] = False
+                self._end_round(p)
+            else:
+                self.phase = KOIKOI_DECISION
+            return
+        if self.turn == 16:
+            self._end_round(None)
+        else:
+            self._next_turn()
+
+    def _next_turn(self) -> None:
+        self.turns.append(Turn(*self.cur))
+        self.turn += 1
+        p = self.player ^ 1
+        self.player = p
+        self.turn_base = base_points(self.piles[p], self.koikoi[p] > 0)
+        self.phase = DISCARD
+
+    def _end_round(self, winner: int | None) -> None:
+        self.turns.append(Turn(*self.cur))
+        dealer = self.dealer
+        if winner is None:  # Dealer's Priority
+            gain = 1
+            taker = dealer
+        else:
+            gain = self.yaku_points(winner)
+            taker = winner
+        pts = (gain, -gain) if taker == 0 else (-gain, gain)
+        self.points[0] += pts[0]
+        self.points[1] += pts[1]
+        self.results.append(RoundResult(
+            round=self.round, dealer=dealer, deal=self.deal, turns=tuple(self.turns),
+            winner=winner, points=pts, totals=(self.points[0], self.points[1]),
+            yaku_points=gain if winner is not None else 0,
+        ))
+        if self.points[0] <= 0 or self.points[1] <= 0 or self.round >= self.num_rounds:
+            self.phase = GAME_OVER
+            a, b = self.points
+            self.winner = 0 if a > b else 1 if b > a else None
+            return
+        self._start_round(taker)
+
+    def _start_round(self, dealer: int) -> None:
+        if self.deals is not None:
+            try:
+                deal = next(self.deals)
+            except StopIteration:
+                raise ValueError(f"no deal supplied for round {self.round + 1}") from None
+        else:
+            while True:
+                deal = deal_from_permutation(self.rng.permutation(48).tolist())
+                if deal_is_valid(deal):
+                    break
+                self.redeals += 1
+        h0, h1, fld, stock = deal
+        self.deal = (h0, h1, fld, tuple(stock))
+        self.round += 1
+        self.dealer = dealer
+        self.hands = [h0, h1]
+        self.piles = [0, 0]
+        self.field = fld
+        self.stock = list(stock)
+        self.turn = 1
+        self.player = dealer
+        self.koikoi = [0, 0]
+        self.turns: list[Turn] = []
+        self.cur = [dealer, -1, 0, -1, 0, None]
+        self.turn_base = 0
+        self.pick_card = -1
+        self.pick_from_draw = False
+        self.phase = DISCARD
+
+    # ----------------------------------------------------------------- copies and views
+    def clone(self) -> GameState:
+        """An independent copy (its RNG continues from the same state)."""
+        new = GameState.__new__(GameState)
+        for name in GameState.__slots__:
+            setattr(new, name, getattr(self, name))
+        bg = type(self.rng.bit_generator)()
+        bg.state = self.rng.bit_generator.state
+        new.rng = np.random.Generator(bg)
+        new.points = list(self.points)
+        new.hands = list(self.hands)
+        new.piles = list(self.piles)
+        new.stock = list(self.stock)
+        new.koikoi = list(self.koikoi)
+        new.cur = list(self.cur)
+        new.turns = list(self.turns)
+        new.results = list(self.results)
+        return new
+
+    def observation(self, player: int) -> Observation:
+        """What ``player`` may see: never the opponent's hand nor the stock order."""
+        from .observation import Observation
+
+        return Observation.of(self, player)
+
+    def check_invariants(self) -> None:
+        """Raise AssertionError if the state is inconsistent (used by the tests)."""
+        h0, h1 = self.hands
+        p0, p1 = self.piles
+        parts = [h0, h1, p0, p1, self.field]
+        stock = 0
+        for c in self.stock:
+            stock |= 1 << c
+        parts.append(stock)
+        if self.phase == PICK:
+            parts.append(1 << self.pick_card)  # the shown card, between hand/stock and pile
+        total = sum(m.bit_count() for m in parts)
+        union = 0
+        for m in parts:
+            union |= m
+        assert union == ALL_CARDS and total == 48, "the 48 cards must each be in exactly one place"
+        assert sum(self.points) == 2 * self.init_points, "round points must be zero-sum"
+        if self.phase != GAME_OVER:
+            assert self.legal_actions(), "a pending decision must have a legal action"
+

@@ -1,0 +1,50 @@
+"""Where MLflow runs go: one store for the repository, whoever starts the run.
+
+The default store is a SQLite database in the top-level ``mlruns/`` with artifacts
+beside it. ``MLFLOW_TRACKING_URI`` overrides it (a team server). ``dvc exp run``
+executes queued experiments in a copy under ``.dvc/tmp/exps/``; those runs still land
+in the main repository's ``mlruns/``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .paths import repo_root
+
+
+def store_dir() -> Path:
+    d = repo_root() / "mlruns"
+    (d / "artifacts").mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def tracking_uri() -> str:
+    """``MLFLOW_TRACKING_URI`` if set, else the repository's SQLite store."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    if env:
+        return env
+    return f"sqlite:///{store_dir() / 'mlflow.db'}"
+
+
+def artifact_location() -> str | None:
+    """Artifact root for new experiments in the local store (None: the server decides)."""
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return None
+    return (store_dir() / "artifacts").as_uri()
+
+
+def setup_experiment(name: str) -> str:
+    """Point MLflow at the store and return the id of experiment ``name`` (created if missing)."""
+    import mlflow
+
+    mlflow.set_tracking_uri(tracking_uri())
+    exp = mlflow.get_experiment_by_name(name)
+    if exp is not None:
+        return exp.experiment_id
+    return mlflow.create_experiment(name, artifact_location=artifact_location())
+
+
+if __name__ == "__main__":  # `python -m pipeline.tracking` prints the URI (used by `make ui`)
+    print(tracking_uri())
