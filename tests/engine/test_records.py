@@ -1,0 +1,131 @@
+"""Record replay against the human games, and engine-written records."""
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.engine import (
+    GAME_OVER,
+    KOIKOI,
+    KOIKOI_DECISION,
+    GameState,
+    RecordError,
+    game_to_record,
+    load_record,
+    replay_dir,
+    replay_record,
+    write_record,
+)
+from pipeline.records_source import RECORDS_HELP, shared_records_dir
+
+RECORDS = shared_records_dir()
+needs_records = pytest.mark.skipif(RECORDS is None, reason=f"no human records found; {RECORDS_HELP}")
+
+
+def _play(seed: int, koikoi_bias: float = 0.5, **kw) -> GameState:
+    s = GameState(seed=seed, **kw)
+    rng = random.Random(seed)
+    while s.phase != GAME_OVER:
+        legal = s.legal_actions()
+        if s.phase == KOIKOI_DECISION:
+            s.step(KOIKOI if rng.random() < koikoi_bias else legal[0])
+        else:
+            s.step(legal[rng.randrange(len(legal))])
+    return s
+
+
+@needs_records
+def test_all_human_records_replay_without_mismatch():
+    report = replay_dir(RECORDS)
+    assert report.errors == []
+    assert report.mismatches == []
+    assert report.summary() == {"games": 160, "rounds": 1266, "turns": 14197, "mismatches": 0}
+
+
+def test_engine_games_round_trip_through_the_record_format(tmp_path):
+    for seed in range(40):
+        s = _play(seed, koikoi_bias=0.9 if seed % 2 else 0.1, init_points=10 if seed % 3 == 0 else 30)
+        path = tmp_path / f"{seed}.json"
+        write_record(s, path)
+        report = replay_record(load_record(path), path)
+        assert report.mismatches == [], report.mismatches[:3]
+        assert report.rounds == len(s.results)
+    assert replay_dir(tmp_path).summary()["games"] == 40
+
+
+def test_a_changed_event_is_reported_with_file_round_and_turn(tmp_path):
+    rec = game_to_record(_play(1))
+    turn = rec["record"]["round1"]["turn3"]
+    turn["drawCard"] = [m for m in ([12, 4], [12, 3]) if m != turn["drawCard"]][0]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(rec))
+    report = replay_record(load_record(path), path)
+    assert report.mismatches and "bad.json: round 1 turn 3" in report.mismatches[0]
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda r: r["record"]["round1"]["basic"].pop("initPile"), "record.round1.basic.initPile"),
+    (lambda r: r["record"]["round1"]["turn2"].update(discardCard=[13, 1]), "record.round1.turn2.discardCard"),
+    (lambda r: r["record"]["round1"]["turn1"].update(isKoiKoi="yes"), "record.round1.turn1.isKoiKoi"),
+    (lambda r: r["info"].pop("numRound"), "info.numRound"),
+    (lambda r: r.pop("record"), "record"),
+])
+def test_malformed_records_name_the_file_and_field(tmp_path, mutate, field):
+    rec = game_to_record(_play(2))
+    mutate(rec)
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(rec))
+    with pytest.raises(RecordError) as e:
+        replay_record(load_record(path), path)
+    assert "broken.json" in str(e.value) and field in str(e.value)
+
+
+def test_not_json_is_a_record_error(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("{not json")
+    with pytest.raises(RecordError, match="x.json.*not valid JSON"):
+        load_record(path)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True)
+
+
+def test_replay_cli_exit_codes_and_last_line(tmp_path):
+    good = tmp_path / "good"
+    good.mkdir()
+    for seed in range(3):
+        write_record(_play(seed), good / f"{seed}.json")
+    out = _cli("replay", str(good))
+    assert out.returncode == 0
+    assert json.loads(out.stdout.strip().splitlines()[-1])["mismatches"] == 0
+
+    rec = json.loads((good / "0.json").read_text())
+    rec["record"]["round1"]["basic"]["player1RoundPts"] += 5
+    (good / "0.json").write_text(json.dumps(rec))
+    out = _cli("replay", str(good))
+    assert out.returncode == 1 and "0.json: round 1: round points" in out.stdout
+
+    (good / "1.json").write_text("[]")
+    out = _cli("replay", str(good))
+    assert out.returncode == 2 and "1.json" in out.stderr and "Traceback" not in out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["games"] == 2
+
+    out = _cli("replay", str(tmp_path / "missing"))
+    assert out.returncode == 2 and "missing" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bench_engine_prints_json_last():
+    out = _cli("bench", "engine", "--games", "3")
+    assert out.returncode == 0
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["games"] == 3 and result["games_per_s"] > 0
+
+
+def test_records_dir_default_is_beside_the_repository():
+    if RECORDS is not None and "KOIKOI_RECORDS" not in __import__("os").environ:
+        assert RECORDS == Path(__file__).resolve().parents[3] / "shared" / "koikoi-records"
