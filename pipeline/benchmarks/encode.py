@@ -1,0 +1,50 @@
+"""Observation encoding speed (states/s, one core): observations of random games through ``encode``."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from ..engine import GAME_OVER, GameState, Observation
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--states", type=int, default=20000, help="observations to encode (default 20000)")
+    p.add_argument("--batch", type=int, default=256, help="observations per encode() call (default 256)")
+    p.add_argument("--repeat", type=int, default=3, help="timed passes; the best is reported (default 3)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def collect_observations(n: int, seed: int = 0) -> list[Observation]:
+    """``n`` acting-player observations from seeded uniform-random games."""
+    rng = random.Random(seed)
+    out: list[Observation] = []
+    g = 0
+    while len(out) < n:
+        s = GameState(seed=seed * 1_000_003 + g)
+        g += 1
+        while s.phase != GAME_OVER and len(out) < n:
+            out.append(s.observation(s.player))
+            legal = s.legal_actions()
+            s.step(legal[rng.randrange(len(legal))])
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    if args.states < 1 or args.batch < 1 or args.repeat < 1:
+        raise SystemExit("koikoi bench encode: error: --states, --batch and --repeat must be >= 1")
+    import torch
+
+    torch.set_num_threads(1)  # the figure is per core; numpy's encode is single-threaded anyway
+    from ..encoding import NUM_FEATURES, encode
+
+    obs = collect_observations(args.states, args.seed)
+    best = float("inf")
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        for i in range(0, len(obs), args.batch):
+            encode(obs[i:i + args.batch])
+        best = min(best, time.perf_counter() - t0)
+    return {"states_per_s": round(len(obs) / best), "states": len(obs), "batch": args.batch,
+            "num_features": NUM_FEATURES, "seconds": round(best, 3), "threads": 1}

@@ -1,0 +1,139 @@
+"""The paper's card-playing network: position-wise embedding, post-LN Transformer encoder, one value per token.
+
+Three decision types (discard, pick, koi-koi) get three independent networks as in the paper, or one
+shared trunk with three output layers (``shared_trunk``). ``forward`` routes each sample to the network
+of its decision type, running each network only on its own samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+import torch
+from torch import nn
+
+from .encoding import NUM_FEATURES, NUM_TOKENS
+
+NUM_DECISIONS = 3
+
+
+@dataclass
+class ModelConfig:
+    num_features: int = NUM_FEATURES
+    width: int = 256
+    ff: int = 512
+    heads: int = 4
+    layers: int = 2
+    dropout: float = 0.1
+    shared_trunk: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"ModelConfig: unknown key(s) {unknown}; known: {sorted(known)}")
+        return cls(**d)
+
+    def __post_init__(self) -> None:
+        for name in ("num_features", "width", "ff", "heads", "layers"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"ModelConfig.{name} must be a positive int, got {v!r}")
+        if self.width % self.heads:
+            raise ValueError(f"ModelConfig.width ({self.width}) must be divisible by heads ({self.heads})")
+        if not 0.0 <= float(self.dropout) < 1.0:
+            raise ValueError(f"ModelConfig.dropout must be in [0, 1), got {self.dropout!r}")
+
+
+class Trunk(nn.Module):
+    """Features (B, T, F) -> token embeddings (B, T, width): two ReLU layers, then the encoder."""
+
+    def __init__(self, c: ModelConfig) -> None:
+        super().__init__()
+        self.embed = nn.Sequential(nn.Linear(c.num_features, c.width), nn.ReLU(),
+                                   nn.Linear(c.width, c.width), nn.ReLU())
+        layer = nn.TransformerEncoderLayer(c.width, c.heads, c.ff, c.dropout, batch_first=True, norm_first=False)
+        # nested tensors only help with padding masks, which a fixed 50-token input never has
+        self.encoder = nn.TransformerEncoder(layer, c.layers, enable_nested_tensor=False)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.encoder(self.embed(h))
+
+    def attention(self, h: torch.Tensor) -> list[torch.Tensor]:
+        """Per-layer attention maps (B, heads, T, T), recomputed layer by layer."""
+        h = self.embed(h)
+        maps = []
+        for layer in self.encoder.layers:
+            _, w = layer.self_attn(h, h, h, need_weights=True, average_attn_weights=False)
+            maps.append(w)
+            h = layer(h)
+        return maps
+
+
+class KoiKoiNet(nn.Module):
+    """``forward(x (B, F, T), decision (B,)) -> (B, T)`` raw values, one per token."""
+
+    def __init__(self, config: ModelConfig | None = None) -> None:
+        super().__init__()
+        self.config = c = config or ModelConfig()
+        if c.shared_trunk:
+            self.trunk = Trunk(c)
+            self.out = nn.Linear(c.width, NUM_DECISIONS)  # three output layers side by side
+        else:
+            self.trunks = nn.ModuleList(Trunk(c) for _ in range(NUM_DECISIONS))
+            self.outs = nn.ModuleList(nn.Linear(c.width, 1) for _ in range(NUM_DECISIONS))
+
+    def _check(self, x: torch.Tensor, decision: torch.Tensor) -> None:
+        if x.dim() != 3 or x.shape[1] != self.config.num_features:
+            raise ValueError(f"KoiKoiNet: x must be (B, {self.config.num_features}, T), got {tuple(x.shape)}")
+        if decision.shape != (x.shape[0],):
+            raise ValueError(f"KoiKoiNet: decision must be ({x.shape[0]},), got {tuple(decision.shape)}")
+
+    def forward(self, x: torch.Tensor, decision: torch.Tensor) -> torch.Tensor:
+        self._check(x, decision)
+        h = x.transpose(1, 2)  # (B, T, F): tokens as the sequence
+        if self.config.shared_trunk:
+            v = self.out(self.trunk(h))  # (B, T, 3)
+            return v.gather(2, decision.view(-1, 1, 1).expand(-1, v.shape[1], 1)).squeeze(2).float()
+        present = torch.unique(decision).tolist()
+        if len(present) == 1:  # the usual case (batches grouped by decision): no gather/scatter
+            d = present[0]
+            return self.outs[d](self.trunks[d](h)).squeeze(2).float()
+        out = h.new_zeros(h.shape[0], h.shape[1], dtype=torch.float32)
+        for d in present:
+            idx = (decision == d).nonzero().squeeze(1)
+            v = self.outs[d](self.trunks[d](h.index_select(0, idx))).squeeze(2).float()
+            out = out.index_copy(0, idx, v)
+        return out
+
+    @torch.no_grad()
+    def attention_weights(self, x: torch.Tensor, decision: torch.Tensor) -> list[torch.Tensor]:
+        """Per-layer attention maps ``(B, heads, T, T)`` (rows sum to 1), computed in eval mode."""
+        self._check(x, decision)
+        was = self.training
+        self.eval()
+        try:
+            h = x.transpose(1, 2)
+            if self.config.shared_trunk:
+                return [w.float() for w in self.trunk.attention(h)]
+            B, T, c = h.shape[0], h.shape[1], self.config
+            maps = [h.new_zeros(B, c.heads, T, T, dtype=torch.float32) for _ in range(c.layers)]
+            for d in torch.unique(decision).tolist():
+                idx = (decision == d).nonzero().squeeze(1)
+                for i, w in enumerate(self.trunks[d].attention(h.index_select(0, idx))):
+                    maps[i].index_copy_(0, idx, w.float())
+            return maps
+        finally:
+            self.train(was)
+
+
+def masked(values: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """``values`` with illegal entries set to -inf (``legal``: bool, same shape)."""
+    return values.masked_fill(~legal, float("-inf"))
+
+
+__all__ = ["NUM_DECISIONS", "NUM_TOKENS", "KoiKoiNet", "ModelConfig", "masked"]

@@ -1,0 +1,174 @@
+"""KoiKoiNet, masking, attention maps, model directories and the ModelAgent."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.agents import ModelAgent, RandomAgent
+from pipeline.arena import play_games
+from pipeline.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode, legal_masks
+from pipeline.engine import GAME_OVER, GameState
+from pipeline.model import KoiKoiNet, ModelConfig, masked
+from pipeline.modelio import load_model, save_model
+
+TINY = dict(width=16, ff=32, heads=2, layers=1, dropout=0.0)
+
+
+def tiny(shared: bool = False, seed: int = 0) -> KoiKoiNet:
+    torch.manual_seed(seed)
+    return KoiKoiNet(ModelConfig(**TINY, shared_trunk=shared)).eval()
+
+
+@pytest.fixture(scope="module")
+def batch():
+    rng = random.Random(0)
+    obs = []
+    for g in range(3):
+        s = GameState(seed=g)
+        while s.phase != GAME_OVER:
+            obs.append(s.observation(s.player))
+            legal = s.legal_actions()
+            s.step(legal[rng.randrange(len(legal))])
+    # a mixed batch with every decision type
+    obs = obs[:40] + [o for o in obs if o.decision == 1][:5] + [o for o in obs if o.decision == 2][:5]
+    return obs, torch.from_numpy(encode(obs)), torch.from_numpy(decisions(obs)), torch.from_numpy(legal_masks(obs))
+
+
+def test_config_defaults_and_round_trip():
+    c = ModelConfig()
+    assert (c.num_features, c.width, c.ff, c.heads, c.layers, c.shared_trunk) == (NUM_FEATURES, 256, 512, 4, 2, False)
+    assert ModelConfig.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    with pytest.raises(ValueError, match="divisible"):
+        ModelConfig(width=10, heads=4)
+    with pytest.raises(ValueError, match="unknown key"):
+        ModelConfig.from_dict({"widht": 3})
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_forward_shape_and_routing(batch, shared):
+    _, x, d, _ = batch
+    net = tiny(shared)
+    with torch.no_grad():
+        out = net(x, d)
+        assert out.shape == (len(d), NUM_TOKENS) and out.dtype == torch.float32
+        # each sample's value depends only on itself and its decision type: singles agree with the batch
+        for i in (0, 41, 47):
+            torch.testing.assert_close(net(x[i:i + 1], d[i:i + 1]), out[i:i + 1], rtol=1e-4, atol=1e-5)
+        # another decision type gives other values (a different head)
+        assert not torch.allclose(net(x[:4], torch.full((4,), 2)), out[:4])
+
+
+def test_three_networks_are_independent():
+    net = tiny(False)
+    assert len(net.trunks) == 3 and len({id(t) for t in net.trunks}) == 3
+    shared = tiny(True)
+    n_sep = sum(p.numel() for p in net.parameters())
+    n_sh = sum(p.numel() for p in shared.parameters())
+    assert n_sep > 2.5 * n_sh
+
+
+def test_gradients_reach_only_the_used_network(batch):
+    _, x, d, _ = batch
+    net = tiny(False).train()
+    net(x[:40][d[:40] == 0], d[:40][d[:40] == 0]).sum().backward()
+    assert net.trunks[0].embed[0].weight.grad is not None
+    assert net.trunks[1].embed[0].weight.grad is None and net.trunks[2].embed[0].weight.grad is None
+
+
+def test_masked_sets_illegal_to_minus_inf(batch):
+    _, x, d, legal = batch
+    with torch.no_grad():
+        q = masked(tiny()(x, d), legal)
+    assert torch.isinf(q[~legal]).all() and (q[~legal] < 0).all()
+    assert torch.isfinite(q[legal]).all()
+    assert legal.gather(1, q.argmax(1, keepdim=True)).all()
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_attention_weights(batch, shared):
+    _, x, d, _ = batch
+    net = KoiKoiNet(ModelConfig(**{**TINY, "layers": 2, "dropout": 0.1}, shared_trunk=shared)).train()
+    maps = net.attention_weights(x, d)
+    assert net.training  # mode restored
+    assert len(maps) == 2
+    for w in maps:
+        assert w.shape == (len(d), 2, NUM_TOKENS, NUM_TOKENS)
+        torch.testing.assert_close(w.sum(-1), torch.ones(len(d), 2, NUM_TOKENS))
+
+
+def test_bf16_autocast_runs(batch):
+    _, x, d, _ = batch
+    net = tiny()
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        out = net(x, d)
+    ref = net(x, d).detach()
+    assert out.shape == ref.shape and torch.isfinite(out).all()
+    assert (out - ref).abs().max() < 0.1 * ref.abs().max() + 0.05
+
+
+def test_save_load_round_trip(tmp_path, batch):
+    _, x, d, _ = batch
+    net = tiny(seed=3)
+    save_model(net, tmp_path / "m", {"kind": "sl"})
+    doc = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert doc["config"] == net.config.to_dict() and doc["meta"]["kind"] == "sl"
+    assert doc["meta"]["num_features"] == NUM_FEATURES and doc["meta"]["feature_version"]
+    loaded, meta = load_model(tmp_path / "m")
+    assert meta["kind"] == "sl" and not loaded.training
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(x, d), net(x, d), rtol=0, atol=0)
+
+
+def test_load_model_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        load_model(tmp_path / "nowhere")
+    save_model(tiny(), tmp_path / "m", {})
+    cfg = tmp_path / "m" / "config.json"
+    doc = json.loads(cfg.read_text())
+    doc["meta"]["feature_version"] = "old"
+    cfg.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="features"):
+        load_model(tmp_path / "m")
+    cfg.write_text("{not json")
+    with pytest.raises(ValueError, match="config.json"):
+        load_model(tmp_path / "m")
+
+
+def test_model_agent_always_plays_legal_moves():
+    seen = []
+
+    def check(state, action):
+        if state.player == 0:  # the model's seat
+            assert action in state.legal_actions()
+            seen.append(state.phase)
+
+    for eps, shared in ((0.0, False), (0.3, True)):
+        agent = ModelAgent(tiny(shared), epsilon=eps, seed=1)
+        games = play_games((agent, RandomAgent(2)), seeds=range(20), num_rounds=4, on_step=check)
+        assert all(g.is_over for g in games)
+    assert len(seen) > 1000 and {0, 1, 2} <= set(seen)
+
+
+def test_model_agent_greedy_q_values_and_bf16(batch):
+    obs, *_ = batch
+    net = tiny().train()
+    agent = ModelAgent(net)
+    q = agent.q_values(obs)
+    assert q.shape == (len(obs), NUM_TOKENS) and q.dtype == np.float32
+    np.testing.assert_array_equal(np.isfinite(q), legal_masks(obs))
+    assert agent.act(obs) == list(q.argmax(1))
+    assert net.training  # the agent leaves the net's mode alone
+    assert all(a in np.flatnonzero(m) for a, m in zip(ModelAgent(net, bf16=True).act(obs), legal_masks(obs)))
+
+
+def test_model_agent_epsilon_is_seeded(batch):
+    obs, *_ = batch
+    net = tiny()
+    a1, a2 = (ModelAgent(net, epsilon=0.5, seed=9).act(obs) for _ in range(2))
+    assert a1 == a2
+    assert ModelAgent(net, epsilon=1.0, seed=9).act(obs) != ModelAgent(net, epsilon=0.0).act(obs)
