@@ -1,0 +1,71 @@
+"""``koikoi tune``: an Optuna study over the SL (or RL) hyperparameters, tracked in MLflow.
+
+Unset options come from the ``tune`` section of params.yaml. Running the same command again resumes
+the study. ``--apply`` merges the study's ``best_params.yaml`` into params.yaml (alone: without
+running trials). The last printed line is the study summary as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..cli import UserError
+from ..paths import repo_root
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune", help="hyperparameter search (Optuna) over SL or RL params, tracked in MLflow",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--target", choices=("sl", "rl"), help="what to tune (default: tune.target)")
+    p.add_argument("--trials", type=int, help="trials to add in this session; 0 rewrites the outputs only "
+                   "(default: tune.trials, or none with --apply)")
+    p.add_argument("--max-epochs", type=int, help="SL epochs per trial (default: tune.max_epochs)")
+    p.add_argument("--storage", help="Optuna RDB URL, e.g. postgresql://user:pass@host/db "
+                   "(default: sqlite:///<repo>/mlruns/optuna.db)")
+    p.add_argument("--study", help="study name (default: tune.study, else the target's name)")
+    p.add_argument("--timeout", type=float, help="stop starting trials after this many seconds")
+    p.add_argument("--seed", type=int, help="sampler seed (default: tune.seed; use one per machine)")
+    p.add_argument("--apply", action="store_true", help="merge results/tune/<study>/best_params.yaml into params.yaml")
+    p.add_argument("--params", default=None, help="params file (default: <repo>/params.yaml)")
+    p.add_argument("--dataset", default=None, help="SL dataset directory (default: data/sl)")
+    p.add_argument("--out", default=None, help="output root (default: results/tune)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..tune import apply, report, session
+
+    root = repo_root()
+    params_path = Path(args.params) if args.params else root / session.PARAMS_FILE
+    try:
+        params = session.load_params(params_path)
+        section = dict(params.get("tune") or {})
+        if args.target and args.target != section.get("target", args.target) and not args.study:
+            section.pop("study", None)  # the params' study belongs to the other target
+        trials = args.trials
+        if trials is None and args.apply:
+            trials = 0
+        cfg = session.config_from_params(section, target=args.target, trials=trials, max_epochs=args.max_epochs,
+                                         storage=args.storage, study=args.study, timeout=args.timeout,
+                                         seed=args.seed)
+        out_root = Path(args.out) if args.out else root / session.RESULTS
+        summary: dict = {"study": cfg.study_name}
+        if not (args.apply and args.trials is None):
+            summary = session.tune(cfg, params, root, out_root, args.dataset)
+        if args.apply:
+            best = report.read_best(out_root / cfg.study_name)
+            changed = apply.apply_params(params_path, best)
+            print(f"merged {out_root / cfg.study_name / report.BEST_FILE} into {params_path}: "
+                  f"{', '.join(changed) if changed else 'nothing changed'}")
+            summary["applied"] = changed
+        elif summary.get("trials_complete"):
+            best = report.read_best(out_root / cfg.study_name)
+            print(f"best params: {out_root / cfg.study_name / report.BEST_FILE}")
+            print(f"apply with `koikoi tune --apply --study {cfg.study_name}`, or try them with\n  "
+                  f"{apply.exp_run_line(best)}")
+    except (ValueError, FileNotFoundError) as e:
+        raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    print(json.dumps(summary))
+    return 0

@@ -1,0 +1,116 @@
+"""What a trial trains and scores: ``sl`` (validation accuracy of ``train_sl``) and ``rl`` (win rate
+against the SL agent after a short RL budget). Each objective is ``objective(trial, run_id) -> float``;
+``run_id`` is the trial's MLflow run, where training logs its curves.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import optuna
+from lightning.pytorch.trainer.states import TrainerFn
+from optuna_integration.pytorch_lightning import PyTorchLightningPruningCallback
+
+from .space import TARGETS, derive_rl, derive_sl, first_values, sample
+
+Objective = Callable[[optuna.Trial, str], float]
+PARAMS_ATTR = "params"  # trial user attr: the trial's values under params.yaml keys
+SL_MONITOR = "val/acc"
+
+
+class FitPruning(PyTorchLightningPruningCallback):
+    """The pruning callback, reporting only the validation epochs of ``fit``: ``train_sl`` validates the
+    best checkpoint once more after fitting, which must not count as one more epoch."""
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        if trainer.state.fn == TrainerFn.FITTING:
+            super().on_validation_end(trainer, pl_module)
+
+
+def trial_params(trial: optuna.Trial, target: str, space: Mapping[str, Any]) -> dict[str, Any]:
+    """Sample ``space`` and store the result, under params.yaml keys, as the trial's ``params`` attr."""
+    params = TARGETS[target].derive(sample(trial, space))
+    trial.set_user_attr(PARAMS_ATTR, params)
+    return params
+
+
+def mlflow_logger(run_id: str):
+    """A Lightning logger writing into the trial's (already started) MLflow run."""
+    from lightning.pytorch.loggers import MLFlowLogger
+
+    from ..tracking import tracking_uri
+
+    return MLFlowLogger(tracking_uri=tracking_uri(), run_id=run_id)
+
+
+def sl_objective(dataset_dir: str | Path, base_params: Mapping[str, Any], space: Mapping[str, Any],
+                 max_epochs: int | None) -> Objective:
+    """Train ``sl_train`` params (``base_params`` with the trial's values on top); score: val/acc."""
+    from ..sl.train import check_params, train_sl
+
+    probe = derive_sl(sample(optuna.trial.FixedTrial(first_values(space)), space))
+    try:
+        check_params({**base_params, **probe})
+    except ValueError as e:
+        raise ValueError(f"tune.space.sl over sl_train: {e}") from None
+
+    def objective(trial: optuna.Trial, run_id: str) -> float:
+        params = {**base_params, **trial_params(trial, "sl", space)}
+        with tempfile.TemporaryDirectory(prefix="koikoi-tune-") as out:
+            metrics = train_sl(dataset_dir, out, params, callbacks=[FitPruning(trial, monitor=SL_MONITOR)],
+                               logger=mlflow_logger(run_id), max_epochs=max_epochs, progress=False)
+        return float(metrics[SL_MONITOR])
+
+    return objective
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+    return out
+
+
+def rl_objective(sl_dir: str | Path, rl_section: Mapping[str, Any], winprob_section: Mapping[str, Any],
+                 space: Mapping[str, Any], loops: int, eval_games: int, variant: str = "point",
+                 winprob_path: str | Path | None = None) -> Objective:
+    """Phase 1 (against the SL agent) for ``loops`` loops with the trial's ``rl`` values; score: the
+    learner's win rate against SL in the ``eval_games`` duplicate-deal games that close the budget.
+
+    The evaluations along the way become the trial's intermediate values (step = loop); a phase
+    cannot be paused, so RL trials are not pruned.
+    """
+    from ..rl.config import parse_rl, parse_winprob
+    from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner, read_curve
+
+    budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1}
+    winprob = parse_winprob(dict(winprob_section))
+    probe = derive_rl(sample(optuna.trial.FixedTrial(first_values(space)), space), variant)
+    try:  # a bad rl section or space fails before any trial
+        parse_rl(deep_merge(deep_merge(rl_section, probe), budget))
+    except ValueError as e:
+        raise ValueError(f"tune.space.rl over rl: {e}") from None
+
+    def objective(trial: optuna.Trial, run_id: str) -> float:
+        import mlflow
+
+        values = derive_rl(sample(trial, space), variant)
+        trial.set_user_attr(PARAMS_ATTR, values)
+        params = parse_rl(deep_merge(deep_merge(rl_section, values), budget))
+        with tempfile.TemporaryDirectory(prefix="koikoi-tune-") as tmp:
+            cfg = PhaseConfig(phase=1, variant=variant, params=params, winprob=winprob, sl_dir=Path(sl_dir),
+                              out_dir=Path(tmp) / "model", results_dir=Path(tmp) / "results",
+                              winprob_path=Path(winprob_path) if winprob_path else None,
+                              progress=False, mlflow=False)
+            summary = PhaseRunner(cfg).run()
+            curve = read_curve(Path(tmp) / "results" / CURVE_FILE)
+        for row in curve:
+            trial.report(row["win_rate"], step=row["loop"])
+            mlflow.log_metrics({"eval/win_rate": row["win_rate"], "eval/point_diff": row["point_diff"]},
+                               step=row["loop"])
+        return float(summary["win_rate"])
+
+    return objective

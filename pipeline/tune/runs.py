@@ -1,0 +1,118 @@
+"""MLflow bookkeeping of a study: one parent run per study, one nested run per trial.
+
+The parent run's id is kept as a study user attribute, so a resumed study (same storage, same
+name) logs its new trials under the same parent. A trial's run records its sampled params, the
+intermediate values (``optuna/intermediate_value``, step = epoch), the final ``optuna/value``
+and the tag ``optuna.state`` (COMPLETE, PRUNED or FAIL). A pruned trial ends with status FINISHED
+(it did what it was asked: stop early); only a trial that raised ends FAILED.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import optuna
+
+from ..tracking import setup_experiment
+
+EXPERIMENT = "tune"
+PARENT_ATTR = "mlflow_parent_run_id"
+RUN_ATTR = "mlflow_run_id"
+STATE_TAG = "optuna.state"
+
+
+def _run_exists(run_id: str | None, experiment_id: str) -> bool:
+    """Whether ``run_id`` is a live run of ``experiment_id`` in the current store (it may be another store's)."""
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    if not run_id:
+        return False
+    try:
+        run = mlflow.MlflowClient().get_run(run_id)
+    except MlflowException:
+        return False
+    return run.info.experiment_id == experiment_id and run.info.lifecycle_stage == "active"
+
+
+@contextmanager
+def study_run(study: optuna.Study, tags: Mapping[str, Any], params: Mapping[str, Any]) -> Iterator[str]:
+    """The study's parent run (resumed when the study already has one in this store), active inside."""
+    import mlflow
+
+    exp = setup_experiment(EXPERIMENT)
+    run_id = study.user_attrs.get(PARENT_ATTR)
+    if not _run_exists(run_id, exp):
+        run_id = None
+    with mlflow.start_run(run_id=run_id, experiment_id=exp, run_name=None if run_id else study.study_name,
+                          tags={"optuna.study_name": study.study_name, **tags}) as run:
+        if run_id is None:
+            study.set_user_attr(PARENT_ATTR, run.info.run_id)
+            mlflow.log_params(params)  # params are write-once in MLflow: only when the run is new
+        yield run.info.run_id
+
+
+def tracked(objective: Callable[[optuna.Trial, str], float], parent_run_id: str) -> Callable[[optuna.Trial], float]:
+    """``objective(trial, run_id)`` wrapped in a nested MLflow run (the parent run must be active)."""
+    import mlflow
+
+    experiment_id = mlflow.get_run(parent_run_id).info.experiment_id
+
+    def run_trial(trial: optuna.Trial) -> float:
+        run = mlflow.start_run(run_name=f"trial-{trial.number}", nested=True, parent_run_id=parent_run_id,
+                               experiment_id=experiment_id,
+                               tags={"optuna.study_name": trial.study.study_name,
+                                     "optuna.trial_number": str(trial.number)})
+        trial.set_user_attr(RUN_ATTR, run.info.run_id)
+        status = "FAILED"
+        try:
+            value = objective(trial, run.info.run_id)
+            status = "FINISHED"
+            return value
+        except optuna.TrialPruned:
+            status = "FINISHED"
+            raise
+        except BaseException:
+            mlflow.set_tag(STATE_TAG, "FAIL")
+            raise
+        finally:
+            mlflow.end_run(status=status)
+
+    return run_trial
+
+
+def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def log_trial(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+    """Study callback: a finished trial's params, intermediate values, value and state to its run."""
+    import mlflow
+    from mlflow.entities import Metric, Param, RunTag
+
+    run_id = trial.user_attrs.get(RUN_ATTR)
+    if not run_id:
+        return
+    now = int(time.time() * 1000)
+    client = mlflow.MlflowClient()
+    logged = client.get_run(run_id).data.params  # training may have logged some (MLflow params are write-once)
+    params = {k: v for k, v in {**trial.params, **_flat(trial.user_attrs.get("params", {}))}.items()
+              if k not in logged}
+    metrics = [Metric("optuna/intermediate_value", float(v), now, int(step))
+               for step, v in sorted(trial.intermediate_values.items())]
+    if trial.value is not None:
+        metrics.append(Metric("optuna/value", float(trial.value), now, 0))
+    if trial.duration is not None:
+        metrics.append(Metric("optuna/duration_s", trial.duration.total_seconds(), now, 0))
+    client.log_batch(
+        run_id, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()],
+        tags=[RunTag(STATE_TAG, trial.state.name)])

@@ -1,0 +1,157 @@
+"""Create or resume a study and run trials: TPE (seeded), median pruning, MLflow nesting, outputs.
+
+A study lives in an RDB storage (default: SQLite ``mlruns/optuna.db`` beside the MLflow store).
+Running again with the same storage and study name resumes it: new trials join the old ones, the
+sampler learns from all of them, and the MLflow parent run is reused. Several machines pointing
+at one server database (``postgresql://...``) work on one study at once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import optuna
+
+from ..tracking import store_dir
+from . import report, runs
+from .objectives import Objective
+from .space import TARGETS
+
+STORAGE_FILE = "optuna.db"
+TARGET_ATTR = "target"
+HEARTBEAT_S = 60  # a trial whose process died is marked FAIL after 2 missed beats
+RL_BUDGET = {"loops": 4, "eval_games": 100, "variant": "point"}
+
+
+@dataclass
+class TuneConfig:
+    """One tuning session (the ``tune`` section of params.yaml, overridden by the command line)."""
+
+    target: str = "sl"
+    trials: int | None = 20  # None: until ``timeout``
+    max_epochs: int | None = 5  # SL epochs per trial (None: sl_train.max_epochs)
+    study: str | None = None  # None: the target's name
+    storage: str | None = None  # None: sqlite:///<repo>/mlruns/optuna.db
+    timeout: float | None = None  # seconds for this session
+    seed: int = 0
+    startup_trials: int = 5  # random (TPE start-up) trials; the median pruner also waits for this many
+    warmup_epochs: int = 1  # epochs a trial always gets before it can be pruned
+    space: dict[str, Any] = field(default_factory=dict)  # {target: {name: spec}} overrides of the search space
+    rl: dict[str, Any] = field(default_factory=lambda: dict(RL_BUDGET))  # an RL trial's budget
+
+    @property
+    def study_name(self) -> str:
+        return self.study or self.target
+
+    def check(self) -> TuneConfig:
+        if self.target not in TARGETS:
+            raise ValueError(f"tune.target must be one of {sorted(TARGETS)}, got {self.target!r}")
+        for key in ("trials", "max_epochs", "timeout"):
+            v = getattr(self, key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v < 0):
+                raise ValueError(f"tune.{key} must be a number >= 0 or null, got {v!r}")
+        if self.trials is None and self.timeout is None:
+            raise ValueError("tune: set trials or timeout (both null would run forever)")
+        for key in ("seed", "startup_trials", "warmup_epochs"):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"tune.{key} must be an int >= 0, got {v!r}")
+        if not isinstance(self.space, dict) or not all(isinstance(v, dict) for v in self.space.values()):
+            raise ValueError(f"tune.space must map a target to {{name: spec}}, got {self.space!r}")
+        unknown = sorted(set(self.space) - set(TARGETS))
+        if unknown:
+            raise ValueError(f"tune.space: unknown target(s) {unknown}; known: {sorted(TARGETS)}")
+        unknown = sorted(set(self.rl) - set(RL_BUDGET))
+        if unknown:
+            raise ValueError(f"tune.rl: unknown key(s) {unknown}; known: {sorted(RL_BUDGET)}")
+        for key in ("loops", "eval_games"):
+            v = self.rl.get(key, RL_BUDGET[key])
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"tune.rl.{key} must be a positive int, got {v!r}")
+        if self.rl.get("variant", "point") not in ("point", "wp"):
+            raise ValueError(f"tune.rl.variant must be point or wp, got {self.rl.get('variant')!r}")
+        return self
+
+
+def default_storage() -> str:
+    return f"sqlite:///{store_dir() / STORAGE_FILE}"
+
+
+def redact(url: str) -> str:
+    """``url`` without its password (for logs and MLflow tags)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<unparsable storage url>"
+
+
+def open_study(cfg: TuneConfig, pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+    """The study ``cfg.study_name`` in ``cfg.storage``, created if missing, with a seeded TPE sampler.
+
+    The sampler's seed is ``seed + trials already in the study``, so a resumed study draws new points
+    instead of repeating the first session's. ``ValueError`` when the study exists for another target.
+    """
+    url = cfg.storage or default_storage()
+    try:
+        with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9; they work
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            storage = optuna.storages.RDBStorage(url, heartbeat_interval=HEARTBEAT_S)
+    except Exception as e:  # bad URL, missing driver, unreachable server
+        raise ValueError(f"cannot open Optuna storage {redact(url)}: {str(e).splitlines()[0]}") from None
+    study = optuna.create_study(storage=storage, study_name=cfg.study_name, direction="maximize",
+                                load_if_exists=True,
+                                pruner=pruner or optuna.pruners.MedianPruner(
+                                    n_startup_trials=cfg.startup_trials, n_warmup_steps=cfg.warmup_epochs))
+    owner = study.user_attrs.get(TARGET_ATTR)
+    if owner is None:
+        study.set_user_attr(TARGET_ATTR, cfg.target)
+    elif owner != cfg.target:
+        raise ValueError(f"study {cfg.study_name!r} in {redact(url)} tunes {owner!r}, not {cfg.target!r}; "
+                         "pick another --study")
+    done = len(study.get_trials(deepcopy=False))
+    study.sampler = optuna.samplers.TPESampler(seed=cfg.seed + done, n_startup_trials=cfg.startup_trials)
+    return study
+
+
+def run_tune(cfg: TuneConfig, objective: Objective | None, out_root: str | Path,
+             pruner: optuna.pruners.BasePruner | None = None, progress: bool = True) -> dict[str, Any]:
+    """Run ``cfg.trials`` more trials (or until ``cfg.timeout``) and write the outputs to
+    ``out_root/<study>/``; returns the study summary. ``objective`` may be None when no trial is to run
+    (``trials`` 0: only rewrite the outputs from storage)."""
+    cfg.check()
+    study = open_study(cfg, pruner)
+    url = cfg.storage or default_storage()
+    tags = {"optuna.target": cfg.target, "optuna.storage": redact(url)}
+    params = {k: v for k, v in asdict(cfg).items() if k not in ("space", "storage", "trials", "timeout", "rl")}
+    if cfg.target == "rl":
+        params.update({f"rl_{k}": v for k, v in {**RL_BUDGET, **cfg.rl}.items()})
+    out = Path(out_root) / cfg.study_name
+    run_trials = cfg.trials is None or cfg.trials > 0
+    if run_trials and objective is None:
+        raise ValueError("run_tune: an objective is needed to run trials")
+    before = len(study.get_trials(deepcopy=False))
+    import mlflow
+
+    with runs.study_run(study, tags, params) as parent:
+        try:
+            if run_trials:
+                study.optimize(runs.tracked(objective, parent), n_trials=cfg.trials, timeout=cfg.timeout,
+                               callbacks=[runs.log_trial], show_progress_bar=progress)
+        finally:  # an interrupted session still leaves its outputs
+            summary = report.write_outputs(study, cfg.target, out)
+            summary["trials_this_session"] = len(study.get_trials(deepcopy=False)) - before
+            summary["storage"] = redact(url)
+            summary["mlflow_parent_run_id"] = parent
+            step = summary["trials_complete"] + summary["trials_pruned"] + summary["trials_fail"]
+            mlflow.log_metrics({k: v for k, v in summary.items() if k.startswith("trials_")
+                                and k != "trials_this_session"}, step=step)
+            if "best_value" in summary:
+                mlflow.log_metric("best_value", summary["best_value"], step=step)
+                mlflow.set_tag("optuna.best_trial", str(summary["best_trial"]))
+            mlflow.log_artifacts(str(out))
+    return summary

@@ -1,0 +1,23 @@
+"""Stage tune (frozen: `dvc repro` skips it; `make tune` runs this script): one session of the study
+described by the ``tune`` section of params.yaml. Outputs in results/tune/<study>/."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from pipeline.tune import session
+
+
+def main() -> None:
+    try:
+        params = session.load_params(session.PARAMS_FILE)
+        cfg = session.config_from_params(params.get("tune"))
+        summary = session.tune(cfg, params)
+    except (ValueError, FileNotFoundError) as e:
+        sys.exit(f"tune: error: {str(e).splitlines()[0]}")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""The tuner: studies on a tiny synthetic SL dataset (1 epoch, width 16), MLflow nesting, resume,
+pruning, and the params.yaml merge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+from optuna.trial import TrialState
+
+from pipeline.cli import main
+from pipeline.tune import apply, report, runs
+from pipeline.tune.objectives import sl_objective
+from pipeline.tune.space import derive_rl, derive_sl, merged_space, sample
+from pipeline.tune.study import TuneConfig, open_study, run_tune
+
+# Width 16 (2 heads x 8), one layer: a trial is a second or two of training.
+TINY_SPACE = {"heads": [2], "head_dim": [8], "layers": 1, "ff": [32], "batch_size": [64]}
+TINY_BASE = {"max_epochs": 1, "patience": 1, "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory) -> Path:
+    from pipeline.records_source import synthesize_records
+    from pipeline.sl.dataset import build_dataset
+
+    d = tmp_path_factory.mktemp("sl")
+    synthesize_records(d / "records", 3, seed=0, progress=False)
+    build_dataset(d / "records", d / "sl", val_fraction=0.34, seed=0, source="synthetic", progress=False)
+    return d / "sl"
+
+
+@pytest.fixture(scope="module")
+def mlflow_db(tmp_path_factory) -> str:
+    # One store for the module: creating an MLflow SQLite schema takes seconds. Each test's runs
+    # are told apart by their parent run id.
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+
+
+@pytest.fixture()
+def mlflow_store(mlflow_db, monkeypatch) -> str:
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_db)
+    return mlflow_db
+
+
+def _session(tmp_path: Path, dataset: Path, trials: int, pruner=None) -> dict:
+    cfg = TuneConfig(target="sl", trials=trials, max_epochs=1, study="tiny",
+                     storage=f"sqlite:///{tmp_path}/optuna.db", seed=0, startup_trials=1, warmup_epochs=0)
+    space = merged_space("sl", TINY_SPACE)
+    return run_tune(cfg, sl_objective(dataset, TINY_BASE, space, 1), tmp_path / "results", pruner=pruner,
+                    progress=False)
+
+
+def _trial_runs(parent_run_id: str) -> list:
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    exp = client.get_run(parent_run_id).info.experiment_id
+    return client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent_run_id}'")
+
+
+@pytest.mark.slow
+def test_two_trials_write_outputs_and_a_second_call_resumes(tmp_path, tiny_dataset, mlflow_store):
+    first = _session(tmp_path, tiny_dataset, trials=2)
+    out = tmp_path / "results" / "tiny"
+    assert first["trials_complete"] == 2 and first["trials_this_session"] == 2
+    best = yaml.safe_load((out / report.BEST_FILE).read_text())
+    assert set(best) == {"sl_train"}
+    assert best["sl_train"]["width"] == 16 and best["sl_train"]["heads"] == 2 and "head_dim" not in best["sl_train"]
+    from pipeline.sl.train import check_params
+
+    check_params({**TINY_BASE, **best["sl_train"]})  # keys and values are valid sl_train params
+    for png in (report.HISTORY_PNG, report.IMPORTANCE_PNG):
+        assert (out / png).stat().st_size > 1000
+    assert json.loads((out / report.SUMMARY_FILE).read_text())["best_value"] == first["best_value"]
+
+    trials = _trial_runs(first["mlflow_parent_run_id"])
+    assert len(trials) == 2
+    for r in trials:
+        assert r.data.tags[runs.STATE_TAG] == "COMPLETE" and r.info.status == "FINISHED"
+        assert 0.0 <= r.data.metrics["optuna/value"] <= 1.0
+        assert r.data.params["width"] == "16"
+
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    history = client.get_metric_history(trials[0].info.run_id, "optuna/intermediate_value")
+    assert [m.step for m in history] == [0]  # one epoch, reported once (not again by the final validate)
+    artifacts = {a.path for a in client.list_artifacts(first["mlflow_parent_run_id"])}
+    assert {report.BEST_FILE, report.HISTORY_PNG, report.IMPORTANCE_PNG} <= artifacts
+
+    second = _session(tmp_path, tiny_dataset, trials=1)
+    assert second["mlflow_parent_run_id"] == first["mlflow_parent_run_id"]
+    study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path}/optuna.db")
+    assert len(study.trials) == 3 and second["trials_this_session"] == 1
+    assert len(_trial_runs(first["mlflow_parent_run_id"])) == 3
+    assert study.trials[2].params != study.trials[0].params  # the resumed sampler does not repeat itself
+
+
+@pytest.mark.slow
+def test_pruned_trial_is_recorded_as_pruned(tmp_path, tiny_dataset, mlflow_store):
+    never_good_enough = optuna.pruners.ThresholdPruner(lower=1.5)  # accuracy is at most 1
+    summary = _session(tmp_path, tiny_dataset, trials=1, pruner=never_good_enough)
+    assert summary["trials_pruned"] == 1 and summary["trials_complete"] == 0
+    study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path}/optuna.db")
+    assert study.trials[0].state == TrialState.PRUNED
+    (run,) = _trial_runs(summary["mlflow_parent_run_id"])
+    assert run.data.tags[runs.STATE_TAG] == "PRUNED"
+    assert run.info.status == "FINISHED"  # pruned, not failed
+    out = tmp_path / "results" / "tiny"
+    assert not (out / report.BEST_FILE).exists()  # nothing completed: nothing to merge
+    assert set(summary["plots_missing"]) == {report.HISTORY_PNG, report.IMPORTANCE_PNG}
+
+
+def test_sl_space_keeps_width_divisible_by_heads():
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for _ in range(50):
+        trial = study.ask()
+        p = derive_sl(sample(trial, merged_space("sl")))
+        assert p["width"] % p["heads"] == 0 and p["width"] // p["heads"] in (16, 32, 64)
+        study.tell(trial, 0.0)
+
+
+def test_rl_sample_maps_to_nested_rl_keys():
+    trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0)).ask()
+    p = derive_rl(sample(trial, merged_space("rl")), "wp")
+    assert set(p) == {"lr", "batch_size", "games_per_loop", "epsilon", "reward_scale"}
+    assert set(p["epsilon"]) == {"start", "end"} and set(p["reward_scale"]) == {"wp"}
+
+
+def test_bad_space_entry_is_named():
+    trial = optuna.create_study().ask()
+    with pytest.raises(ValueError, match="tune.space.lr"):
+        sample(trial, {"lr": {"low": 1.0}})
+
+
+PARAMS = """\
+# top comment
+sl_train:   # supervised
+  lr: 0.001    # learning rate
+  width: 256
+  # kept comment
+  shared_trunk: false
+
+rl:
+  lr: 1.0e-4
+  epsilon:
+    start: 0.2   # exploration
+    end: 0.0
+other: {a: 1}
+"""
+
+
+def test_apply_edits_only_the_changed_lines(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(PARAMS)
+    changed = apply.apply_params(path, {"sl_train": {"lr": 1e-5, "width": 64, "shared_trunk": True, "dropout": 0.25},
+                                        "rl": {"epsilon": {"start": 0.3}}})
+    assert sorted(changed) == ["rl.epsilon.start", "sl_train.dropout", "sl_train.lr", "sl_train.shared_trunk",
+                               "sl_train.width"]
+    text = path.read_text()
+    for kept in ("# top comment", "# learning rate", "# kept comment", "# exploration", "other: {a: 1}"):
+        assert kept in text
+    doc = yaml.safe_load(text)
+    assert doc["sl_train"] == {"lr": 1e-5, "width": 64, "shared_trunk": True, "dropout": 0.25}
+    assert doc["rl"] == {"lr": 1e-4, "epsilon": {"start": 0.3, "end": 0.0}}
+    assert apply.apply_params(path, {"sl_train": {"lr": 1e-5}}) == []
+    with pytest.raises(ValueError, match="no mapping nope"):
+        apply.merge_text(PARAMS, {"nope": {"x": 1}})
+
+
+def test_exp_run_line_sets_dotted_keys():
+    line = apply.exp_run_line({"sl_train": {"lr": 1e-5, "shared_trunk": True}, "rl": {"epsilon": {"end": 0.01}}})
+    assert line == "dvc exp run -S 'sl_train.lr=1.0e-05' -S 'sl_train.shared_trunk=true' -S 'rl.epsilon.end=0.01'"
+
+
+def test_cli_missing_dataset_is_one_clear_line(tmp_path, capsys, mlflow_store):
+    code = main(["tune", "--target", "sl", "--trials", "1", "--dataset", str(tmp_path / "nothing"),
+                 "--storage", f"sqlite:///{tmp_path}/optuna.db", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "run `dvc repro sl_dataset` first" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_apply_without_results_is_one_clear_line(tmp_path, capsys):
+    params = tmp_path / "params.yaml"
+    params.write_text(PARAMS)
+    code = main(["tune", "--apply", "--study", "none", "--params", str(params), "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "best_params.yaml does not exist" in err
+    assert params.read_text() == PARAMS
+
+
+def test_study_of_another_target_is_refused(tmp_path):
+    storage = f"sqlite:///{tmp_path}/optuna.db"
+    open_study(TuneConfig(target="sl", study="s", storage=storage))
+    with pytest.raises(ValueError, match="tunes 'sl', not 'rl'"):
+        open_study(TuneConfig(target="rl", study="s", storage=storage))
+
+
+def test_space_key_unknown_to_sl_train_fails_before_any_trial(tiny_dataset):
+    with pytest.raises(ValueError, match=r"tune.space.sl over sl_train: .*unknown param\(s\) \['lrr'\]"):
+        sl_objective(tiny_dataset, TINY_BASE, merged_space("sl", {"lrr": [0.1]}), 1)
+
+
+def test_endless_session_is_refused():
+    with pytest.raises(ValueError, match="set trials or timeout"):
+        TuneConfig(trials=None, timeout=None).check()
