@@ -1,0 +1,47 @@
+"""One loader for every agent spec: ``random``, ``heuristic`` or a saved model directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import Agent
+from .heuristic import HeuristicAgent
+from .random_agent import RandomAgent
+
+SPEC_HELP = "use random, heuristic or a model directory (models/sl, models/rl/point, ...)"
+
+
+def load_agent(spec: str, seed: int = 0) -> Agent:
+    """The agent named by ``spec``; model agents play greedily.
+
+    Raises ``ValueError`` with a one-line message for an unknown spec or a directory
+    that holds no saved model.
+    """
+    if spec == "random":
+        return RandomAgent(seed)
+    if spec == "heuristic":
+        return HeuristicAgent(seed)
+    path = Path(spec)
+    if not path.is_dir():
+        if "/" in spec or path.exists():
+            raise ValueError(f"agent {spec!r}: no such model directory; {SPEC_HELP}")
+        raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")
+    # Imported here so random/heuristic duels never pay for importing torch.
+    from ..modelio import is_model_dir, load_model
+    from .model_agent import ModelAgent
+
+    if not is_model_dir(path):
+        raise ValueError(f"agent {spec!r}: directory {path} holds no saved model (model.pt + config.json); "
+                         f"{SPEC_HELP}")
+    try:
+        net, meta = load_model(path)
+    except (FileNotFoundError, ValueError) as e:
+        raise ValueError(f"agent {spec!r}: {e}") from None
+    agent = ModelAgent(net, name=agent_name(spec), seed=seed)
+    agent.meta = meta  # kind (sl/rl) etc., for reports
+    return agent
+
+
+def agent_name(spec: str) -> str:
+    """A short display name: ``random``, ``heuristic``, or the model directory as given."""
+    return spec.rstrip("/") if spec not in ("random", "heuristic") else spec

@@ -1,0 +1,33 @@
+"""``koikoi attention --model DIR --seed S --turn T --out FILE.png``: attention maps and action values."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..cli import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("attention", help="draw a model's attention between card tokens at a chosen discard")
+    p.add_argument("--model", required=True, help="model directory (models/sl, models/rl/point, ...)")
+    p.add_argument("--seed", type=int, default=0, help="game seed (the model plays itself greedily)")
+    p.add_argument("--turn", type=int, default=3, help="turn 1..16 of round 1 whose discard is drawn (default 3)")
+    p.add_argument("--out", required=True, help="PNG file to write")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..duel.attention import AttentionError, render_attention
+    from ..modelio import is_model_dir
+
+    if not is_model_dir(args.model):
+        raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")
+    if not args.out.lower().endswith(".png"):
+        raise UserError(f"--out {args.out}: must be a .png file")
+    try:
+        out = render_attention(args.model, args.seed, args.turn, args.out)
+    except (AttentionError, ValueError) as e:
+        raise UserError(str(e)) from None
+    print(json.dumps({"out": str(out), "model": args.model, "seed": args.seed, "turn": args.turn}))
+    return 0

@@ -1,0 +1,174 @@
+"""The round-robin of the ``duels`` stage: every pairing on the same duplicate deals, then the report.
+
+``DuelsConfig.from_params`` validates the ``duels`` section of params.yaml; ``run_duels`` plays,
+writes ``metrics.json``, ``table.md``, ``ratings.json``, the figures, and logs one MLflow run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..agents import load_agent
+from .plots import rl_curves, winrate_matrix
+from .ratings import fit_bradley_terry
+from .report import key_name, table_markdown
+from .runner import DuelResult, play_duel, set_torch_threads
+
+BUILTIN = ("random", "heuristic")
+
+
+class DuelsError(ValueError):
+    """Bad ``duels`` params or a missing model directory (one line, names the culprit)."""
+
+
+@dataclass
+class DuelsConfig:
+    agents: list[str]
+    games: int = 200
+    seed: int = 0
+    rounds: int = 8
+    points: int = 30
+    anchor: str = "random"
+    torch_threads: int = 1
+    rl_curves: dict[str, str] = field(default_factory=dict)
+    attention: dict | None = None  # {"model": dir, "seed": int, "turn": int}, or None for no figure
+
+    @classmethod
+    def from_params(cls, p: dict) -> DuelsConfig:
+        if not isinstance(p, dict):
+            raise DuelsError("params 'duels' must be a mapping")
+        known = {"agents", "games", "seed", "rounds", "points", "anchor", "rl_curves", "attention", "torch_threads"}
+        unknown = sorted(set(p) - known)
+        if unknown:
+            raise DuelsError(f"unknown param(s) duels.{', duels.'.join(unknown)}; known: {sorted(known)}")
+        agents = p.get("agents")
+        if not isinstance(agents, list) or len(agents) < 2 or not all(isinstance(a, str) for a in agents):
+            raise DuelsError("duels.agents must be a list of at least two agent specs")
+        keys = [key_name(a) for a in agents]
+        if len(set(keys)) != len(keys):
+            raise DuelsError(f"duels.agents names must be distinct, got {keys}")
+        for name in ("games", "seed", "rounds", "points", "torch_threads"):
+            v = p.get(name, getattr(cls, name))
+            if not isinstance(v, int) or isinstance(v, bool) or (v < 1 and name != "seed") or v < 0:
+                raise DuelsError(f"duels.{name} must be a non-negative int (games/rounds/points >= 1), got {v!r}")
+        games = p.get("games", cls.games)
+        if games < 2 or games % 2:
+            raise DuelsError(f"duels.games must be even and >= 2 (each deal is played twice), got {games}")
+        anchor = p.get("anchor", "random")
+        if key_name(anchor) not in keys:
+            raise DuelsError(f"duels.anchor {anchor!r} is not one of duels.agents")
+        att = p.get("attention")
+        if att is not None:
+            if not isinstance(att, dict) or set(att) != {"model", "seed", "turn"}:
+                raise DuelsError("duels.attention must be null or a mapping with model, seed and turn")
+            if not isinstance(att["turn"], int) or not 1 <= att["turn"] <= 16:
+                raise DuelsError(f"duels.attention.turn must be an int in 1..16, got {att['turn']!r}")
+        curves = p.get("rl_curves") or {}
+        if not isinstance(curves, dict):
+            raise DuelsError("duels.rl_curves must map a label to a curve CSV path")
+        return cls(agents=list(agents), games=games, seed=p.get("seed", 0), rounds=p.get("rounds", 8),
+                   points=p.get("points", 30), anchor=key_name(anchor), rl_curves=dict(curves), attention=att,
+                   torch_threads=p.get("torch_threads", 1))
+
+    def check_models(self) -> None:
+        """Every model the stage needs must be a saved model directory; name all that are not."""
+        from ..modelio import is_model_dir
+
+        needed = [a for a in self.agents if a not in BUILTIN]
+        if self.attention is not None:
+            needed.append(self.attention["model"])
+        missing = sorted({d for d in needed if not is_model_dir(d)})
+        if missing:
+            raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
+                             f"{', '.join(missing)} (model.pt + config.json): run the training stages first "
+                             "(dvc repro sl_train rl_phase2) or change duels.agents")
+
+
+def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points: int = 30,
+                progress: bool = True, torch_threads: int = 1) -> dict[tuple[str, str], DuelResult]:
+    """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys."""
+    results: dict[tuple[str, str], DuelResult] = {}
+    if any(s not in BUILTIN for s in specs):
+        import torch  # noqa: F401  (loaded anyway by the model agents; threads are set before they run)
+
+        set_torch_threads(torch_threads)
+    from tqdm import tqdm
+
+    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
+    for k, (a, b) in enumerate(tqdm(pairs, desc="duels", unit="pairing", disable=not progress)):
+        agent_a = load_agent(a, seed=seed + 2 * k)
+        agent_b = load_agent(b, seed=seed + 2 * k + 1)
+        label = f"{key_name(a)} vs {key_name(b)}" if progress else None
+        results[(key_name(a), key_name(b))] = play_duel(agent_a, agent_b, games, seed, rounds, points, label)
+    return results
+
+
+def metrics_of(results: dict[tuple[str, str], DuelResult]) -> dict[str, dict]:
+    keep = ("games", "win_rate", "draw_rate", "point_diff", "ci95")
+    return {f"{a}_vs_{b}": {k: v for k, v in r.summary().items() if k in keep} for (a, b), r in results.items()}
+
+
+def ratings_of(keys: list[str], results: dict[tuple[str, str], DuelResult], anchor: str) -> dict[str, dict]:
+    games = [(a, b, r.wins + 0.5 * r.draws, r.games) for (a, b), r in results.items()]
+    return fit_bradley_terry(keys, games, anchor=anchor)
+
+
+def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True) -> dict:
+    """Play the round-robin and write every output into ``out_dir``; returns the metrics."""
+    cfg.check_models()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    keys = [key_name(a) for a in cfg.agents]
+    t0 = time.perf_counter()
+    results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads)
+    seconds = time.perf_counter() - t0
+    metrics = metrics_of(results)
+    ratings = ratings_of(keys, results, cfg.anchor)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    (out / "ratings.json").write_text(json.dumps({
+        "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
+                 "elo = strength * 400 / ln 10",
+        "anchor": cfg.anchor, "games_per_pairing": cfg.games, "ratings": ratings}, indent=2) + "\n")
+    (out / "table.md").write_text(table_markdown(keys, results, ratings))
+    winrate_matrix(keys, results, out / "winrate_matrix.png")
+    _, missing = rl_curves(cfg.rl_curves, out / "rl_curves.png")
+    if cfg.attention is not None:
+        from .attention import AttentionError, render_attention
+
+        a = cfg.attention
+        # A seed whose round 1 ends before the chosen turn cannot show it: try the next seeds.
+        for s in range(a["seed"], a["seed"] + 50):
+            try:
+                render_attention(a["model"], s, a["turn"], out / "attention.png")
+                break
+            except AttentionError:
+                continue
+        else:
+            raise DuelsError(f"duels.attention: no seed in {a['seed']}..{a['seed'] + 49} reaches turn {a['turn']} "
+                             "of round 1; choose an earlier turn")
+    if track:
+        _log_run(cfg, metrics, ratings, out, seconds, missing)
+    return metrics
+
+
+def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str]) -> None:
+    import mlflow
+
+    from ..tracking import setup_experiment
+
+    exp = setup_experiment("duels")
+    with mlflow.start_run(experiment_id=exp, run_name="duels"):
+        mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "seed": cfg.seed,
+                           "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor})
+        flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
+        flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})
+        flat.update({f"{pair}/ci95_hi": m["ci95"][1] for pair, m in metrics.items()})
+        flat.update({f"elo/{k}": v["elo"] for k, v in ratings.items()})
+        flat["seconds"] = seconds
+        mlflow.log_metrics(flat)
+        if missing:
+            mlflow.set_tag("rl_curves_missing", ", ".join(missing))
+        mlflow.log_artifacts(str(out))

@@ -1,0 +1,96 @@
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tiny_model(tmp_path):
+    from pipeline.model import KoiKoiNet, ModelConfig
+    from pipeline.modelio import save_model
+
+    return save_model(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=2)), tmp_path / "tiny", {"kind": "sl"})
+
+
+def _stage(params: dict, tmp_path: Path, monkeypatch) -> Path:
+    sys.path.insert(0, str(ROOT / "stages"))
+    monkeypatch.setattr(sys, "path", sys.path)
+    import duels
+
+    pfile = tmp_path / "params.yaml"
+    pfile.write_text(yaml.safe_dump({"duels": params}))
+    out = tmp_path / "results"
+    duels.main(str(pfile), str(out))
+    return out
+
+
+@pytest.mark.slow
+def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    curve = tmp_path / "curve.csv"
+    curve.write_text("loop,games,win_rate,point_diff\n1,100,0.4,-1.0\n2,200,0.55,0.5\n")
+    params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",
+              "rl_curves": {"RL-Point": str(curve), "RL-WP": str(tmp_path / "absent.csv")},
+              "attention": {"model": str(tiny_model), "seed": 0, "turn": 1}}
+    out = _stage(params, tmp_path, monkeypatch)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics) == {"tiny_vs_heuristic", "tiny_vs_random", "heuristic_vs_random"}
+    for m in metrics.values():
+        assert m["games"] == 4 and 0 <= m["ci95"][0] <= m["win_rate"] <= m["ci95"][1] <= 1
+    ratings = json.loads((out / "ratings.json").read_text())
+    assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random"}
+    assert ratings["ratings"]["random"]["elo"] == 0.0
+    table = (out / "table.md").read_text()
+    assert "| Heuristic |" in table and "RL against SL was not measured" in table
+    for png in ("winrate_matrix.png", "rl_curves.png", "attention.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+
+    import mlflow
+
+    runs = mlflow.search_runs(experiment_names=["duels"])
+    assert len(runs) == 1 and runs.iloc[0]["metrics.heuristic_vs_random/win_rate"] == metrics[
+        "heuristic_vs_random"]["win_rate"]
+
+
+def test_stage_names_missing_model_dirs(tmp_path, monkeypatch):
+    params = {"agents": [str(tmp_path / "models/sl"), "heuristic", "random"], "games": 2, "attention": None}
+    with pytest.raises(SystemExit, match=r"duels: error: missing model directory .*models/sl"):
+        _stage(params, tmp_path, monkeypatch)
+    with pytest.raises(SystemExit, match="duels.games must be even"):
+        _stage({"agents": ["heuristic", "random"], "games": 3}, tmp_path, monkeypatch)
+    with pytest.raises(SystemExit, match=r"unknown param\(s\) duels.gmes"):
+        _stage({"agents": ["heuristic", "random"], "gmes": 3}, tmp_path, monkeypatch)
+
+
+def test_table_and_rl_vs_sl_sentence():
+    from pipeline.duel.report import key_name, rl_vs_sl_sentence, table_markdown
+    from pipeline.duel.runner import DuelResult
+
+    def res(w, losses, pd):
+        return DuelResult(games=w + losses, wins=w, losses=losses, draws=0, point_diff=pd, seconds=1.0)
+
+    results = {("rl_wp", "sl"): res(130, 70, 3.0), ("rl_point", "sl"): res(95, 105, -0.5),
+               ("sl", "random"): res(196, 4, 20.0), ("rl_wp", "rl_point"): res(100, 100, 0.0),
+               ("rl_wp", "random"): res(198, 2, 25.0), ("rl_point", "random"): res(197, 3, 30.0)}
+    s = rl_vs_sl_sentence(results)
+    assert "RL-WP beats SL: win rate 0.650" in s and "RL-Point is not distinguishable from SL" in s
+    assert "RL-Point loses to SL" in rl_vs_sl_sentence({("sl", "rl_point"): res(150, 50, 4.0)})
+    table = table_markdown(["rl_wp", "rl_point", "sl", "random"], results)
+    assert "| RL-WP | 0.500 / +0.00 (paper 0.515 / -2.88) | 0.650 / +3.00 (paper 0.636 / +3.44) |" in table
+    assert key_name("models/rl/wp") == "rl_wp" and key_name("/tmp/x/my-model/") == "my_model"
+
+
+def test_attention_command(tiny_model, tmp_path, capsys):
+    out = tmp_path / "att.png"
+    assert main(["attention", "--model", str(tiny_model), "--seed", "2", "--turn", "1", "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert main(["attention", "--model", str(tiny_model), "--turn", "17", "--out", str(out)]) == 2
+    assert "turn must be in 1..16" in capsys.readouterr().err
+    assert main(["attention", "--model", str(tmp_path), "--out", str(out)]) == 2
+    assert "not a model directory" in capsys.readouterr().err
