@@ -29,7 +29,7 @@ K0, K1 = 48, 49
 MAX_TURNS = 16
 MAX_ROUNDS = 12  # round one-hots cover games of up to 12 rounds (the paper plays 8)
 
-FEATURE_VERSION = "tokens-v1"
+FEATURE_VERSION = "tokens-v2"  # v2: turns no longer repeat the last one at a discard; TokenNorm model
 """Bumped whenever the row layout changes, so an old model refuses to load against new features."""
 
 POSITIONS = ("hand", "field", "my_pile", "opp_pile", "pending", "unseen")

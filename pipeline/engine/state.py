@@ -262,6 +262,7 @@ class GameState:
         self.turn += 1
         p = self.player ^ 1
         self.player = p
+        self.cur = [p, -1, 0, -1, 0, None]  # nothing played yet: observations must not repeat the last turn
         self.turn_base = base_points(self.piles[p], self.koikoi[p] > 0)
         self.phase = DISCARD
 

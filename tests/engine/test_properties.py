@@ -62,3 +62,20 @@ def test_shuffle_does_change_what_the_opponent_sees():
     t = _hide_shuffle(s, 0, random.Random(1))
     assert t.hands[1] != s.hands[1]
     assert t.observation(1) != s.observation(1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=seeds, policy_seed=seeds)
+def test_observation_history_holds_each_turn_once(seed, policy_seed):
+    from pipeline.engine import DISCARD
+
+    s = GameState(seed=seed)
+    rng = random.Random(policy_seed)
+    while s.phase != GAME_OVER:
+        obs = s.observation(s.player)
+        played = s.turn - 1 if s.phase == DISCARD else s.turn  # the turn in progress counts once started
+        assert len(obs.turns) == played
+        assert [t.player for t in obs.turns] == [(s.dealer + i) % 2 for i in range(played)]
+        assert all(t.discard >= 0 for t in obs.turns)
+        legal = s.legal_actions()
+        s.step(legal[rng.randrange(len(legal))])

@@ -1,0 +1,42 @@
+"""``koikoi sl-cv``: k-fold cross-validation of supervised training, split by game (the paper's Table I)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import yaml
+
+from ..cli import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sl-cv", help="k-fold cross-validation (by game) of SL training on data/sl")
+    p.add_argument("--folds", type=int, default=5, help="number of folds (default 5)")
+    p.add_argument("--dataset", default="data/sl", help="SL dataset directory (default data/sl)")
+    p.add_argument("--params", default="params.yaml", help="params file; its sl_train section is used")
+    p.add_argument("--set", "-S", action="append", default=[], metavar="KEY=VALUE",
+                   help="override an sl_train param, e.g. -S lr=0.0005 (repeatable)")
+    p.add_argument("--max-epochs", type=int, default=None, help="override sl_train.max_epochs")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        params = dict(yaml.safe_load(Path(args.params).read_text()).get("sl_train") or {})
+    except (OSError, yaml.YAMLError, AttributeError) as e:
+        raise UserError(f"--params {args.params}: cannot read an sl_train section ({e})") from None
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        params[key] = yaml.safe_load(value)
+    from ..sl.train import cross_validate
+
+    try:
+        res = cross_validate(args.dataset, params, folds=args.folds, max_epochs=args.max_epochs)
+    except (ValueError, FileNotFoundError) as e:
+        raise UserError(str(e)) from None
+    print(json.dumps(res))
+    return 0

@@ -1,0 +1,43 @@
+"""``koikoi sl-eval``: top-1 agreement of a model with the human choices in game records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..cli import UserError
+from ..engine import RecordError
+from ..records_source import RECORDS_HELP, shared_records_dir
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sl-eval", help="agreement of a model's greedy choices with the records' human choices")
+    p.add_argument("--model", default="models/sl", help="model directory (default models/sl)")
+    p.add_argument("--records", default=None,
+                   help="directory of *.json game records (default $KOIKOI_RECORDS or ../shared/koikoi-records)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    records = args.records or shared_records_dir()
+    if records is None:
+        raise UserError(f"no --records given and no records found; {RECORDS_HELP}")
+    # torch is imported only once the arguments are known to be usable
+    from ..modelio import load_model
+    from ..sl.evaluate import evaluate_records
+
+    try:
+        net, _ = load_model(args.model)
+    except (FileNotFoundError, ValueError) as e:
+        raise UserError(f"--model: {e}") from None
+    try:
+        res = evaluate_records(net, records, progress=sys.stderr.isatty())
+    except RecordError as e:
+        raise UserError(f"--records: {e}") from None
+    if res["samples"] == 0:
+        raise UserError(f"--records {records}: no usable game records ({res['skipped_files']} skipped)")
+    print(f"{res['games']} games, {res['skipped_files']} files skipped; samples: "
+          + ", ".join(f"{k} {res[f'samples_{k}']}" for k in ("discard", "pick", "koikoi")))
+    print(json.dumps({k: res[k] for k in ("discard", "pick", "koikoi", "overall", "samples")}))
+    return 0

@@ -1,0 +1,98 @@
+"""The Lightning module: cross-entropy over the legal-masked outputs, accuracy per decision type."""
+
+from __future__ import annotations
+
+import lightning.pytorch as pl
+import torch
+from torch import nn
+from torchmetrics.classification import MulticlassAccuracy
+
+from ..encoding import NUM_TOKENS
+from ..model import masked
+from . import DECISION_NAMES
+
+SCHEDULERS = ("none", "cosine", "plateau")
+
+
+def masked_cross_entropy(values: torch.Tensor, legal: torch.Tensor, action: torch.Tensor,
+                         label_smoothing: float = 0.0, reduction: str = "mean") -> torch.Tensor:
+    """Cross-entropy of ``action`` under a softmax over the legal tokens only.
+
+    Illegal tokens get no probability and no gradient. Label smoothing spreads its mass over the
+    legal tokens of each sample (torch's own would put it on illegal ones too, giving an infinite loss).
+    So a koi-koi sample is the 2-way choice [K0]/[K1], a pick the choice between two field cards and
+    a discard a choice among the hand's cards.
+    """
+    logp = torch.log_softmax(masked(values.float(), legal), dim=-1)
+    nll = -logp.gather(1, action.view(-1, 1)).squeeze(1)
+    if label_smoothing > 0:
+        smooth = -logp.masked_fill(~legal, 0.0).sum(-1) / legal.sum(-1)
+        nll = (1 - label_smoothing) * nll + label_smoothing * smooth
+    if reduction == "none":
+        return nll
+    return nll.mean() if reduction == "mean" else nll.sum()
+
+
+class SLModule(pl.LightningModule):
+    """Wraps a plain ``KoiKoiNet``; batches are ``(x, legal, action, decision)``.
+
+    Logs ``{split}/loss``, ``{split}/acc`` and ``{split}/acc_{discard,pick,koikoi}`` per epoch.
+    """
+
+    def __init__(self, net: nn.Module, lr: float = 1e-3, weight_decay: float = 0.0, scheduler: str = "none",
+                 label_smoothing: float = 0.0, max_epochs: int = 20, plateau_patience: int = 1) -> None:
+        super().__init__()
+        if scheduler not in SCHEDULERS:
+            raise ValueError(f"scheduler must be one of {SCHEDULERS}, got {scheduler!r}")
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing!r}")
+        self.net = net
+        self.lr, self.weight_decay, self.scheduler = lr, weight_decay, scheduler
+        self.label_smoothing, self.max_epochs, self.plateau_patience = label_smoothing, max_epochs, plateau_patience
+        self.save_hyperparameters(ignore=["net"])
+        self.acc = nn.ModuleDict({
+            f"{split}_{name}": MulticlassAccuracy(num_classes=NUM_TOKENS, average="micro")
+            for split in ("train", "val") for name in ("all", *DECISION_NAMES)
+        })
+
+    def forward(self, x: torch.Tensor, decision: torch.Tensor) -> torch.Tensor:
+        return self.net(x, decision)
+
+    def _step(self, batch, split: str) -> torch.Tensor:
+        x, legal, action, decision = batch
+        values = self.net(x, decision)
+        losses = masked_cross_entropy(values, legal, action, self.label_smoothing, reduction="none")
+        loss = losses.mean()
+        pred = masked(values.detach(), legal).argmax(-1)
+        n = action.shape[0]
+        self.log(f"{split}/loss", loss, on_step=False, on_epoch=True, prog_bar=split == "val", batch_size=n)
+        acc = self.acc[f"{split}_all"]
+        acc.update(pred, action)
+        self.log(f"{split}/acc", acc, on_step=False, on_epoch=True, prog_bar=True, batch_size=n)
+        for d, name in enumerate(DECISION_NAMES):
+            sel = decision == d
+            k = int(sel.sum())
+            if k == 0:
+                continue
+            m = self.acc[f"{split}_{name}"]
+            m.update(pred[sel], action[sel])
+            self.log(f"{split}/acc_{name}", m, on_step=False, on_epoch=True, batch_size=k)
+            self.log(f"{split}/loss_{name}", losses.detach()[sel].mean(), on_step=False, on_epoch=True, batch_size=k)
+        return loss
+
+    def training_step(self, batch, batch_idx: int) -> torch.Tensor:
+        return self._step(batch, "train")
+
+    def validation_step(self, batch, batch_idx: int) -> None:
+        self._step(batch, "val")
+
+    def configure_optimizers(self):
+        opt = torch.optim.Adam(self.net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        if self.scheduler == "cosine":
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, self.max_epochs))
+            return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "epoch"}}
+        if self.scheduler == "plateau":
+            sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="min", factor=0.5,
+                                                               patience=self.plateau_patience)
+            return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": "val/loss"}}
+        return opt

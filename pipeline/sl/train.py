@@ -1,0 +1,384 @@
+"""Supervised training entry points: ``train_sl`` (one run, tracked) and ``cross_validate`` (k folds by game).
+
+``train_sl`` is what the ``sl_train`` stage and the Optuna tuner call: it trains a ``KoiKoiNet`` on
+a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (resuming from
+``last.ckpt`` when it was written with the same params and data), and writes the best weights
+(lowest val loss) as a model directory ``out_dir`` that loads on its own.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+import numpy as np
+import torch
+from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
+
+from ..model import KoiKoiNet, ModelConfig
+from ..modelio import save_model
+from . import DECISION_NAMES
+from .data import SLDataModule
+from .dataset import SampleSet, fold_games, load_info, load_split
+from .evaluate import predict
+from .module import SCHEDULERS, SLModule
+
+EXPERIMENT = "sl"
+REGISTERED_MODEL = "koikoi-sl"
+
+DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    # model (paper sizes)
+    "width": 256, "ff": 512, "heads": 4, "layers": 2, "dropout": 0.1, "shared_trunk": False,
+    # optimisation
+    "lr": 1e-3, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0,
+    "batch_size": 256, "num_workers": 0, "max_epochs": 8, "patience": 3, "precision": "32-true",
+    "threads": 0,
+}
+# Params that change how long or how fast a run goes but not what it computes: a checkpoint
+# written under other values of these can still be resumed.
+_RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
+
+# The data are in-memory tensors: worker processes would only add start-up time.
+warnings.filterwarnings("ignore", message=r".*does not have many workers.*")
+
+CURVE_COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc",
+                 *(f"val_acc_{n}" for n in DECISION_NAMES), "lr")
+
+
+def check_params(params: dict) -> dict:
+    """``params`` over the defaults, validated; ``ValueError`` naming the bad ``sl_train.<key>``."""
+    unknown = sorted(set(params) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"sl_train: unknown param(s) {unknown}; known: {sorted(DEFAULTS)}")
+    p = {**DEFAULTS, **params}
+
+    def bad(key: str, what: str) -> ValueError:
+        return ValueError(f"sl_train.{key} must be {what}, got {p[key]!r}")
+
+    for key in ("width", "ff", "heads", "layers", "batch_size", "max_epochs"):
+        if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1:
+            raise bad(key, "a positive int")
+    for key in ("seed", "num_workers", "patience", "threads"):
+        if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 0:
+            raise bad(key, "an int >= 0")
+    if not isinstance(p["lr"], int | float) or not p["lr"] > 0:
+        raise bad("lr", "> 0")
+    if not isinstance(p["weight_decay"], int | float) or p["weight_decay"] < 0:
+        raise bad("weight_decay", ">= 0")
+    for key in ("dropout", "label_smoothing"):
+        if not isinstance(p[key], int | float) or not 0 <= p[key] < 1:
+            raise bad(key, "in [0, 1)")
+    if p["scheduler"] not in SCHEDULERS:
+        raise bad("scheduler", f"one of {SCHEDULERS}")
+    if not isinstance(p["shared_trunk"], bool):
+        raise bad("shared_trunk", "true or false")
+    if p["precision"] not in ("32-true", "bf16-mixed"):
+        raise bad("precision", "32-true or bf16-mixed")
+    if p["width"] % p["heads"]:
+        raise bad("width", f"divisible by heads ({p['heads']})")
+    return p
+
+
+def resolve_threads(threads: int) -> int:
+    """``threads`` if > 0; for 0, the cores left idle by the 1-minute load average (at least 1).
+
+    Two torch threads on a box whose other core is busy run several times slower than one
+    (each step waits for the descheduled thread), so a shared machine gets one thread.
+    """
+    if threads > 0:
+        return threads
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, min(cores, round(cores - load)))
+
+
+def model_config(p: dict, num_features: int) -> ModelConfig:
+    return ModelConfig(num_features=num_features, width=p["width"], ff=p["ff"], heads=p["heads"],
+                       layers=p["layers"], dropout=float(p["dropout"]), shared_trunk=p["shared_trunk"])
+
+
+class CurvesCallback(Callback):
+    """One row per epoch (train/val loss and accuracy); its rows travel in checkpoints, so a resumed
+    run keeps the epochs before the kill."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, float]] = []
+
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        m = trainer.callback_metrics
+        row: dict[str, float] = {"epoch": trainer.current_epoch + 1}
+        for col in CURVE_COLUMNS[1:-1]:
+            key = col.replace("_", "/", 1)
+            if key in m:
+                row[col] = round(float(m[key]), 6)
+        row["lr"] = float(trainer.optimizers[0].param_groups[0]["lr"]) if trainer.optimizers else float("nan")
+        self.rows = [r for r in self.rows if r["epoch"] < row["epoch"]] + [row]
+
+    def state_dict(self) -> dict:
+        return {"rows": self.rows}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.rows = list(state_dict.get("rows", []))
+
+    def write_csv(self, path: str | Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CURVE_COLUMNS, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(self.rows)
+
+
+class _RunInfo(Callback):
+    """Stores the params fingerprint and the MLflow run id in every checkpoint (for resuming)."""
+
+    def __init__(self, fingerprint: str, run_id: str | None) -> None:
+        self.fingerprint, self.run_id = fingerprint, run_id
+
+    def on_save_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict) -> None:
+        checkpoint["koikoi"] = {"fingerprint": self.fingerprint, "mlflow_run_id": self.run_id}
+
+
+def fingerprint(p: dict, info: dict) -> str:
+    """What a resumable checkpoint must match: the params (but those in ``_RESUMABLE_ACROSS``) and the data."""
+    key = {k: v for k, v in p.items() if k not in _RESUMABLE_ACROSS}
+    key["data"] = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
+                   info.get("samples")]
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
+    """``(last.ckpt, its MLflow run id)`` if it can be resumed, else ``(None, None)`` after clearing stale files."""
+    last = ckpt_dir / "last.ckpt"
+    if last.is_file():
+        try:
+            meta = torch.load(last, map_location="cpu", weights_only=False).get("koikoi", {})
+        except Exception as e:  # a checkpoint cut short by the kill itself
+            print(f"sl_train: cannot read {last} ({type(e).__name__}); starting afresh", file=sys.stderr)
+            meta = {}
+        if meta.get("fingerprint") == fp:
+            return last, meta.get("mlflow_run_id")
+        if meta:
+            print(f"sl_train: {last} was written with other params or data; starting afresh", file=sys.stderr)
+    if ckpt_dir.exists():
+        shutil.rmtree(ckpt_dir)
+    return None, None
+
+
+def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
+         max_epochs: int, progress: bool, ckpt_path: Path | None, run_info: _RunInfo | None,
+         ) -> tuple[KoiKoiNet, dict[str, float], CurvesCallback, int]:
+    """Train with early stopping on val/loss; returns the net at its best epoch, its val metrics, the
+    curves and the number of epochs run."""
+    pl.seed_everything(p["seed"], workers=True, verbose=False)
+    net = KoiKoiNet(model_config(p, dm.num_features))
+    module = SLModule(net, lr=float(p["lr"]), weight_decay=float(p["weight_decay"]), scheduler=p["scheduler"],
+                      label_smoothing=float(p["label_smoothing"]), max_epochs=max_epochs,
+                      plateau_patience=max(0, p["patience"] // 2))
+    curves = CurvesCallback()
+    best = ModelCheckpoint(dirpath=ckpt_dir, filename="best-{epoch:03d}", monitor="val/loss", mode="min",
+                           save_top_k=1, save_last=True, auto_insert_metric_name=False)
+    cbs: list[Callback] = [EarlyStopping(monitor="val/loss", mode="min", patience=p["patience"]), best, curves]
+    if run_info is not None:
+        cbs.append(run_info)
+    trainer = pl.Trainer(
+        max_epochs=max_epochs, accelerator="cpu", devices=1, precision=p["precision"],
+        logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks],
+        enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
+        deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
+    )
+    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
+    if best.best_model_path:
+        state = torch.load(best.best_model_path, map_location="cpu", weights_only=False)["state_dict"]
+        module.load_state_dict(state)
+    final = trainer.validate(module, datamodule=dm, verbose=False)[0]
+    metrics = {k: float(v) for k, v in final.items()}
+    return net, metrics, curves, trainer.current_epoch
+
+
+def _sample_counts(s: SampleSet, prefix: str) -> dict[str, int]:
+    return {f"{prefix}_samples": len(s), **{f"{prefix}_samples_{k}": v for k, v in s.counts().items()}}
+
+
+def train_sl(
+    dataset_dir: str | Path,
+    out_dir: str | Path,
+    params: dict,
+    callbacks: Sequence[Callback] = (),
+    logger: Any = None,
+    max_epochs: int | None = None,
+    *,
+    progress: bool = True,
+    curves_path: str | Path | None = None,
+    log_model: bool | None = None,
+) -> dict:
+    """Train on ``dataset_dir`` (``train.npz``/``val.npz``) and write the best model to ``out_dir``.
+
+    ``params``: the ``sl_train`` section (see ``DEFAULTS``; unknown keys are an error).
+    ``callbacks``: extra Lightning callbacks (e.g. an Optuna pruning callback on ``val/acc``).
+    ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model,
+    registered as ``koikoi-sl``); ``False`` logs nothing; any Lightning logger is used as given.
+    ``max_epochs`` overrides ``params["max_epochs"]``. ``log_model`` (default: only with the
+    built-in MLflow logger) logs and registers the model.
+
+    Returns flat metrics of the best epoch (lowest val loss): ``val/loss``, ``val/acc``,
+    ``val/acc_discard``, ``val/acc_pick``, ``val/acc_koikoi`` (and their per-type losses), plus
+    ``best_epoch``, ``epochs``, ``seconds``, ``val_samples*``, ``train_samples`` and, with MLflow,
+    ``run_id``.
+    """
+    t0 = time.perf_counter()
+    p = check_params(params)
+    epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
+    threads = resolve_threads(p["threads"])
+    torch.set_num_threads(threads)
+    info = load_info(dataset_dir)
+    dm = SLDataModule(dataset_dir, batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"])
+    out = Path(out_dir)
+    ckpt_dir = out / "checkpoints"
+    fp = fingerprint(p, info)
+    ckpt_path, run_id = _resume_point(ckpt_dir, fp)
+    if ckpt_path is not None:
+        print(f"sl_train: resuming from {ckpt_path}", file=sys.stderr)
+
+    own_logger = logger is None
+    resumed_run = False
+    if own_logger:
+        logger, resumed_run = _mlflow_logger(run_id)
+    if log_model is None:
+        log_model = own_logger
+    run_id = getattr(logger, "run_id", None) if logger else None
+    if own_logger and not resumed_run:
+        logger.log_hyperparams({**p, "torch_threads": threads, "dataset_source": info.get("source"),
+                                "dataset_fingerprint": info.get("records_fingerprint"),
+                                "train_games": info.get("train_games"), "val_games": info.get("val_games"),
+                                "train_samples": len(dm.train_set), "val_samples": len(dm.val_set)})
+        logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
+
+    net, metrics, curves, epochs_run = _fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
+                                            _RunInfo(fp, run_id))
+    best_epoch = min(curves.rows, key=lambda r: r.get("val_loss", float("inf")))["epoch"] if curves.rows else 0
+    result: dict[str, Any] = {
+        **metrics, "best_epoch": int(best_epoch), "epochs": int(epochs_run), "threads": threads,
+        "train_samples": len(dm.train_set), **_sample_counts(dm.val_set, "val"),
+    }
+    meta = {"kind": "sl", "dataset_source": info.get("source"),
+            "dataset_fingerprint": info.get("records_fingerprint"), "params": p,
+            **{k: round(v, 6) for k, v in metrics.items() if k.startswith("val/")},
+            "best_epoch": result["best_epoch"]}
+    save_model(net, out, meta)
+    if curves_path is not None:
+        curves.write_csv(curves_path)
+    # A finished run is not resumed: the next run with these params starts afresh.
+    (ckpt_dir / "last.ckpt").unlink(missing_ok=True)
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    if run_id is not None:
+        result["run_id"] = run_id
+    if own_logger or log_model:
+        _log_final(logger, net, out, result, curves_path, log_model)
+    return result
+
+
+def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
+    """An MLFlowLogger on experiment ``sl``, continuing run ``run_id`` when the store still has it."""
+    from lightning.pytorch.loggers import MLFlowLogger
+
+    from ..tracking import setup_experiment, tracking_uri
+
+    setup_experiment(EXPERIMENT)
+    kwargs = {"experiment_name": EXPERIMENT, "tracking_uri": tracking_uri(), "run_name": "sl_train"}
+    if run_id is not None:
+        import mlflow
+
+        try:
+            mlflow.MlflowClient(tracking_uri()).get_run(run_id)
+            kwargs["run_id"] = run_id
+        except Exception:  # the store lost the run (another MLFLOW_TRACKING_URI): start a new one
+            pass
+    return MLFlowLogger(**kwargs), "run_id" in kwargs
+
+
+def _log_final(logger: Any, net: KoiKoiNet, out: Path, result: dict, curves_path: str | Path | None,
+               log_model: bool) -> None:
+    """Final metrics, the model directory and the curves into the logger's MLflow run; the model
+    as an MLflow PyTorch model registered as ``koikoi-sl``."""
+    import mlflow
+
+    run_id = getattr(logger, "run_id", None)
+    if run_id is None:
+        return
+    client = logger.experiment
+    step = int(result.get("epochs", 0))
+    for k, v in result.items():
+        if isinstance(v, int | float) and not isinstance(v, bool) and k != "run_id":
+            client.log_metric(run_id, "final/" + k.replace("/", "_"), float(v), step=step)
+    with tempfile.TemporaryDirectory() as tmp:  # the model directory without the checkpoints
+        for f in ("model.pt", "config.json"):
+            shutil.copy2(out / f, Path(tmp) / f)
+        client.log_artifacts(run_id, tmp, "model_dir")
+    if curves_path is not None and Path(curves_path).is_file():
+        client.log_artifact(run_id, str(curves_path))
+    if log_model:
+        import mlflow.pytorch
+
+        from ..tracking import tracking_uri
+
+        mlflow.set_tracking_uri(getattr(logger, "_tracking_uri", None) or tracking_uri())
+        with mlflow.start_run(run_id=run_id):
+            mlflow.pytorch.log_model(
+                net.cpu().eval(), name="model", registered_model_name=REGISTERED_MODEL,
+                pip_requirements=[f"torch=={torch.__version__.split('+')[0]}"], serialization_format="pickle",
+            )
+
+
+def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_epochs: int | None = None,
+                   progress: bool = True) -> dict:
+    """k-fold cross-validation by game over train+val of ``dataset_dir`` (as the paper's Table I).
+
+    Each fold trains from scratch with early stopping on its held-out games; the result pools the
+    held-out predictions of all folds: accuracy per decision type and overall, with sample counts,
+    plus the per-fold overall accuracies.
+    """
+    p = check_params(params)
+    epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
+    train, layout = load_split(dataset_dir, "train")
+    val, _ = load_split(dataset_dir, "val")
+    every = SampleSet.concat([train, val])
+    games = np.unique(every.game)
+    groups = fold_games(games.size, folds, p["seed"])
+    correct = {n: 0 for n in ("all", *DECISION_NAMES)}
+    total = dict(correct)
+    per_fold = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, g in enumerate(groups):
+            held = np.isin(every.game, games[g])
+            dm = SLDataModule(train=every.select(~held), val=every.select(held), layout=layout,
+                              batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"])
+            net, metrics, _, _ = _fit(dm, p, Path(tmp) / f"fold{i}", (), None, epochs, progress, None, None)
+            per_fold.append(round(metrics["val/acc"], 4))
+            pred = predict(net, dm)
+            hit = pred == dm.val_set.action
+            for d, name in enumerate(DECISION_NAMES):
+                sel = dm.val_set.decision == d
+                correct[name] += int(hit[sel].sum())
+                total[name] += int(sel.sum())
+            correct["all"] += int(hit.sum())
+            total["all"] += int(hit.size)
+    out = {name: round(correct[name] / max(1, total[name]), 4) for name in DECISION_NAMES}
+    out["overall"] = round(correct["all"] / max(1, total["all"]), 4)
+    out["samples"] = total["all"]
+    out.update({f"samples_{n}": total[n] for n in DECISION_NAMES})
+    out["folds"] = folds
+    out["fold_acc"] = per_fold
+    return out

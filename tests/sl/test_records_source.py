@@ -1,0 +1,85 @@
+"""Where records come from: env/param, shared folder, download (fails fast offline), synthetic fallback."""
+
+from __future__ import annotations
+
+import io
+import json
+import runpy
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline import records_source as rs
+from pipeline.engine import replay_dir
+
+REFUSED = "http://127.0.0.1:9/koikoi.tar.gz"  # the discard port: connection refused at once
+
+
+@pytest.fixture
+def no_sources(monkeypatch, tmp_path):
+    """No env var, no shared folder, and a download that fails."""
+    monkeypatch.delenv(rs.ENV_VAR, raising=False)
+    monkeypatch.setattr(rs, "default_shared_dir", lambda: tmp_path / "nowhere")
+    monkeypatch.setattr(rs, "DOWNLOAD_URL", REFUSED)
+
+
+def _one_record_dir(d: Path, two_records: Path) -> Path:
+    d.mkdir(parents=True)
+    (d / "1.json").write_text((two_records / "1.json").read_text())
+    return d
+
+
+def test_env_then_param_then_shared(two_records, tmp_path, monkeypatch, no_sources):
+    env_dir = _one_record_dir(tmp_path / "env", two_records)
+    param_dir = _one_record_dir(tmp_path / "param", two_records)
+    monkeypatch.setenv(rs.ENV_VAR, str(env_dir))
+    assert rs.resolve_records(str(param_dir)) == rs.RecordsSource(env_dir.resolve(), "env")
+    monkeypatch.delenv(rs.ENV_VAR)
+    assert rs.resolve_records(str(param_dir)) == rs.RecordsSource(param_dir.resolve(), "param")
+    shared = _one_record_dir(tmp_path / "shared", two_records)
+    monkeypatch.setattr(rs, "default_shared_dir", lambda: shared)
+    assert rs.resolve_records("").kind == "shared"
+    with pytest.raises(FileNotFoundError, match="sl_dataset.records_dir"):
+        rs.resolve_records(str(tmp_path / "missing"))
+
+
+def test_download_fails_fast_without_network(tmp_path):
+    t0 = time.monotonic()
+    with pytest.raises(rs.RecordsUnavailable):
+        rs.download_records(tmp_path / "records", url=REFUSED, timeout=5)
+    assert time.monotonic() - t0 < 10
+    assert not (tmp_path / "records").exists()
+
+
+def test_download_extracts_only_the_records(tmp_path, monkeypatch, no_sources):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in (("KoiKoi-AI-abc/gamerecords_dataset/1.json", b'{"a": 1}'),
+                           ("KoiKoi-AI-abc/gamerecords_dataset/notes.txt", b"x"),
+                           ("KoiKoi-AI-abc/koikoigame.py", b"print()")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    tarball = tmp_path / "repo.tar.gz"
+    tarball.write_bytes(buf.getvalue())
+    monkeypatch.setattr(rs, "DOWNLOAD_URL", tarball.as_uri())
+    src = rs.resolve_records("", cache_dir=tmp_path / "data")
+    assert src.kind == "download" and src.path == tmp_path / "data" / "records"
+    assert sorted(p.name for p in src.path.iterdir()) == [".gitignore", "1.json"]
+    assert rs.resolve_records("", cache_dir=tmp_path / "data").kind == "download"  # reused, not fetched again
+
+
+def test_synthetic_fallback_is_recorded_as_such(tmp_path, monkeypatch, no_sources, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(
+        "sl_dataset:\n  records_dir: ''\n  val_fraction: 0.25\n  seed: 3\n  synthetic_games: 4\n")
+    runpy.run_path(str(Path(__file__).parents[2] / "stages" / "sl_dataset.py"), run_name="__main__")
+    metrics = json.loads((tmp_path / "results/sl_dataset/metrics.json").read_text())
+    assert metrics["source"] == "synthetic" and metrics["human_records"] is False
+    assert metrics["games"] == 4 and metrics["samples"] > 0 and metrics["val_games"] == 1
+    assert "NO HUMAN RECORDS" in capsys.readouterr().err
+    report = replay_dir(tmp_path / "data/records_synthetic")
+    assert report.games == 4 and not report.mismatches and not report.errors
+    assert json.loads((tmp_path / "data/sl/info.json").read_text())["source"] == "synthetic"

@@ -1,0 +1,142 @@
+"""SL training: the masked loss, a tiny tracked run that writes a loadable model, resuming after a kill."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from pipeline.sl.module import masked_cross_entropy
+
+TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0}
+
+
+def test_loss_ignores_illegal_tokens():
+    g = torch.Generator().manual_seed(0)
+    values = torch.randn(6, 50, generator=g)
+    legal = torch.zeros(6, 50, dtype=torch.bool)
+    legal[:, [3, 7, 20]] = True
+    legal[5] = False
+    legal[5, [48, 49]] = True  # a koi-koi sample: the 2-way choice [K0]/[K1]
+    action = torch.tensor([3, 7, 20, 3, 7, 49])
+    for smoothing in (0.0, 0.1):
+        loss = masked_cross_entropy(values, legal, action, smoothing)
+        noisy = values.masked_fill(~legal, 0) + torch.randn(6, 50, generator=g) * 100 * (~legal)
+        assert torch.allclose(masked_cross_entropy(noisy, legal, action, smoothing), loss)
+        v = values.clone().requires_grad_(True)
+        masked_cross_entropy(v, legal, action, smoothing).backward()
+        assert torch.isfinite(v.grad).all() and (v.grad[~legal] == 0).all() and (v.grad[legal] != 0).all()
+    # plain cross-entropy over just the legal entries, e.g. stop vs koi-koi
+    two_way = F.cross_entropy(values[5:, [48, 49]], torch.tensor([1]))
+    assert torch.allclose(masked_cross_entropy(values[5:], legal[5:], action[5:]), two_way)
+
+
+def test_bad_params_are_named():
+    from pipeline.sl.train import check_params
+
+    with pytest.raises(ValueError, match="sl_train.lr"):
+        check_params({"lr": -1})
+    with pytest.raises(ValueError, match="sl_train.scheduler"):
+        check_params({"scheduler": "step"})
+    with pytest.raises(ValueError, match="unknown"):
+        check_params({"learning_rate": 0.1})
+
+
+class _Kill(Exception):
+    pass
+
+
+@pytest.mark.slow
+def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, tmp_path, monkeypatch, capfd):
+    import lightning.pytorch as pl
+    import mlflow
+
+    from pipeline.modelio import load_model
+    from pipeline.sl.train import REGISTERED_MODEL, train_sl
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    data, _ = two_game_dataset
+    out = tmp_path / "models" / "sl"
+
+    class KillInSecondEpoch(pl.Callback):
+        def on_train_epoch_start(self, trainer, pl_module):
+            if trainer.current_epoch == 1:
+                raise _Kill
+
+    # a run killed in its second epoch leaves last.ckpt; the next run with the same params resumes it
+    with pytest.raises(_Kill):
+        train_sl(data, out, {**TINY, "max_epochs": 2}, callbacks=[KillInSecondEpoch()], progress=False)
+    assert (out / "checkpoints" / "last.ckpt").is_file()
+    curves = tmp_path / "curves.csv"
+    r = train_sl(data, out, {**TINY, "max_epochs": 2}, progress=False, curves_path=curves)
+    assert "resuming from" in capfd.readouterr().err
+    rows = list(csv.DictReader(curves.open()))
+    assert [row["epoch"] for row in rows] == ["1", "2"] and r["epochs"] == 2
+    assert not (out / "checkpoints" / "last.ckpt").exists()  # finished: the next run starts afresh
+
+    for key in ("val/loss", "val/acc", "val/acc_discard", "val/acc_pick", "val/acc_koikoi"):
+        assert 0.0 <= r[key] <= (1.0 if "acc" in key else 100.0), key
+    assert r["val_samples"] == r["val_samples_discard"] + r["val_samples_pick"] + r["val_samples_koikoi"]
+
+    net, meta = load_model(out)
+    assert meta["kind"] == "sl" and meta["dataset_source"] == "test"
+    assert meta["val/acc"] == pytest.approx(r["val/acc"], abs=1e-5)
+
+    client = mlflow.MlflowClient(uri)
+    runs = client.search_runs([client.get_experiment_by_name("sl").experiment_id])
+    assert [run.info.run_id for run in runs] == [r["run_id"]]  # the resumed run continued the killed one
+    run = client.get_run(r["run_id"])
+    assert run.data.params["width"] == "16" and run.data.params["dataset_source"] == "test"
+    assert run.data.tags["dataset_source"] == "test"
+    assert len(client.get_metric_history(r["run_id"], "val/acc")) >= 2  # a curve, one point per epoch
+    assert run.data.metrics["final/val_acc"] == pytest.approx(r["val/acc"])
+    versions = client.search_model_versions(f"name='{REGISTERED_MODEL}'")
+    assert len(versions) == 1 and versions[0].run_id == r["run_id"]
+    logged = mlflow.pytorch.load_model(f"models:/{REGISTERED_MODEL}/1")
+    x = torch.zeros(2, net.config.num_features, 50)
+    d = torch.tensor([0, 2])
+    assert torch.allclose(logged(x, d), net(x, d))
+
+    # other params: the stale checkpoint is not resumed
+    (out / "checkpoints" / "last.ckpt").write_bytes(b"")
+    r2 = train_sl(data, out, {**TINY, "lr": 0.01}, logger=False, progress=False)
+    assert r2["epochs"] == 1 and "run_id" not in r2
+
+
+@pytest.mark.slow
+def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeypatch):
+    import runpy
+    import shutil
+    from pathlib import Path
+
+    data, _ = two_game_dataset
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(data, tmp_path / "data" / "sl")
+    (tmp_path / "params.yaml").write_text(json.dumps({"sl_train": TINY}))
+    runpy.run_path(str(Path(__file__).parents[2] / "stages" / "sl_train.py"), run_name="__main__")
+    m = json.loads((tmp_path / "results/sl/metrics.json").read_text())
+    assert set(m["val"]) == {"acc", "acc_discard", "acc_pick", "acc_koikoi", "loss"}
+    assert m["dataset_source"] == "test" and m["samples"]["val"] > 0
+    header = (tmp_path / "results/sl/curves.csv").read_text().splitlines()[0]
+    assert header.startswith("epoch,train_loss,train_acc,val_loss,val_acc")
+    assert (tmp_path / "models/sl/model.pt").is_file() and (tmp_path / "models/sl/config.json").is_file()
+
+
+@pytest.mark.slow
+def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
+    from pipeline.cli import main
+
+    data, metrics = two_game_dataset
+    assert main(["sl-cv", "--folds", "2", "--dataset", str(data), "--params", "/nonexistent.yaml"]) == 2
+    assert "--params" in capsys.readouterr().err
+    from pipeline.sl.train import cross_validate
+
+    r = cross_validate(data, TINY, folds=2, progress=False)
+    assert r["samples"] == metrics["samples"] and r["folds"] == 2 and len(r["fold_acc"]) == 2
+    for k in ("discard", "pick", "koikoi"):
+        assert r[f"samples_{k}"] == metrics[f"samples_{k}"] and 0 <= r[k] <= 1
