@@ -1,0 +1,95 @@
+"""Batched self-play of the paper-size network (random weights): games/s, decisions/s vs pure forward passes."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from ..cli import UserError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--games", type=int, default=1024, help="self-play games (default 1024)")
+    p.add_argument("--threads", type=int, default=2, help="worker processes, one torch thread each (default 2)")
+    p.add_argument("--concurrency", type=int, default=64, help="games played at once per worker (default 64)")
+    p.add_argument("--bf16", choices=("auto", "true", "false"), default="auto",
+                   help="bf16 autocast for the forward passes (default auto: on CPUs with native bf16)")
+    p.add_argument("--epsilon", type=float, default=0.0, help="exploration rate of both seats (default 0)")
+    p.add_argument("--seconds", type=float, default=3.0, help="duration of the pure forward-pass measurement")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _warm(threads: int) -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def forward_benchmark(args: tuple) -> float:
+    """Samples/s of pure forward passes of ``spec`` on a batch of real discard observations."""
+    spec, bf16, batch, seconds = args
+    import numpy as np
+    import torch
+
+    from ..encoding import encode
+    from ..engine import DISCARD, GameState
+    from ..rl.policies import NetPlayer
+
+    rng = np.random.default_rng(0)
+    obs = []
+    g = 0
+    while len(obs) < batch:
+        s = GameState(seed=g)
+        g += 1
+        while not s.is_over and len(obs) < batch:
+            if s.phase == DISCARD:
+                obs.append(s.observation(s.player))
+            legal = s.legal_actions()
+            s.step(legal[int(rng.integers(len(legal)))])
+    x = torch.from_numpy(encode(obs))
+    return NetPlayer(spec.build(), bf16=bf16).forward_throughput(x, DISCARD, seconds)
+
+
+def run(args: argparse.Namespace) -> dict:
+    if args.games < 1 or args.threads < 1 or args.concurrency < 1 or args.seconds <= 0:
+        raise UserError("--games, --threads and --concurrency must be >= 1 and --seconds > 0")
+    import torch
+    from tqdm import tqdm
+
+    from ..model import KoiKoiNet, ModelConfig
+    from ..rl.executor import InlineExecutor, ProcessExecutor
+    from ..rl.policies import NetSpec, resolve_bf16
+    from ..rl.selfplay import GameSpec, PlayJob
+
+    bf16 = resolve_bf16({"true": True, "false": False}.get(args.bf16, "auto"))
+    torch.manual_seed(args.seed)
+    spec = NetSpec.from_net(KoiKoiNet(ModelConfig(width=256, ff=512, heads=4, layers=2)), "random-net",
+                            epsilon=args.epsilon)
+    games = tuple(GameSpec(seed=args.seed * 1_000_003 + i) for i in range(args.games))
+    job = PlayJob(players=(spec,), games=games, bf16=bf16, concurrency=args.concurrency, explore_seed=args.seed)
+    if args.threads == 1:
+        torch.set_num_threads(1)
+        executor = InlineExecutor()
+    else:
+        executor = ProcessExecutor(args.threads, threads_per_worker=1)
+    with executor:
+        executor.map(_warm, [1] * executor.workers)  # start the workers before the clock
+        with tqdm(total=args.games, desc="selfplay", unit="game") as bar:
+            t0 = time.perf_counter()
+            result = executor.run(job, progress=bar.update)
+            wall = time.perf_counter() - t0
+        batch = max(1, round(result.mean_batch))
+        z = sum(executor.map(forward_benchmark, [(spec, bf16, batch, args.seconds)] * executor.workers))
+    decisions_per_s = result.decisions / wall
+    return {
+        "games_per_s": round(args.games / wall, 2),
+        "decisions_per_s": round(decisions_per_s, 1),
+        "inference_samples_per_s": round(z, 1),
+        "decisions_vs_inference": round(decisions_per_s / z, 3),
+        "forward_share": round(result.forward_seconds / result.seconds, 3),  # of the workers' time
+        "in_play_forward_samples_per_s": round(result.forward_samples / result.forward_seconds * executor.workers, 1),
+        "worker_busy": round(result.seconds / (executor.workers * wall), 3),  # worker time / (workers x wall)
+        "mean_batch": round(result.mean_batch, 1),
+        "games": args.games, "decisions": result.decisions, "seconds": round(wall, 2),
+        "threads": args.threads, "concurrency": args.concurrency, "bf16": bf16,
+    }

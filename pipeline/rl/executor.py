@@ -1,0 +1,138 @@
+"""Where play jobs run. The learner only sees :class:`Executor`: ``run(job) -> PlayResult``.
+
+Backends implement ``map(fn, jobs, progress)``, which runs a picklable module-level function on
+each job and returns the results in job order, calling ``progress(n)`` as workers report finished
+games (a worker calls :func:`report_progress`). Two backends exist:
+
+- :class:`InlineExecutor`: in this process (tests, one-thread runs);
+- :class:`ProcessExecutor`: a persistent pool of local worker processes, one torch thread each.
+
+A Ray backend would implement ``map`` with ``ray.remote(fn)`` and a ``ray.util.queue.Queue`` as the
+progress sink; the learner and the play jobs would not change.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue as queue_mod
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+from .selfplay import PlayJob, PlayResult, play_job
+
+Progress = Callable[[int], None]
+
+_sink: Progress | None = None  # where report_progress goes in this process
+
+
+def report_progress(n: int) -> None:
+    """Called by play code when ``n`` games finished; routed to the caller's progress bar if any."""
+    if _sink is not None:
+        _sink(n)
+
+
+class Executor(ABC):
+    """Runs play jobs; ``workers`` is how many jobs it runs at once."""
+
+    workers: int = 1
+
+    @abstractmethod
+    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
+        """``[fn(job) for job in jobs]``, possibly in parallel, in job order."""
+
+    def run(self, job: PlayJob, progress: Progress | None = None) -> PlayResult:
+        """Split ``job`` over the workers, play it, and merge the results."""
+        return PlayResult.merge(self.map(play_job, job.split(self.workers), progress))
+
+    def close(self) -> None:
+        """Release workers (a no-op for in-process execution)."""
+        return None
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class InlineExecutor(Executor):
+    """Runs jobs one after another in this process, with this process's torch threads."""
+
+    workers = 1
+
+    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
+        global _sink
+        previous, _sink = _sink, progress
+        try:
+            return [fn(j) for j in jobs]
+        finally:
+            _sink = previous
+
+
+def _init_worker(progress_queue: Any, threads: int) -> None:
+    global _sink
+    import torch
+
+    torch.set_num_threads(threads)  # one process per core beats intra-op threads for small batches
+    _sink = progress_queue.put
+
+
+class ProcessExecutor(Executor):
+    """A pool of ``workers`` local processes (started once, reused across loops)."""
+
+    def __init__(self, workers: int, threads_per_worker: int = 1, start_method: str = "spawn") -> None:
+        if workers < 1:
+            raise ValueError(f"ProcessExecutor: workers must be >= 1, got {workers}")
+        self.workers = workers
+        self.threads = threads_per_worker
+        self.start_method = start_method
+        self._pool: ProcessPoolExecutor | None = None
+        self._queue: Any = None
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            ctx = mp.get_context(self.start_method)
+            self._queue = ctx.Queue()
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker,
+                                             initargs=(self._queue, self.threads))
+        return self._pool
+
+    def _drain(self, progress: Progress | None, timeout: float) -> None:
+        try:
+            n = self._queue.get(timeout=timeout)
+        except queue_mod.Empty:
+            return
+        while True:
+            if progress is not None:
+                progress(n)
+            try:
+                n = self._queue.get_nowait()
+            except queue_mod.Empty:
+                return
+
+    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
+        pool = self._get_pool()
+        futures = [pool.submit(fn, j) for j in jobs]
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            self._drain(progress, timeout=0.01)
+        self._drain(progress, timeout=0.05)
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._queue is not None:
+            self._queue.close()
+            self._queue = None
+
+
+def make_executor(workers: int, start_method: str = "spawn") -> Executor:
+    """``workers`` 0: in this process; n >= 1: a pool of n single-thread processes."""
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0, got {workers}")
+    return InlineExecutor() if workers == 0 else ProcessExecutor(workers, 1, start_method)

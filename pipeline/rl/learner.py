@@ -1,0 +1,145 @@
+"""The Monte-Carlo DQN learner (paper IV-C 2): a Lightning module fitting Q(s, a) to the round reward.
+
+The buffer keeps one sample list per decision type (discard, pick, koi-koi), as the paper keeps one
+per network; each mini-batch holds one type, so it runs through one of the three networks. A loop's
+buffer is used for exactly one pass and then dropped (its samples came from the previous policy).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterator, Sequence
+
+import lightning.pytorch as pl
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+from ..encoding import encode
+from ..engine import DECISION_NAMES
+from ..model import KoiKoiNet
+from .selfplay import Sample
+
+
+class SampleBuffer(Dataset):
+    """A loop's samples; ``by_type[d]`` lists the indices of decision type ``d``."""
+
+    def __init__(self, samples: Sequence[Sample] = ()) -> None:
+        self.samples: list[Sample] = []
+        self.by_type: list[list[int]] = [[], [], []]
+        self.extend(samples)
+
+    def extend(self, samples: Sequence[Sample]) -> None:
+        for s in samples:
+            self.by_type[s.obs.decision].append(len(self.samples))
+            self.samples.append(s)
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, i: int) -> Sample:
+        return self.samples[i]
+
+    def counts(self) -> dict[str, int]:
+        return {DECISION_NAMES[d]: len(ix) for d, ix in enumerate(self.by_type)}
+
+
+class TypedBatchSampler(Sampler[list[int]]):
+    """Shuffled mini-batches that each hold one decision type; every sample once per pass."""
+
+    def __init__(self, buffer: SampleBuffer, batch_size: int, seed: int) -> None:
+        self.buffer, self.batch_size, self.seed = buffer, batch_size, seed
+
+    def _batches(self) -> list[list[int]]:
+        rng = np.random.default_rng(self.seed)
+        batches = []
+        for ix in self.buffer.by_type:
+            perm = rng.permutation(np.asarray(ix, dtype=np.int64))
+            batches += [perm[i:i + self.batch_size].tolist() for i in range(0, len(perm), self.batch_size)]
+        order = rng.permutation(len(batches))
+        return [batches[i] for i in order]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self._batches())
+
+    def __len__(self) -> int:
+        return sum(-(-len(ix) // self.batch_size) for ix in self.buffer.by_type)
+
+
+def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(features, decision, action, reward) tensors for one mini-batch."""
+    obs = [s.obs for s in samples]
+    x = torch.from_numpy(encode(obs))
+    d = torch.tensor([o.decision for o in obs], dtype=torch.long)
+    a = torch.tensor([s.action for s in samples], dtype=torch.long)
+    r = torch.tensor([s.reward for s in samples], dtype=torch.float32)
+    return x, d, a, r
+
+
+class QLearner(pl.LightningModule):
+    """MSE between the output at the taken action's token and the Monte-Carlo target (the round reward).
+
+    The Adam optimizer is created once and kept, so its moments carry over from loop to loop (and
+    into checkpoints) although every loop runs its own ``Trainer.fit``.
+    """
+
+    def __init__(self, net: KoiKoiNet, lr: float = 1e-4) -> None:
+        super().__init__()
+        self.net = net
+        self.lr = lr
+        self.optimizer: torch.optim.Optimizer | None = None
+        self.reset_stats()
+
+    def reset_stats(self) -> None:
+        self.loss_sum = [0.0, 0.0, 0.0]
+        self.loss_n = [0, 0, 0]
+
+    def q_taken(self, x: torch.Tensor, decision: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.net(x, decision).gather(1, action.view(-1, 1)).squeeze(1)
+
+    def loss(self, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        x, d, a, r = batch
+        return F.mse_loss(self.q_taken(x, d, a).float(), r)
+
+    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
+        loss = self.loss(batch)
+        kind = int(batch[1][0])
+        self.loss_sum[kind] += float(loss.detach()) * len(batch[3])
+        self.loss_n[kind] += len(batch[3])
+        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch[3]))
+        return loss
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        if self.optimizer is None:
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr)
+        return self.optimizer
+
+    def mean_losses(self) -> dict[str, float]:
+        return {f"loss/{DECISION_NAMES[d]}": self.loss_sum[d] / self.loss_n[d] for d in range(3) if self.loss_n[d]}
+
+
+def quiet_lightning() -> None:
+    """Per-loop Trainers would repeat the same banner and hints every loop."""
+    logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
+    logging.getLogger("lightning.fabric").setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", ".*does not have many workers.*")
+    warnings.filterwarnings("ignore", ".*smaller than the logging interval.*")
+
+
+def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
+             progress: bool = False, description: str = "train") -> dict[str, float]:
+    """One optimization pass over ``buffer`` (a ``Trainer(max_epochs=1).fit``); returns mean losses per type."""
+    learner.reset_stats()
+    if len(buffer) == 0:
+        return {}
+    quiet_lightning()
+    loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=collate)
+    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", devices=1, precision=precision, logger=False,
+                         enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=progress,
+                         num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
+    learner.train()  # self-play leaves the net in eval mode; training wants dropout back
+    trainer.fit(learner, loader)
+    learner.net.eval()
+    return learner.mean_losses()

@@ -1,0 +1,100 @@
+"""Networks as self-play players: a picklable spec for workers and its batched, masked evaluation."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..encoding import decisions, encode, legal_masks
+from ..engine import Observation
+from ..model import KoiKoiNet, ModelConfig
+
+
+@cache
+def cpu_has_bf16() -> bool:
+    """True when the CPU has native bf16 matmuls (AVX512-BF16 or AMX), where bf16 autocast pays off."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def resolve_bf16(value: bool | str) -> bool:
+    """The ``bf16`` param: true, false or "auto" (true on CPUs with native bf16)."""
+    if value == "auto":
+        return cpu_has_bf16()
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"bf16 must be true, false or auto, got {value!r}")
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """A network as sent to a worker: architecture, weights (torch.save bytes) and exploration rate."""
+
+    name: str
+    config: dict
+    weights: bytes
+    epsilon: float = 0.0
+
+    @classmethod
+    def from_net(cls, net: KoiKoiNet, name: str, epsilon: float = 0.0) -> NetSpec:
+        buf = io.BytesIO()
+        torch.save({k: v.detach().cpu() for k, v in net.state_dict().items()}, buf)
+        return cls(name=name, config=net.config.to_dict(), weights=buf.getvalue(), epsilon=float(epsilon))
+
+    def with_epsilon(self, epsilon: float) -> NetSpec:
+        return NetSpec(self.name, self.config, self.weights, float(epsilon))
+
+    def build(self) -> KoiKoiNet:
+        net = KoiKoiNet(ModelConfig.from_dict(self.config))
+        net.load_state_dict(torch.load(io.BytesIO(self.weights), map_location="cpu", weights_only=True))
+        return net.eval()
+
+
+class NetPlayer:
+    """Evaluates one batch of observations (all of one decision type) in one forward pass."""
+
+    def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, bf16: bool = False) -> None:
+        self.net = net.eval()
+        self.epsilon = epsilon
+        self.bf16 = bf16
+        self.forward_seconds = 0.0
+        self.forward_samples = 0
+        self.forward_calls = 0
+
+    def _amp(self) -> contextlib.AbstractContextManager:
+        return torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+
+    def values(self, observations: Sequence[Observation]) -> np.ndarray:
+        """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
+        x = torch.from_numpy(encode(observations))
+        d = torch.from_numpy(decisions(observations))
+        t0 = time.perf_counter()
+        with torch.inference_mode(), self._amp():
+            q = self.net(x, d).float().numpy()
+        self.forward_seconds += time.perf_counter() - t0
+        self.forward_samples += len(observations)
+        self.forward_calls += 1
+        q[~legal_masks(observations)] = -np.inf
+        return q
+
+    def forward_throughput(self, x: torch.Tensor, decision: int, seconds: float = 2.0) -> float:
+        """Pure forward passes per second on batch ``x`` (samples/s), for the self-play benchmark."""
+        d = torch.full((x.shape[0],), decision, dtype=torch.long)
+        with torch.inference_mode(), self._amp():
+            self.net(x, d)  # warm-up
+            n, t0 = 0, time.perf_counter()
+            while time.perf_counter() - t0 < seconds:
+                self.net(x, d)
+                n += 1
+        return n * x.shape[0] / (time.perf_counter() - t0)

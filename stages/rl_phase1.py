@@ -1,0 +1,29 @@
+"""Stage rl_phase1@<reward>: Monte-Carlo DQN against the frozen SL agent until it wins.
+
+Usage: python stages/rl_phase1.py point|wp. A killed run started again resumes after its last loop.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from pipeline.rl.stages import rl_stage
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        sys.exit("rl_phase1: error: usage: python stages/rl_phase1.py point|wp")
+    doc = yaml.safe_load(Path("params.yaml").read_text())
+    try:
+        summary = rl_stage(1, sys.argv[1], doc)
+    except (ValueError, FileNotFoundError) as e:
+        sys.exit(f"rl_phase1: error: {e}")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

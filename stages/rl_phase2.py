@@ -1,0 +1,29 @@
+"""Stage rl_phase2@<reward>: self-play against itself and past snapshots, from phase 1's model.
+
+Usage: python stages/rl_phase2.py point|wp. A killed run started again resumes after its last loop.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from pipeline.rl.stages import rl_stage
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        sys.exit("rl_phase2: error: usage: python stages/rl_phase2.py point|wp")
+    doc = yaml.safe_load(Path("params.yaml").read_text())
+    try:
+        summary = rl_stage(2, sys.argv[1], doc)
+    except (ValueError, FileNotFoundError) as e:
+        sys.exit(f"rl_phase2: error: {e}")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""Stage winprob: the win-probability table P(win | round, points, dealer) from greedy SL self-play (Fig. 5)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from pipeline.rl.stages import winprob_stage
+
+
+def main() -> None:
+    doc = yaml.safe_load(Path("params.yaml").read_text())
+    try:
+        metrics = winprob_stage(doc)
+    except (ValueError, FileNotFoundError) as e:
+        sys.exit(f"winprob: error: {e}")
+    print(json.dumps(metrics))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""Fixtures for the RL tests: tiny networks and a tiny but complete params document."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from pipeline.model import KoiKoiNet, ModelConfig
+from pipeline.modelio import save_model
+
+TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
+
+PARAMS = {
+    "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0, "refit_every": 1, "refit_games": 4,
+                "workers": 0, "concurrency": 8, "bf16": False},
+    "rl": {
+        "seed": 0, "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
+        "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
+        "eval_every": 1, "eval_games": 4, "train_precision": "32-true", "train_threads": 1,
+        "selfplay": {"workers": 0, "concurrency": 8, "bf16": False, "start_method": "spawn"},
+        "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2},
+        "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},
+    },
+}
+
+
+def tiny_net(seed: int = 0) -> KoiKoiNet:
+    torch.manual_seed(seed)
+    return KoiKoiNet(TINY).eval()
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny nets gain nothing from intra-op threads, and on a shared machine they lose a lot."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def make_net():
+    """``make_net(seed)``: a tiny network with seeded weights (tests import no helper module)."""
+    return tiny_net
+
+
+@pytest.fixture
+def params() -> dict:
+    return copy.deepcopy(PARAMS)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project dir with a tiny untrained "SL" model in models/sl and MLflow in tmp_path; cwd set there."""
+    save_model(tiny_net(1), tmp_path / "models/sl", {"kind": "sl"})
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

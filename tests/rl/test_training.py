@@ -1,0 +1,154 @@
+import csv
+
+import pytest
+import torch
+
+from pipeline.modelio import load_model
+from pipeline.rl.config import ParamError, parse_rl
+from pipeline.rl.stages import rl_stage, winprob_stage
+from pipeline.rl.training import STATE_FILE
+
+
+def _curve(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project, params, monkeypatch):
+    from pipeline.rl import training
+
+    straight = rl_stage(1, "point", params, progress=False, mlflow=False)  # 2 loops
+    w_straight = torch.load(project / "models/rl_phase1/point/model.pt")
+    rows_straight = _curve(project / "results/rl_phase1/point/curve.csv")
+    state = project / "models/rl_phase1/point/checkpoints" / STATE_FILE
+    state.unlink()
+
+    # kill the run while it trains loop 2
+    calls = []
+    original_fit = training.fit_pass
+
+    def dying_fit(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original_fit(*args, **kwargs)
+
+    monkeypatch.setattr(training, "fit_pass", dying_fit)
+    with pytest.raises(KeyboardInterrupt):
+        rl_stage(1, "point", params, progress=False, mlflow=False)
+    ck = torch.load(state, weights_only=False)
+    assert ck["state"]["loop"] == 1 and len(ck["state"]["curve"]) == 2  # start + loop 1 survived the kill
+
+    # started again: only loop 2 is played, and the result is the uninterrupted run's
+    monkeypatch.setattr(training, "fit_pass", original_fit)
+    played = []
+    original_play = training.PhaseRunner._play
+    monkeypatch.setattr(training.PhaseRunner, "_play",
+                        lambda self, job, desc: played.append(job.games[0].seed) or original_play(self, job, desc))
+    resumed = rl_stage(1, "point", params, progress=False, mlflow=False)
+    assert len(played) == 1 and resumed["loops"] == 2 and resumed["games"] == straight["games"] == 8
+    w_resumed = torch.load(project / "models/rl_phase1/point/model.pt")
+    for k in w_straight:
+        torch.testing.assert_close(w_resumed[k], w_straight[k])
+    rows = _curve(project / "results/rl_phase1/point/curve.csv")
+    assert rows == rows_straight and [r["loop"] for r in rows] == ["0", "1", "2"]
+
+    # a raised budget continues the finished run from loop 2
+    params["rl"]["phase1"]["loops"] = 3
+    assert rl_stage(1, "point", params, progress=False, mlflow=False)["loops"] == 3 and len(played) == 2
+
+
+def test_changed_params_start_afresh(project, params):
+    params["rl"]["phase1"]["loops"] = 1
+    rl_stage(1, "point", params, progress=False, mlflow=False)
+    params["rl"]["lr"] = 5e-4
+    out = rl_stage(1, "point", params, progress=False, mlflow=False)
+    assert out["loops"] == 1
+    assert list((project / "models/rl_phase1/point/checkpoints").glob("stale-*.pt"))
+
+
+@pytest.mark.slow
+def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
+    import mlflow
+
+    from pipeline.tracking import tracking_uri
+
+    metrics = winprob_stage(params, progress=False)
+    assert (project / "models/winprob/winprob.json").is_file() and (project / "results/winprob/winprob.png").is_file()
+    assert metrics["games"] == 8
+    p1 = rl_stage(1, "wp", params, progress=False)
+    assert p1["loops"] == 2 and p1["global_loops"] == 2
+    p2 = rl_stage(2, "wp", params, progress=False)
+    assert p2["loops"] == 1 and p2["global_loops"] == 3 and p2["global_games"] == 12
+    net, meta = load_model(project / "models/rl/wp")
+    assert meta["kind"] == "rl" and meta["variant"] == "wp" and meta["phase"] == 2
+    assert len(meta["winprob"]["coef"]) == 8 and meta["winprob"]["source"] == "phase 2 loop 1"  # refitted
+    rows = _curve(project / "results/rl/wp/curve.csv")
+    assert [int(r["loop"]) for r in rows] == [0, 1, 2, 3] and [int(r["games"]) for r in rows] == [0, 4, 8, 12]
+    assert all(0 <= float(r["win_rate"]) <= 1 for r in rows)
+
+    assert tracking_uri().startswith(f"sqlite:///{project}")
+    client = mlflow.MlflowClient(tracking_uri())
+    exp = client.get_experiment_by_name("rl")
+    runs = {r.info.run_name: r for r in client.search_runs([exp.experiment_id])}
+    assert {"winprob", "rl-phase1-wp", "rl-phase2-wp"} <= set(runs)
+    history = client.get_metric_history(runs["rl-phase2-wp"].info.run_id, "eval/win_rate")
+    assert [m.step for m in history] == [3]
+    assert client.get_registered_model("koikoi-rl-wp").name == "koikoi-rl-wp"
+    assert runs["rl-phase1-wp"].data.params["rl.games_per_loop"] == "4"
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("rl", "games_per_loop"), -5, "rl.games_per_loop must be an integer"),
+    (("rl", "phase1", "loops"), -1, "rl.phase1.loops must be an integer >= 0"),
+    (("rl", "lr"), 0, "rl.lr must be a number > 0"),
+    (("rl", "init"), "zero", "rl.init must be one of sl, scratch"),
+    (("rl", "eval_games"), 3, "rl.eval_games must be even"),
+    (("rl", "typo_key"), 1, "rl: unknown key"),
+    (("winprob", "refit_every"), -2, "winprob.refit_every must be an integer"),
+])
+def test_bad_params_fail_before_any_work(project, params, path, value, message):
+    d = params
+    for k in path[:-1]:
+        d = d[k]
+    d[path[-1]] = value
+    with pytest.raises(ParamError, match=message):
+        rl_stage(1, "point", params, progress=False, mlflow=False)
+    assert not (project / "models/rl_phase1").exists()
+
+
+def test_unknown_reward_and_missing_inputs(project, params):
+    with pytest.raises(ParamError, match="unknown reward model 'score'"):
+        rl_stage(1, "score", params, progress=False, mlflow=False)
+    with pytest.raises(FileNotFoundError, match="winprob stage"):
+        rl_stage(1, "wp", params, progress=False, mlflow=False)
+    with pytest.raises(FileNotFoundError, match="phase-1 model"):
+        rl_stage(2, "point", params, progress=False, mlflow=False)
+    assert parse_rl(params["rl"]).epsilon(0) == 0.15 and parse_rl(params["rl"]).epsilon(2) == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("init", ["sl", "scratch"])
+def test_initialisation_from_sl_or_scratch(project, params, init):
+    params["rl"]["init"], params["rl"]["phase1"]["loops"] = init, 0
+    out = rl_stage(1, "point", params, progress=False, mlflow=False)
+    assert out["loops"] == 0 and out["global_loops"] == 0
+    sl = torch.load(project / "models/sl/model.pt")
+    rl = torch.load(project / "models/rl_phase1/point/model.pt")
+    same = all(torch.equal(sl[k], rl[k]) for k in sl)
+    assert same == (init == "sl")
+    if init == "sl":  # same weights, duplicate deals: a dead heat
+        assert out["win_rate"] == 0.5 and out["point_diff"] == 0.0
+
+
+def test_phase2_keeps_a_pool_of_recent_snapshots(project, params):
+    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, 3
+    params["rl"]["eval_every"] = 3
+    rl_stage(1, "point", params, progress=False, mlflow=False)
+    out = rl_stage(2, "point", params, progress=False, mlflow=False)
+    assert out["loops"] == 3 and out["global_loops"] == 4
+    ckpt = project / "models/rl/point/checkpoints"
+    state = torch.load(ckpt / STATE_FILE, weights_only=False)["state"]
+    assert state["snapshots"] == [2, 3]  # pool_size 2: the phase-1 model (0) and loop 1 have left the pool
+    assert sorted(p.name for p in ckpt.glob("snapshot-*.pt")) == ["snapshot-00002.pt", "snapshot-00003.pt"]
+    rows = _curve(project / "results/rl/point/curve.csv")
+    assert [int(r["loop"]) for r in rows] == [0, 1, 4]  # eval_every 3 in phase 2, and the last loop
