@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from ..engine import Observation
+from ..engine import Observation, ids_of
 
 
 class Agent(ABC):
@@ -20,10 +20,4 @@ class Agent(ABC):
 
 def legal_list(obs: Observation) -> list[int]:
     """The legal action tokens of an observation, ascending."""
-    m = obs.legal_mask
-    out = []
-    while m:
-        low = m & -m
-        out.append(low.bit_length() - 1)
-        m ^= low
-    return out
+    return ids_of(obs.legal_mask)
