@@ -4,8 +4,10 @@
 Column ``t`` is token ``t``: card ids 0..47, then [K0] (stop, 48) and [K1] (koi-koi, 49), so a token
 index is also an action index. Rows, in ``LAYOUT`` order (``ROWS[name]`` gives a block's first row):
 
-- card state (0/1 per card, from the acting player's view): position, the card shown and waiting for
-  a pick, the legal actions, and per turn 1..16 how each card was played, drawn or taken this round;
+- card state (0/1 per card, from the acting player's view): position, where it was dealt (my hand or
+  the field), the card shown and waiting for a pick, the legal actions, and how each card was played,
+  drawn or taken this round, per turn counted back from the current one (row block 0: this turn,
+  block 1: the turn before, ...; even blocks are my turns, odd ones the opponent's);
 - card attributes (static): month, category, yaku-set membership, and one-hot rows for [K0] and [K1];
 - game progress (the same value in every column): points, yaku points, round, turn, dealer, decision,
   koi-koi counts and claims per turn, and card counts per position and yaku set, scaled to about [0, 1].
@@ -22,17 +24,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from .engine import Observation
-from .engine.cards import ALL_CARDS, CATEGORIES, MONTH_MASK, NUM_CARDS, YAKU_SETS
+from .engine.cards import ALL_CARDS, CANONICAL, CATEGORIES, MONTH_MASK, NUM_CARDS, YAKU_SETS
 
 NUM_TOKENS = 50
 K0, K1 = 48, 49
 MAX_TURNS = 16
 MAX_ROUNDS = 12  # round one-hots cover games of up to 12 rounds (the paper plays 8)
 
-FEATURE_VERSION = "tokens-v2"  # v2: turns no longer repeat the last one at a discard; TokenNorm model
+FEATURE_VERSION = "tokens-v3"  # v3: history by recency, dealt rows, hand/field yaku counts
 """Bumped whenever the row layout changes, so an old model refuses to load against new features."""
 
 POSITIONS = ("hand", "field", "my_pile", "opp_pile", "pending", "unseen")
+DEALT = ("dealt_to_me", "dealt_to_field")  # where each card was at the start of the round
 HISTORY_KINDS = ("discard_paired", "discard_unpaired", "taken_by_discard", "draw_paired", "draw_unpaired",
                  "taken_by_draw")
 YAKU_NAMES = tuple(YAKU_SETS)
@@ -42,8 +45,9 @@ CATEGORY_NAMES = tuple(CATEGORIES)
 LAYOUT: tuple[tuple[str, int], ...] = (
     # card state
     ("position", len(POSITIONS)),
+    ("dealt", len(DEALT)),
     ("legal", 1),
-    ("history", MAX_TURNS * len(HISTORY_KINDS)),  # row = start + 6 * (turn - 1) + kind
+    ("history", MAX_TURNS * len(HISTORY_KINDS)),  # row = start + 6 * (current turn - turn) + kind
     # card attributes
     ("month", 12),
     ("category", len(CATEGORY_NAMES)),
@@ -60,7 +64,7 @@ LAYOUT: tuple[tuple[str, int], ...] = (
     ("koikoi", 4),  # my count/3, opponent's count/3, I have claimed, opponent has claimed
     ("koikoi_claims", 2 * MAX_TURNS),  # by me on turn t (row t-1), by the opponent (row 16 + t-1)
     ("counts", 6),  # my hand/8, opponent's hand/8, field/12, my pile/24, opponent's pile/24, stock/24
-    ("yaku_progress", 3 * len(YAKU_NAMES)),  # share of each yaku set in my pile, opponent's, unseen
+    ("yaku_progress", 5 * len(YAKU_NAMES)),  # share of each yaku set in my pile, opponent's, unseen, hand, field
 )
 
 ROWS: dict[str, int] = {}
@@ -74,6 +78,16 @@ del _r, _name, _n
 NUM_MASK_ROWS = ROWS["month"]  # rows 0..NUM_MASK_ROWS-1 are per-card bit masks
 ATTR_START, PROGRESS_START = ROWS["month"], ROWS["points"]
 NUM_PROGRESS = NUM_FEATURES - PROGRESS_START
+
+
+CANONICAL_TOKEN = np.array([*CANONICAL, K0, K1], dtype=np.int64)
+"""Token -> the lowest token interchangeable with it (``engine.cards.CANONICAL``; [K0], [K1] map to
+themselves). Interchangeable cards have identical attribute columns."""
+
+
+def same_choice(pred: np.ndarray, action: np.ndarray) -> np.ndarray:
+    """Whether each predicted token is the recorded one or a card interchangeable with it."""
+    return CANONICAL_TOKEN[pred] == CANONICAL_TOKEN[action]
 
 
 def _bits(mask: int) -> np.ndarray:
@@ -120,43 +134,57 @@ def _scalars(observations: Sequence[Observation]) -> np.ndarray:
     ).reshape(len(observations), 20)
 
 
-def _history(observations: Sequence[Observation]) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
-    """Flat (sample, row, mask) triples of the history rows and (sample, row) of koi-koi claims."""
+def _history(observations: Sequence[Observation]) -> tuple[list[int], list[int], list[int], list[int], list[int],
+                                                          np.ndarray]:
+    """Flat (sample, row, mask) triples of the history rows, (sample, row) of koi-koi claims, and the
+    masks of the cards dealt to me and to the field, ``(B, 2)``."""
     hb: list[int] = []
     hr: list[int] = []
     hm: list[int] = []
     kb: list[int] = []
     kr: list[int] = []
+    dealt = np.zeros((len(observations), 2), dtype=np.uint64)
+    k = len(HISTORY_KINDS)
     for b, o in enumerate(observations):
         pending = o.pick_card  # the shown card waiting for a pick is neither paired nor unpaired yet
         me = o.player
-        row = _H
+        mine = taken = placed = 0  # my played cards; cards taken from the field; cards laid on it
+        # turn t of the round (0-based) goes to block turn - 1 - t: this turn first, then back in time
+        row = _H + k * (o.turn - 1)
         for t, turn in enumerate(o.turns):
             d = turn.discard
             if d >= 0:
+                if turn.player == me:
+                    mine |= 1 << d
                 if turn.captured:
                     hb += (b, b)
                     hr += (row, row + 2)
                     hm += (1 << d, turn.captured)
+                    taken |= turn.captured
                 elif d != pending:
                     hb.append(b)
                     hr.append(row + 1)
                     hm.append(1 << d)
+                    placed |= 1 << d
             d = turn.draw
             if d >= 0:
                 if turn.captured2:
                     hb += (b, b)
                     hr += (row + 3, row + 5)
                     hm += (1 << d, turn.captured2)
+                    taken |= turn.captured2
                 elif d != pending:
                     hb.append(b)
                     hr.append(row + 4)
                     hm.append(1 << d)
+                    placed |= 1 << d
             if turn.koikoi:
                 kb.append(b)
                 kr.append((_CLAIM_ME if turn.player == me else _CLAIM_OPP) + t)
-            row += len(HISTORY_KINDS)
-    return hb, hr, hm, kb, kr
+            row -= k
+        dealt[b, 0] = o.hand | mine
+        dealt[b, 1] = (o.field | taken) & ~placed
+    return hb, hr, hm, kb, kr, dealt
 
 
 def encode(observations: Sequence[Observation]) -> np.ndarray:
@@ -175,8 +203,9 @@ def encode(observations: Sequence[Observation]) -> np.ndarray:
     pending = np.where(pick >= 0, _ONE << np.maximum(pick, 0).astype(np.uint64), np.uint64(0))
     masks[:, 4] = pending
     masks[:, 5] = _ALL & ~(u[:, _F_HAND] | u[:, _F_FIELD] | u[:, _F_MY] | u[:, _F_OPP] | pending)
-    masks[:, 6] = u[:, _F_LEGAL]
-    hb, hr, hm, kb, kr = _history(observations)
+    hb, hr, hm, kb, kr, dealt = _history(observations)
+    masks[:, 6:8] = dealt
+    masks[:, 8] = u[:, _F_LEGAL]
     if hb:
         masks[hb, hr] = np.array(hm, dtype=np.uint64)
     out[:, :NUM_MASK_ROWS] = _unpack(masks)
@@ -217,7 +246,7 @@ def encode(observations: Sequence[Observation]) -> np.ndarray:
     g[:, r + 5] = s[:, _F_STOCK] / 24.0
     r = ROWS["yaku_progress"]
     n = len(YAKU_NAMES)
-    for i, m in enumerate((u[:, _F_MY], u[:, _F_OPP], masks[:, 5])):
+    for i, m in enumerate((u[:, _F_MY], u[:, _F_OPP], masks[:, 5], u[:, _F_HAND], u[:, _F_FIELD])):
         g[:, r + i * n:r + (i + 1) * n] = np.bitwise_count(m[:, None] & _YAKU_MASKS) / _YAKU_SIZES
     out[:, PROGRESS_START:] = g[:, PROGRESS_START:, None]
     return out
@@ -239,8 +268,8 @@ def decisions(observations: Sequence[Observation]) -> np.ndarray:
 
 def row_names() -> list[str]:
     """A readable name for each feature row (for plots and the README table)."""
-    names: list[str] = [f"position={p}" for p in POSITIONS] + ["legal"]
-    names += [f"turn{t}:{k}" for t in range(1, MAX_TURNS + 1) for k in HISTORY_KINDS]
+    names: list[str] = [f"position={p}" for p in POSITIONS] + list(DEALT) + ["legal"]
+    names += [f"turns_ago={t}:{k}" for t in range(MAX_TURNS) for k in HISTORY_KINDS]
     names += [f"month={m}" for m in range(1, 13)] + [f"category={c}" for c in CATEGORY_NAMES]
     names += [f"yaku_set={y}" for y in YAKU_NAMES] + ["special=[K0]", "special=[K1]"]
     names += ["point_diff", "my_points", "opp_points", "my_yaku_points", "opp_yaku_points"]
@@ -251,7 +280,7 @@ def row_names() -> list[str]:
     names += [f"koikoi_by_me@turn{t}" for t in range(1, MAX_TURNS + 1)]
     names += [f"koikoi_by_opp@turn{t}" for t in range(1, MAX_TURNS + 1)]
     names += ["n_hand", "n_opp_hand", "n_field", "n_my_pile", "n_opp_pile", "n_stock"]
-    names += [f"{w}:{y}" for w in ("my_pile", "opp_pile", "unseen") for y in YAKU_NAMES]
+    names += [f"{w}:{y}" for w in ("my_pile", "opp_pile", "unseen", "hand", "field") for y in YAKU_NAMES]
     assert len(names) == NUM_FEATURES
     return names
 

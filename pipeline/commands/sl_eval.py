@@ -39,5 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--records {records}: no usable game records ({res['skipped_files']} skipped)")
     print(f"{res['games']} games, {res['skipped_files']} files skipped; samples: "
           + ", ".join(f"{k} {res[f'samples_{k}']}" for k in ("discard", "pick", "koikoi")))
+    # the last line counts interchangeable cards (two dross of a month) as one, as the paper does
+    print("exact card: " + ", ".join(f"{k} {res[f'exact_{k}']}" for k in ("discard", "pick", "koikoi", "overall")))
     print(json.dumps({k: res[k] for k in ("discard", "pick", "koikoi", "overall", "samples")}))
     return 0

@@ -90,6 +90,38 @@ YAKU_SETS: dict[str, int] = {
 }
 """Cards that can take part in each yaku (one mask per yaku family)."""
 
+
+def _canonical() -> tuple[int, ...]:
+    """Lowest id of the cards with the same month, categories and yaku sets as each card."""
+    def signature(c: int) -> tuple:
+        bit = 1 << c
+        return (c >> 2, *(bool(m & bit) for m in CATEGORIES.values()), *(bool(m & bit) for m in YAKU_SETS.values()))
+
+    first: dict[tuple, int] = {}
+    return tuple(first.setdefault(signature(c), c) for c in range(NUM_CARDS))
+
+
+CANONICAL: tuple[int, ...] = _canonical()
+"""``CANONICAL[c]``: the lowest id of the cards interchangeable with ``c``. Two dross cards of one
+month (and the three of Paulownia) differ in nothing the rules look at, so choosing either is the
+same move. The paper counts SL accuracy this way (its ``equal_result``), and so do we."""
+
+
+def _month_swaps() -> tuple[tuple[int, int], ...]:
+    """Pairs of months whose four cards match index by index in categories and yaku sets."""
+    def signature(m: int) -> tuple:
+        return tuple(tuple(bool(mask >> (4 * m + i) & 1) for mask in (*CATEGORIES.values(), *YAKU_SETS.values()))
+                     for i in range(4))
+
+    first: dict[tuple, int] = {}
+    return tuple((first[signature(m)] + 1, m + 1) for m in range(12) if first.setdefault(signature(m), m) != m)
+
+
+MONTH_SWAPS: tuple[tuple[int, int], ...] = _month_swaps()
+"""Months that can trade places without changing any rule: Wisteria and Iris (4, 5), Peony and Maple
+(6, 10). Relabelling one such pair in a game gives another game played exactly alike, which the SL
+training uses as data augmentation."""
+
 MONTH_NAMES = ("Pine", "Plum", "Cherry", "Wisteria", "Iris", "Peony",
                "Bush Clover", "Grass", "Chrysanthemum", "Maple", "Willow", "Paulownia")
 _SPECIAL_NAMES = {

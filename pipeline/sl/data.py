@@ -12,8 +12,26 @@ import lightning.pytorch as pl
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
+from ..encoding import NUM_FEATURES, ROWS
+from ..engine.cards import MONTH_SWAPS
 from .dataset import SampleSet, load_split
 from .storage import Layout, TorchUnpacker
+
+_MONTH_ROWS = tuple((ROWS["month"] + a - 1, ROWS["month"] + b - 1) for a, b in MONTH_SWAPS)
+
+
+def swap_months(x: torch.Tensor) -> torch.Tensor:
+    """Each pair of interchangeable months (``MONTH_SWAPS``) relabelled in a random half of the batch.
+
+    Only the month rows move: the cards of those months agree in every other attribute, so this is
+    the same game with the two months' cards renamed, and the recorded choice stays a legal one.
+    """
+    x = x.clone()
+    for ra, rb in _MONTH_ROWS:
+        flip = (torch.rand(x.shape[0], device=x.device) < 0.5).view(-1, 1)
+        a, b = x[:, ra], x[:, rb]
+        x[:, ra], x[:, rb] = torch.where(flip, b, a), torch.where(flip, a, b)
+    return x
 
 
 def tensor_dataset(s: SampleSet) -> TensorDataset:
@@ -29,7 +47,7 @@ class SLDataModule(pl.LightningDataModule):
 
     def __init__(self, dataset_dir: str | Path | None = None, batch_size: int = 256, num_workers: int = 0,
                  seed: int = 0, train: SampleSet | None = None, val: SampleSet | None = None,
-                 layout: Layout | None = None) -> None:
+                 layout: Layout | None = None, augment: bool = False) -> None:
         super().__init__()
         if dataset_dir is None and (train is None or val is None or layout is None):
             raise ValueError("SLDataModule needs dataset_dir, or train, val and layout")
@@ -42,6 +60,10 @@ class SLDataModule(pl.LightningDataModule):
             self.train_set, self.layout = load_split(self.dataset_dir, "train")
             self.val_set, _ = load_split(self.dataset_dir, "val")
         self.unpacker = TorchUnpacker(self.layout)
+        if augment and self.layout.num_features != NUM_FEATURES:
+            raise ValueError(f"augment: the dataset has {self.layout.num_features} feature rows, this encoding "
+                             f"{NUM_FEATURES}; rebuild it (dvc repro sl_dataset)")
+        self.augment = augment
 
     @property
     def num_features(self) -> int:
@@ -60,4 +82,7 @@ class SLDataModule(pl.LightningDataModule):
 
     def on_after_batch_transfer(self, batch, dataloader_idx: int):
         bits, values, legal, action, decision = batch
-        return self.unpacker.to(bits.device)(bits, values), legal, action, decision
+        x = self.unpacker.to(bits.device)(bits, values)
+        if self.augment and self.trainer is not None and self.trainer.training:
+            x = swap_months(x)
+        return x, legal, action, decision

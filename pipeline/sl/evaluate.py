@@ -28,13 +28,22 @@ def predict(net: KoiKoiNet, dm: SLDataModule, batch_size: int = 512) -> np.ndarr
 
 
 def agreement(pred: np.ndarray, action: np.ndarray, decision: np.ndarray) -> dict:
-    """``{"discard", "pick", "koikoi", "overall", "samples"}`` plus per-type sample counts."""
-    hit = pred == action
+    """``{"discard", "pick", "koikoi", "overall", "samples"}`` plus per-type sample counts.
+
+    A prediction agrees when it is the recorded card or one interchangeable with it (two dross
+    cards of a month), as the paper counts; ``exact_*`` give the agreement on the very card.
+    """
+    hit = encoding.same_choice(pred, action)
+    exact = pred == action
     res: dict = {}
     for d, name in enumerate(DECISION_NAMES):
         sel = decision == d
         res[name] = round(float(hit[sel].mean()), 4) if sel.any() else None
     res["overall"] = round(float(hit.mean()), 4) if hit.size else None
+    for d, name in enumerate(DECISION_NAMES):
+        sel = decision == d
+        res[f"exact_{name}"] = round(float(exact[sel].mean()), 4) if sel.any() else None
+    res["exact_overall"] = round(float(exact.mean()), 4) if exact.size else None
     res["samples"] = int(hit.size)
     res.update({f"samples_{name}": int((decision == d).sum()) for d, name in enumerate(DECISION_NAMES)})
     return res

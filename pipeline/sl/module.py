@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from torchmetrics.classification import MulticlassAccuracy
 
-from ..encoding import NUM_TOKENS
+from ..encoding import CANONICAL_TOKEN, NUM_TOKENS
 from ..model import masked
 from . import DECISION_NAMES
 
@@ -50,6 +50,8 @@ class SLModule(pl.LightningModule):
         self.lr, self.weight_decay, self.scheduler = lr, weight_decay, scheduler
         self.label_smoothing, self.max_epochs, self.plateau_patience = label_smoothing, max_epochs, plateau_patience
         self.save_hyperparameters(ignore=["net"])
+        # accuracy compares interchangeable cards as one (the paper's counting; see engine.cards.CANONICAL)
+        self.register_buffer("canonical", torch.from_numpy(CANONICAL_TOKEN), persistent=False)
         self.acc = nn.ModuleDict({
             f"{split}_{name}": MulticlassAccuracy(num_classes=NUM_TOKENS, average="micro")
             for split in ("train", "val") for name in ("all", *DECISION_NAMES)
@@ -63,7 +65,8 @@ class SLModule(pl.LightningModule):
         values = self.net(x, decision)
         losses = masked_cross_entropy(values, legal, action, self.label_smoothing, reduction="none")
         loss = losses.mean()
-        pred = masked(values.detach(), legal).argmax(-1)
+        pred = self.canonical[masked(values.detach(), legal).argmax(-1)]
+        action = self.canonical[action]
         n = action.shape[0]
         self.log(f"{split}/loss", loss, on_step=False, on_epoch=True, prog_bar=split == "val", batch_size=n)
         acc = self.acc[f"{split}_all"]

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
+from ..encoding import same_choice
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
 from . import DECISION_NAMES
@@ -33,6 +34,7 @@ from .data import SLDataModule
 from .dataset import SampleSet, fold_games, load_info, load_split
 from .evaluate import predict
 from .module import SCHEDULERS, SLModule
+from .selection import PerDecisionBest
 
 EXPERIMENT = "sl"
 REGISTERED_MODEL = "koikoi-sl"
@@ -41,9 +43,11 @@ DEFAULTS: dict[str, Any] = {
     "seed": 0,
     # model (paper sizes)
     "width": 256, "ff": 512, "heads": 4, "layers": 2, "dropout": 0.1, "shared_trunk": False,
-    # optimisation
-    "lr": 1e-3, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0,
-    "batch_size": 256, "num_workers": 0, "max_epochs": 8, "patience": 3, "precision": "32-true",
+    # data: relabel interchangeable months (engine.cards.MONTH_SWAPS) at random in training batches
+    "augment": True,
+    # optimisation (the params.yaml defaults)
+    "lr": 3e-4, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0,
+    "batch_size": 128, "num_workers": 0, "max_epochs": 10, "patience": 3, "precision": "bf16-mixed",
     "threads": 0,
 }
 # Params that change how long or how fast a run goes but not what it computes: a checkpoint
@@ -54,7 +58,7 @@ _RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
 warnings.filterwarnings("ignore", message=r".*does not have many workers.*")
 
 CURVE_COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc",
-                 *(f"val_acc_{n}" for n in DECISION_NAMES), "lr")
+                 *(f"val_acc_{n}" for n in DECISION_NAMES), *(f"val_loss_{n}" for n in DECISION_NAMES), "lr")
 
 
 def check_params(params: dict) -> dict:
@@ -82,8 +86,9 @@ def check_params(params: dict) -> dict:
             raise bad(key, "in [0, 1)")
     if p["scheduler"] not in SCHEDULERS:
         raise bad("scheduler", f"one of {SCHEDULERS}")
-    if not isinstance(p["shared_trunk"], bool):
-        raise bad("shared_trunk", "true or false")
+    for key in ("shared_trunk", "augment"):
+        if not isinstance(p[key], bool):
+            raise bad(key, "true or false")
     if p["precision"] not in ("32-true", "bf16-mixed"):
         raise bad("precision", "32-true or bf16-mixed")
     if p["width"] % p["heads"]:
@@ -188,9 +193,16 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
                       label_smoothing=float(p["label_smoothing"]), max_epochs=max_epochs,
                       plateau_patience=max(0, p["patience"] // 2))
     curves = CurvesCallback()
-    best = ModelCheckpoint(dirpath=ckpt_dir, filename="best-{epoch:03d}", monitor="val/loss", mode="min",
-                           save_top_k=1, save_last=True, auto_insert_metric_name=False)
-    cbs: list[Callback] = [EarlyStopping(monitor="val/loss", mode="min", patience=p["patience"]), best, curves]
+    per_type = None if p["shared_trunk"] else PerDecisionBest(p["patience"])
+    if per_type is None:  # one network: its best epoch on the summed val loss
+        best = ModelCheckpoint(dirpath=ckpt_dir, filename="best-{epoch:03d}", monitor="val/loss", mode="min",
+                               save_top_k=1, save_last=True, auto_insert_metric_name=False)
+        cbs: list[Callback] = [EarlyStopping(monitor="val/loss", mode="min", patience=p["patience"]), best, curves]
+    else:  # three networks: each at its own best epoch; checkpoints only for resuming
+        # the latest epoch as last.ckpt (Lightning writes save_last only beside a top-k save)
+        best = ModelCheckpoint(dirpath=ckpt_dir, filename="last", monitor=None, save_top_k=1,
+                               enable_version_counter=False, save_on_train_epoch_end=False)
+        cbs = [per_type, best, curves]
     if run_info is not None:
         cbs.append(run_info)
     trainer = pl.Trainer(
@@ -200,11 +212,16 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
         deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
     )
     trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
-    if best.best_model_path:
-        state = torch.load(best.best_model_path, map_location="cpu", weights_only=False)["state_dict"]
-        module.load_state_dict(state)
+    if per_type is not None:
+        per_type.restore(net)
+        best_epochs = {f"best_epoch_{n}": e for n, e in per_type.best_epoch.items()}
+    else:
+        if best.best_model_path:
+            state = torch.load(best.best_model_path, map_location="cpu", weights_only=False)["state_dict"]
+            module.load_state_dict(state)
+        best_epochs = {}
     final = trainer.validate(module, datamodule=dm, verbose=False)[0]
-    metrics = {k: float(v) for k, v in final.items()}
+    metrics = {**{k: float(v) for k, v in final.items()}, **best_epochs}
     return net, metrics, curves, trainer.current_epoch
 
 
@@ -244,7 +261,8 @@ def train_sl(
     threads = resolve_threads(p["threads"])
     torch.set_num_threads(threads)
     info = load_info(dataset_dir)
-    dm = SLDataModule(dataset_dir, batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"])
+    dm = SLDataModule(dataset_dir, batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"],
+                      augment=p["augment"])
     out = Path(out_dir)
     ckpt_dir = out / "checkpoints"
     fp = fingerprint(p, info)
@@ -269,6 +287,9 @@ def train_sl(
     net, metrics, curves, epochs_run = _fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
                                             _RunInfo(fp, run_id))
     best_epoch = min(curves.rows, key=lambda r: r.get("val_loss", float("inf")))["epoch"] if curves.rows else 0
+    per_type = [v for k, v in metrics.items() if k.startswith("best_epoch_")]
+    if per_type:  # three networks, each kept at its own best epoch: the last of those
+        best_epoch = max(per_type)
     result: dict[str, Any] = {
         **metrics, "best_epoch": int(best_epoch), "epochs": int(epochs_run), "threads": threads,
         "train_samples": len(dm.train_set), **_sample_counts(dm.val_set, "val"),
@@ -276,7 +297,8 @@ def train_sl(
     meta = {"kind": "sl", "dataset_source": info.get("source"),
             "dataset_fingerprint": info.get("records_fingerprint"), "params": p,
             **{k: round(v, 6) for k, v in metrics.items() if k.startswith("val/")},
-            "best_epoch": result["best_epoch"]}
+            "best_epoch": result["best_epoch"],
+            **{k: int(v) for k, v in metrics.items() if k.startswith("best_epoch_")}}
     save_model(net, out, meta)
     if curves_path is not None:
         curves.write_csv(curves_path)
@@ -364,11 +386,14 @@ def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_ep
         for i, g in enumerate(groups):
             held = np.isin(every.game, games[g])
             dm = SLDataModule(train=every.select(~held), val=every.select(held), layout=layout,
-                              batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"])
+                              batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"],
+                              augment=p["augment"])
             net, metrics, _, _ = _fit(dm, p, Path(tmp) / f"fold{i}", (), None, epochs, progress, None, None)
-            per_fold.append(round(metrics["val/acc"], 4))
             pred = predict(net, dm)
-            hit = pred == dm.val_set.action
+            hit = same_choice(pred, dm.val_set.action)
+            per_fold.append(round(float(hit.mean()), 4))
+            print(f"sl-cv: fold {i + 1}/{folds}: {int(held.sum())} held-out samples, accuracy {per_fold[-1]:.4f}",
+                  file=sys.stderr)
             for d, name in enumerate(DECISION_NAMES):
                 sel = dm.val_set.decision == d
                 correct[name] += int(hit[sel].sum())

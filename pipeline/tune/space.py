@@ -27,6 +27,8 @@ SL_SPACE: dict[str, Any] = {
     "dropout": {"low": 0.0, "high": 0.3},
     "batch_size": [64, 128, 256, 512],
     "shared_trunk": [False, True],
+    "augment": [True, False],
+    "label_smoothing": {"low": 0.0, "high": 0.2},
 }
 
 # ``reward_scale`` scales the round reward of the variant being tuned (``rl.reward_scale.<variant>``).

@@ -148,9 +148,11 @@ def test_history_rows_replay_the_turns(samples):
     for _s, o in samples[::13]:
         x = encode([o])[0]
         hist = x[ROWS["history"]:ROWS["history"] + 16 * len(HISTORY_KINDS)].reshape(16, len(HISTORY_KINDS), -1)
-        assert not hist[len(o.turns):].any()
+        assert not hist[o.turn:].any()  # blocks count back from the current turn
         for t, turn in enumerate(o.turns):
-            k = dict(zip(HISTORY_KINDS, hist[t], strict=True))
+            block = o.turn - 1 - t
+            assert (block % 2 == 0) == (turn.player == o.player)  # even blocks: my turns
+            k = dict(zip(HISTORY_KINDS, hist[block], strict=True))
             if turn.captured:
                 assert k["discard_paired"][turn.discard] == 1
                 np.testing.assert_array_equal(k["taken_by_discard"], bits(turn.captured))
@@ -201,3 +203,66 @@ def test_decisions_rejects_a_non_acting_observation():
     s = GameState(seed=1)
     with pytest.raises(ValueError, match="player to act"):
         decisions([s.observation(s.player ^ 1)])
+
+
+def test_dealt_rows_give_the_round_start(samples):
+    """Rebuilt from the public history alone, the dealt rows match the deal itself."""
+    for state, o in samples[::7]:
+        x = encode([o])[0]
+        hands, field = state.deal[:2], state.deal[2]
+        np.testing.assert_array_equal(x[ROWS["dealt"]], bits(hands[o.player]))
+        np.testing.assert_array_equal(x[ROWS["dealt"] + 1], bits(field))
+
+
+def _relabel(o, perm):
+    """``o`` with every card ``c`` renamed ``perm[c]``."""
+    import dataclasses
+
+    def m(mask: int) -> int:
+        return sum(1 << int(perm[c]) for c in range(48) if mask >> c & 1)
+
+    def c(card: int) -> int:
+        return int(perm[card]) if card >= 0 else card
+
+    turns = tuple(dataclasses.replace(t, discard=c(t.discard), captured=m(t.captured), draw=c(t.draw),
+                                      captured2=m(t.captured2)) for t in o.turns)
+    legal = m(o.legal_mask & ((1 << 48) - 1)) | (o.legal_mask & ~((1 << 48) - 1))
+    return dataclasses.replace(o, hand=m(o.hand), field=m(o.field), my_pile=m(o.my_pile), opp_pile=m(o.opp_pile),
+                               legal_mask=legal, pick_card=c(o.pick_card), turns=turns)
+
+
+def test_swapping_month_rows_is_renaming_the_months_cards(samples):
+    """The SL augmentation: swapping the month rows of Wisteria and Iris (or of Peony and Maple)
+    encodes the same game with those months' cards renamed, so the recorded choice carries over."""
+    import torch
+
+    from pipeline.engine.cards import MONTH_SWAPS
+    from pipeline.sl.data import swap_months
+
+    obs = [o for _, o in samples[::17]]
+    x = torch.from_numpy(encode(obs))
+    variants = [x]  # x with the month rows of no pair, of the first, of the second, of both pairs swapped
+    for a, b in MONTH_SWAPS:
+        perm = np.arange(NUM_TOKENS)
+        ia, ib = slice(4 * (a - 1), 4 * a), slice(4 * (b - 1), 4 * b)
+        perm[ia], perm[ib] = perm[ib].copy(), perm[ia].copy()
+        renamed = torch.from_numpy(encode([_relabel(o, perm) for o in obs]))[:, :, perm]
+        rows = x.clone()
+        ra, rb = ROWS["month"] + a - 1, ROWS["month"] + b - 1
+        rows[:, [ra, rb]] = rows[:, [rb, ra]]
+        assert torch.equal(rows, renamed), (a, b)
+        variants.append(rows)
+    both = variants[1].clone()
+    (a, b), = MONTH_SWAPS[1:]
+    both[:, [ROWS["month"] + a - 1, ROWS["month"] + b - 1]] = both[:, [ROWS["month"] + b - 1, ROWS["month"] + a - 1]]
+    variants.append(both)
+    torch.manual_seed(0)
+    seen = set()
+    for _ in range(8):
+        out = swap_months(x)
+        for i in range(len(obs)):
+            k = [j for j, v in enumerate(variants) if torch.equal(out[i], v[i])]
+            assert k, "each sample gets some of the pairs swapped, nothing else changes"
+            seen.add(k[0])
+    assert seen == {0, 1, 2, 3}
+

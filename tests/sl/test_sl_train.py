@@ -11,7 +11,8 @@ import torch.nn.functional as F
 
 from pipeline.sl.module import masked_cross_entropy
 
-TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0}
+TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
+        "precision": "32-true"}
 
 
 def test_loss_ignores_illegal_tokens():

@@ -1,0 +1,68 @@
+"""Best-epoch selection for the three networks, each on its own validation loss.
+
+The paper trains its discard, pick and koi-koi networks apart, each kept at its own best epoch.
+Trained together in one Lightning run, the three stop learning at different times (the koi-koi
+network overfits its ~1,100 samples within a few epochs while the discard network still improves),
+so one early stop on the summed loss leaves the discard network short. This callback keeps a copy
+of each network at its lowest ``val/loss_<type>`` and stops the run once no network has improved
+for ``patience`` epochs.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.callbacks import Callback
+from lightning.pytorch.trainer.states import TrainerFn
+
+from ..model import KoiKoiNet
+from . import DECISION_NAMES
+
+
+class PerDecisionBest(Callback):
+    """Keeps each decision type's network (trunk and output layer) at its lowest validation loss."""
+
+    def __init__(self, patience: int) -> None:
+        self.patience = patience
+        self.best_loss = {n: float("inf") for n in DECISION_NAMES}
+        self.best_epoch = {n: 0 for n in DECISION_NAMES}
+        self.states: dict[str, dict[str, torch.Tensor]] = {}
+        self.waited = 0
+
+    @staticmethod
+    def _parts(net: KoiKoiNet, d: int) -> torch.nn.ModuleDict:
+        return torch.nn.ModuleDict({"trunk": net.trunks[d], "out": net.outs[d]})
+
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if trainer.sanity_checking or trainer.state.fn != TrainerFn.FITTING:
+            return
+        improved = False
+        for d, name in enumerate(DECISION_NAMES):
+            value = trainer.callback_metrics.get(f"val/loss_{name}")
+            if value is None or not float(value) < self.best_loss[name]:
+                continue
+            self.best_loss[name], self.best_epoch[name] = float(value), trainer.current_epoch + 1
+            self.states[name] = copy.deepcopy({k: v.detach().cpu() for k, v in
+                                               self._parts(pl_module.net, d).state_dict().items()})
+            improved = True
+        self.waited = 0 if improved else self.waited + 1
+        if self.waited >= self.patience:
+            trainer.should_stop = True
+
+    def restore(self, net: KoiKoiNet) -> None:
+        """Load each network's best weights into ``net`` (those never validated stay as they are)."""
+        for d, name in enumerate(DECISION_NAMES):
+            if name in self.states:
+                self._parts(net, d).load_state_dict(self.states[name])
+
+    def state_dict(self) -> dict:
+        return {"best_loss": self.best_loss, "best_epoch": self.best_epoch, "states": self.states,
+                "waited": self.waited}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.best_loss = dict(state_dict["best_loss"])
+        self.best_epoch = dict(state_dict["best_epoch"])
+        self.states = dict(state_dict["states"])
+        self.waited = int(state_dict["waited"])

@@ -1,0 +1,65 @@
+"""Counting interchangeable cards as one (the paper's SL accuracy) and per-network best epochs."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+
+from pipeline.encoding import same_choice
+from pipeline.engine.cards import CANONICAL, card_id
+from pipeline.model import KoiKoiNet, ModelConfig
+from pipeline.sl.evaluate import agreement
+from pipeline.sl.selection import PerDecisionBest
+
+
+def test_interchangeable_cards_are_the_papers_equal_results():
+    # the paper's sl_record_to_dataset.py lists these id groups (dross of a month) as equal results
+    paper = [[2, 3], [6, 7], [10, 11], [14, 15], [18, 19], [22, 23], [26, 27], [30, 31], [34, 35], [38, 39],
+             [45, 46, 47]]
+    groups: dict[int, list[int]] = {}
+    for c, k in enumerate(CANONICAL):
+        groups.setdefault(k, []).append(c)
+    assert sorted(g for g in groups.values() if len(g) > 1) == paper
+    assert CANONICAL[card_id(9, 1)] == card_id(9, 1)  # the Sake Cup is dross too, but also a seed
+
+
+def test_agreement_counts_a_twin_dross_as_the_same_choice():
+    pine3, pine4, crane = card_id(1, 3), card_id(1, 4), card_id(1, 1)
+    pred = np.array([pine4, crane, pine3, 49])
+    action = np.array([pine3, pine3, pine3, 48])
+    np.testing.assert_array_equal(same_choice(pred, action), [True, False, True, False])
+    res = agreement(pred, action, np.array([0, 0, 1, 2]))
+    assert res["discard"] == 0.5 and res["exact_discard"] == 0.0
+    assert res["pick"] == 1.0 and res["koikoi"] == 0.0 and res["overall"] == 0.5
+
+
+def test_each_network_is_kept_at_its_own_best_epoch():
+    net = KoiKoiNet(ModelConfig(width=8, ff=16, heads=2, layers=1))
+    cb = PerDecisionBest(patience=2)
+    losses = [(1.0, 1.0, 1.0), (0.9, 1.2, 1.1), (0.8, 1.3, 1.2), (0.85, 1.4, 1.3), (0.9, 1.5, 1.4)]
+    for epoch, (d, p, k) in enumerate(losses):
+        with torch.no_grad():
+            for param in net.parameters():
+                param.fill_(float(epoch))  # the weights tell the epoch they come from
+        trainer = SimpleNamespace(sanity_checking=False, state=SimpleNamespace(fn="fit"), current_epoch=epoch,
+                                  should_stop=False,
+                                  callback_metrics={"val/loss_discard": torch.tensor(d),
+                                                    "val/loss_pick": torch.tensor(p),
+                                                    "val/loss_koikoi": torch.tensor(k)})
+        cb.on_validation_end(trainer, SimpleNamespace(net=net))
+        if trainer.should_stop:
+            break
+    assert epoch == 4  # two epochs without any network improving
+    assert cb.best_epoch == {"discard": 3, "pick": 1, "koikoi": 1}
+    restored = KoiKoiNet(net.config)
+    restored.load_state_dict(net.state_dict())
+    cb.restore(restored)
+    assert all((p == 2.0).all() for p in restored.trunks[0].parameters())  # discard: epoch 3 (index 2)
+    assert all((p == 0.0).all() for p in restored.trunks[1].parameters())
+    assert all((p == 0.0).all() for p in restored.outs[2].parameters())
+    # the state travels in a checkpoint
+    again = PerDecisionBest(patience=2)
+    again.load_state_dict(cb.state_dict())
+    assert again.best_epoch == cb.best_epoch and again.waited == cb.waited
