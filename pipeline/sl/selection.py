@@ -22,10 +22,14 @@ from . import DECISION_NAMES
 
 
 class PerDecisionBest(Callback):
-    """Keeps each decision type's network (trunk and output layer) at its lowest validation loss."""
+    """Keeps each decision type's network (trunk and output layer) at its lowest validation loss, or
+    with ``monitor="acc"`` at its highest validation accuracy (the paper's rule, applied to its test fold)."""
 
-    def __init__(self, patience: int) -> None:
-        self.patience = patience
+    def __init__(self, patience: int, monitor: str = "loss") -> None:
+        if monitor not in ("loss", "acc"):
+            raise ValueError(f"monitor must be 'loss' or 'acc', got {monitor!r}")
+        self.patience, self.monitor = patience, monitor
+        self.sign = 1.0 if monitor == "loss" else -1.0  # compare sign * value: lower is better
         self.best_loss = {n: float("inf") for n in DECISION_NAMES}
         self.best_epoch = {n: 0 for n in DECISION_NAMES}
         self.states: dict[str, dict[str, torch.Tensor]] = {}
@@ -40,12 +44,13 @@ class PerDecisionBest(Callback):
             return
         improved = False
         for d, name in enumerate(DECISION_NAMES):
-            value = trainer.callback_metrics.get(f"val/loss_{name}")
-            if value is None or not float(value) < self.best_loss[name]:
+            value = trainer.callback_metrics.get(f"val/{self.monitor}_{name}")
+            if value is None or not self.sign * float(value) < self.best_loss[name]:
                 continue
-            self.best_loss[name], self.best_epoch[name] = float(value), trainer.current_epoch + 1
-            self.states[name] = copy.deepcopy({k: v.detach().cpu() for k, v in
-                                               self._parts(pl_module.net, d).state_dict().items()})
+            self.best_loss[name], self.best_epoch[name] = self.sign * float(value), trainer.current_epoch + 1
+            net = getattr(pl_module, "eval_net", pl_module.net)  # the weight average when there is one
+            state = self._parts(net, d).state_dict()
+            self.states[name] = copy.deepcopy({k: v.detach().cpu() for k, v in state.items()})
             improved = True
         self.waited = 0 if improved else self.waited + 1
         if self.waited >= self.patience:

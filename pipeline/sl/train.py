@@ -45,10 +45,12 @@ DEFAULTS: dict[str, Any] = {
     "width": 256, "ff": 512, "heads": 4, "layers": 2, "dropout": 0.1, "shared_trunk": False,
     # data: relabel interchangeable months (engine.cards.MONTH_SWAPS) at random in training batches
     "augment": True,
-    # optimisation (the params.yaml defaults)
-    "lr": 3e-4, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0,
+    # optimisation (as params.yaml, but threads: 0 picks the idle cores)
+    "lr": 3e-4, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0, "ema": 0.99,
     "batch_size": 128, "num_workers": 0, "max_epochs": 10, "patience": 3, "precision": "bf16-mixed",
     "threads": 0,
+    # each network's epoch: lowest val loss, or highest val accuracy (the paper, on its test fold)
+    "select": "loss",
 }
 # Params that change how long or how fast a run goes but not what it computes: a checkpoint
 # written under other values of these can still be resumed.
@@ -81,7 +83,7 @@ def check_params(params: dict) -> dict:
         raise bad("lr", "> 0")
     if not isinstance(p["weight_decay"], int | float) or p["weight_decay"] < 0:
         raise bad("weight_decay", ">= 0")
-    for key in ("dropout", "label_smoothing"):
+    for key in ("dropout", "label_smoothing", "ema"):
         if not isinstance(p[key], int | float) or not 0 <= p[key] < 1:
             raise bad(key, "in [0, 1)")
     if p["scheduler"] not in SCHEDULERS:
@@ -89,6 +91,8 @@ def check_params(params: dict) -> dict:
     for key in ("shared_trunk", "augment"):
         if not isinstance(p[key], bool):
             raise bad(key, "true or false")
+    if p["select"] not in ("loss", "acc"):
+        raise bad("select", "loss or acc")
     if p["precision"] not in ("32-true", "bf16-mixed"):
         raise bad("precision", "32-true or bf16-mixed")
     if p["width"] % p["heads"]:
@@ -191,13 +195,14 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
     net = KoiKoiNet(model_config(p, dm.num_features))
     module = SLModule(net, lr=float(p["lr"]), weight_decay=float(p["weight_decay"]), scheduler=p["scheduler"],
                       label_smoothing=float(p["label_smoothing"]), max_epochs=max_epochs,
-                      plateau_patience=max(0, p["patience"] // 2))
+                      plateau_patience=max(0, p["patience"] // 2), ema=float(p["ema"]))
     curves = CurvesCallback()
-    per_type = None if p["shared_trunk"] else PerDecisionBest(p["patience"])
-    if per_type is None:  # one network: its best epoch on the summed val loss
-        best = ModelCheckpoint(dirpath=ckpt_dir, filename="best-{epoch:03d}", monitor="val/loss", mode="min",
+    per_type = None if p["shared_trunk"] else PerDecisionBest(p["patience"], p["select"])
+    if per_type is None:  # one network: its best epoch on the val loss (or accuracy) over all types
+        monitor, mode = ("val/loss", "min") if p["select"] == "loss" else ("val/acc", "max")
+        best = ModelCheckpoint(dirpath=ckpt_dir, filename="best-{epoch:03d}", monitor=monitor, mode=mode,
                                save_top_k=1, save_last=True, auto_insert_metric_name=False)
-        cbs: list[Callback] = [EarlyStopping(monitor="val/loss", mode="min", patience=p["patience"]), best, curves]
+        cbs: list[Callback] = [EarlyStopping(monitor=monitor, mode=mode, patience=p["patience"]), best, curves]
     else:  # three networks: each at its own best epoch; checkpoints only for resuming
         # the latest epoch as last.ckpt (Lightning writes save_last only beside a top-k save)
         best = ModelCheckpoint(dirpath=ckpt_dir, filename="last", monitor=None, save_top_k=1,
@@ -214,11 +219,15 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
     trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
     if per_type is not None:
         per_type.restore(net)
+        if module.ema_net is not None:  # the final validation runs the average: make it the kept weights
+            module.ema_net.load_state_dict(net.state_dict())
         best_epochs = {f"best_epoch_{n}": e for n, e in per_type.best_epoch.items()}
     else:
         if best.best_model_path:
             state = torch.load(best.best_model_path, map_location="cpu", weights_only=False)["state_dict"]
             module.load_state_dict(state)
+        if module.ema_net is not None:  # keep the validated weights, the average
+            net.load_state_dict(module.ema_net.state_dict())
         best_epochs = {}
     final = trainer.validate(module, datamodule=dm, verbose=False)[0]
     metrics = {**{k: float(v) for k, v in final.items()}, **best_epochs}

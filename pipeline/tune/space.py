@@ -28,6 +28,7 @@ SL_SPACE: dict[str, Any] = {
     "batch_size": [64, 128, 256, 512],
     "shared_trunk": [False, True],
     "augment": [True, False],
+    "ema": [0.0, 0.99, 0.995],
     "label_smoothing": {"low": 0.0, "high": 0.2},
 }
 

@@ -63,3 +63,29 @@ def test_each_network_is_kept_at_its_own_best_epoch():
     again = PerDecisionBest(patience=2)
     again.load_state_dict(cb.state_dict())
     assert again.best_epoch == cb.best_epoch and again.waited == cb.waited
+
+
+def test_selection_on_accuracy_keeps_the_most_accurate_epoch():
+    net = KoiKoiNet(ModelConfig(width=8, ff=16, heads=2, layers=1))
+    cb = PerDecisionBest(patience=5, monitor="acc")
+    for epoch, acc in enumerate((0.5, 0.7, 0.6)):
+        metrics = {f"val/acc_{n}": torch.tensor(acc) for n in ("discard", "pick", "koikoi")}
+        trainer = SimpleNamespace(sanity_checking=False, state=SimpleNamespace(fn="fit"), current_epoch=epoch,
+                                  should_stop=False, callback_metrics=metrics)
+        cb.on_validation_end(trainer, SimpleNamespace(net=net))
+    assert cb.best_epoch == {"discard": 2, "pick": 2, "koikoi": 2}
+
+
+def test_weight_average_follows_the_trained_weights():
+    from pipeline.sl.module import SLModule
+
+    net = KoiKoiNet(ModelConfig(width=8, ff=16, heads=2, layers=1))
+    module = SLModule(net, ema=0.9)
+    before = [p.detach().clone() for p in module.ema_net.parameters()]
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(1.0)
+    module.on_train_batch_end(None, None, 0)
+    for b, avg, p in zip(before, module.ema_net.parameters(), net.parameters(), strict=True):
+        assert torch.allclose(avg, b + 0.1 * (p - b)) and not avg.requires_grad
+    assert module.eval_net is module.ema_net and SLModule(net).eval_net is net
