@@ -29,8 +29,8 @@ class PerDecisionBest(Callback):
         if monitor not in ("loss", "acc"):
             raise ValueError(f"monitor must be 'loss' or 'acc', got {monitor!r}")
         self.patience, self.monitor = patience, monitor
-        self.sign = 1.0 if monitor == "loss" else -1.0  # compare sign * value: lower is better
-        self.best_loss = {n: float("inf") for n in DECISION_NAMES}
+        self.sign = 1.0 if monitor == "loss" else -1.0  # best_score holds sign * value: lower is better
+        self.best_score = {n: float("inf") for n in DECISION_NAMES}
         self.best_epoch = {n: 0 for n in DECISION_NAMES}
         self.states: dict[str, dict[str, torch.Tensor]] = {}
         self.waited = 0
@@ -45,9 +45,9 @@ class PerDecisionBest(Callback):
         improved = False
         for d, name in enumerate(DECISION_NAMES):
             value = trainer.callback_metrics.get(f"val/{self.monitor}_{name}")
-            if value is None or not self.sign * float(value) < self.best_loss[name]:
+            if value is None or not self.sign * float(value) < self.best_score[name]:
                 continue
-            self.best_loss[name], self.best_epoch[name] = self.sign * float(value), trainer.current_epoch + 1
+            self.best_score[name], self.best_epoch[name] = self.sign * float(value), trainer.current_epoch + 1
             net = getattr(pl_module, "eval_net", pl_module.net)  # the weight average when there is one
             state = self._parts(net, d).state_dict()
             self.states[name] = copy.deepcopy({k: v.detach().cpu() for k, v in state.items()})
@@ -63,11 +63,11 @@ class PerDecisionBest(Callback):
                 self._parts(net, d).load_state_dict(self.states[name])
 
     def state_dict(self) -> dict:
-        return {"best_loss": self.best_loss, "best_epoch": self.best_epoch, "states": self.states,
+        return {"best_score": self.best_score, "best_epoch": self.best_epoch, "states": self.states,
                 "waited": self.waited}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        self.best_loss = dict(state_dict["best_loss"])
+        self.best_score = dict(state_dict["best_score"])
         self.best_epoch = dict(state_dict["best_epoch"])
         self.states = dict(state_dict["states"])
         self.waited = int(state_dict["waited"])
