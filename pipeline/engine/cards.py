@@ -91,14 +91,15 @@ YAKU_SETS: dict[str, int] = {
 """Cards that can take part in each yaku (one mask per yaku family)."""
 
 
+def _rule_signature(c: int) -> tuple[bool, ...]:
+    """Card ``c``'s membership of every category and yaku set: all the rules look at besides its month."""
+    return tuple(bool(m >> c & 1) for m in (*CATEGORIES.values(), *YAKU_SETS.values()))
+
+
 def _canonical() -> tuple[int, ...]:
     """Lowest id of the cards with the same month, categories and yaku sets as each card."""
-    def signature(c: int) -> tuple:
-        bit = 1 << c
-        return (c >> 2, *(bool(m & bit) for m in CATEGORIES.values()), *(bool(m & bit) for m in YAKU_SETS.values()))
-
     first: dict[tuple, int] = {}
-    return tuple(first.setdefault(signature(c), c) for c in range(NUM_CARDS))
+    return tuple(first.setdefault((c >> 2, _rule_signature(c)), c) for c in range(NUM_CARDS))
 
 
 CANONICAL: tuple[int, ...] = _canonical()
@@ -110,8 +111,7 @@ same move. The paper counts SL accuracy this way (its ``equal_result``), and so 
 def _month_swaps() -> tuple[tuple[int, int], ...]:
     """Pairs of months whose four cards match index by index in categories and yaku sets."""
     def signature(m: int) -> tuple:
-        return tuple(tuple(bool(mask >> (4 * m + i) & 1) for mask in (*CATEGORIES.values(), *YAKU_SETS.values()))
-                     for i in range(4))
+        return tuple(_rule_signature(4 * m + i) for i in range(4))
 
     first: dict[tuple, int] = {}
     return tuple((first[signature(m)] + 1, m + 1) for m in range(12) if first.setdefault(signature(m), m) != m)

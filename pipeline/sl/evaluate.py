@@ -36,14 +36,11 @@ def agreement(pred: np.ndarray, action: np.ndarray, decision: np.ndarray) -> dic
     hit = encoding.same_choice(pred, action)
     exact = pred == action
     res: dict = {}
-    for d, name in enumerate(DECISION_NAMES):
-        sel = decision == d
-        res[name] = round(float(hit[sel].mean()), 4) if sel.any() else None
-    res["overall"] = round(float(hit.mean()), 4) if hit.size else None
-    for d, name in enumerate(DECISION_NAMES):
-        sel = decision == d
-        res[f"exact_{name}"] = round(float(exact[sel].mean()), 4) if sel.any() else None
-    res["exact_overall"] = round(float(exact.mean()), 4) if exact.size else None
+    for prefix, ok in (("", hit), ("exact_", exact)):
+        for d, name in enumerate(DECISION_NAMES):
+            sel = decision == d
+            res[prefix + name] = round(float(ok[sel].mean()), 4) if sel.any() else None
+        res[prefix + "overall"] = round(float(ok.mean()), 4) if ok.size else None
     res["samples"] = int(hit.size)
     res.update({f"samples_{name}": int((decision == d).sum()) for d, name in enumerate(DECISION_NAMES)})
     return res
