@@ -56,9 +56,10 @@ def run(args: argparse.Namespace) -> dict:
     import torch
     from tqdm import tqdm
 
+    from ..hardware import resolve_bf16
     from ..model import KoiKoiNet, ModelConfig
     from ..rl.executor import InlineExecutor, ProcessExecutor
-    from ..rl.policies import NetSpec, resolve_bf16
+    from ..rl.policies import NetSpec
     from ..rl.selfplay import GameSpec, PlayJob
 
     bf16 = resolve_bf16({"true": True, "false": False}.get(args.bf16, "auto"))

@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", "-S", action="append", default=[], metavar="KEY=VALUE",
                    help="override an sl_train param, e.g. -S lr=0.0005 (repeatable)")
     p.add_argument("--max-epochs", type=int, default=None, help="override sl_train.max_epochs")
+    p.add_argument("--decisions", default=None, metavar="TYPES",
+                   help="comma-separated subset of discard,pick,koikoi: train and score only those networks "
+                        "(three-network models; each network's figure as in a full run, in a fraction of the time)")
     p.set_defaults(func=run)
 
 
@@ -35,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from ..sl.train import cross_validate
 
     try:
-        res = cross_validate(args.dataset, params, folds=args.folds, max_epochs=args.max_epochs)
+        decisions = None if args.decisions is None else [d.strip() for d in args.decisions.split(",") if d.strip()]
+        res = cross_validate(args.dataset, params, folds=args.folds, max_epochs=args.max_epochs,
+                             decisions=decisions)
     except (ValueError, FileNotFoundError) as e:
         raise UserError(str(e)) from None
     print(json.dumps(res))

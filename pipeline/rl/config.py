@@ -7,10 +7,10 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..hardware import PRECISIONS
 from .rewards import REWARD_MODELS
 
 INITS = ("sl", "scratch")
-PRECISIONS = ("32-true", "bf16-mixed")
 START_METHODS = ("spawn", "forkserver", "fork")
 
 

@@ -7,8 +7,6 @@ import io
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -16,25 +14,6 @@ import torch
 from ..encoding import decisions, encode, legal_masks
 from ..engine import Observation
 from ..model import KoiKoiNet, ModelConfig
-
-
-@cache
-def cpu_has_bf16() -> bool:
-    """True when the CPU has native bf16 matmuls (AVX512-BF16 or AMX), where bf16 autocast pays off."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-def resolve_bf16(value: bool | str) -> bool:
-    """The ``bf16`` param: true, false or "auto" (true on CPUs with native bf16)."""
-    if value == "auto":
-        return cpu_has_bf16()
-    if isinstance(value, bool):
-        return value
-    raise ValueError(f"bf16 must be true, false or auto, got {value!r}")
 
 
 @dataclass(frozen=True)

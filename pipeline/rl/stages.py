@@ -28,9 +28,10 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
 
     from tqdm import tqdm
 
+    from ..hardware import resolve_bf16
     from ..modelio import load_model
     from .executor import make_executor
-    from .policies import NetSpec, resolve_bf16
+    from .policies import NetSpec
     from .winprob import fit_table, log_loss, plot_table, simulate
 
     wp = parse_winprob(doc.get("winprob"))

@@ -27,12 +27,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..hardware import resolve_bf16, resolve_precision
 from ..model import KoiKoiNet
 from ..modelio import MODEL_FILE, load_model, save_model
 from .config import RLParams, WinProbParams
 from .executor import Executor, make_executor
 from .learner import QLearner, SampleBuffer, fit_pass
-from .policies import NetSpec, resolve_bf16
+from .policies import NetSpec
 from .rewards import RewardModel
 from .selfplay import GameSpec, PlayJob, PlayResult
 from .winprob import WinProbTable, fit_table, simulate
@@ -308,7 +309,8 @@ class PhaseRunner:
             result, play_s = self._play(job, f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
             buffer = SampleBuffer(result.samples)
             torch.manual_seed(_seed(p, c.phase, loop, 1))  # dropout
-            losses = fit_pass(learner, buffer, p.batch_size, _seed(p, c.phase, loop, 2), p.train_precision,
+            losses = fit_pass(learner, buffer, p.batch_size, _seed(p, c.phase, loop, 2),
+                              resolve_precision(p.train_precision),
                               progress=c.progress)
             metrics = {**losses, "epsilon": epsilon, "play/games_per_s": p.games_per_loop / play_s,
                        "play/samples": len(buffer), "play/mean_batch": result.mean_batch}

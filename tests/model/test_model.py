@@ -172,3 +172,45 @@ def test_model_agent_epsilon_is_seeded(batch):
     a1, a2 = (ModelAgent(net, epsilon=0.5, seed=9).act(obs) for _ in range(2))
     assert a1 == a2
     assert ModelAgent(net, epsilon=1.0, seed=9).act(obs) != ModelAgent(net, epsilon=0.0).act(obs)
+
+
+def test_yaku_cross_rows_are_membership_times_pile_share(batch):
+    from pipeline.encoding import ROWS, YAKU_NAMES
+    from pipeline.model import YakuCross
+
+    _, x, _, _ = batch
+    h = x.transpose(1, 2)
+    out = YakuCross()(h)
+    n = len(YAKU_NAMES)
+    assert out.shape == (*h.shape[:2], NUM_FEATURES + 2 * n) and torch.equal(out[..., :NUM_FEATURES], h)
+    for owner in range(2):  # my pile, then the opponent's
+        for s in range(n):
+            member = h[..., ROWS["yaku_set"] + s]
+            share = h[:, :, ROWS["yaku_progress"] + owner * n + s]
+            assert torch.equal(out[..., NUM_FEATURES + owner * n + s], member * share)
+    assert (out[:, 48:, NUM_FEATURES:] == 0).all()  # [K0] [K1] belong to no yaku set
+    assert out[..., NUM_FEATURES:].max() > 0  # some card of some sample is in a started set
+
+
+def test_yaku_cross_config_and_old_models_load(tmp_path, batch):
+    _, x, d, _ = batch
+    with pytest.raises(ValueError, match="yaku_cross"):
+        ModelConfig(num_features=10, yaku_cross=("pick",))
+    with pytest.raises(ValueError, match="yaku_cross"):
+        ModelConfig(yaku_cross=("draw",))
+    shared = KoiKoiNet(ModelConfig(**TINY, shared_trunk=True, yaku_cross=("pick",)))
+    assert shared.trunk.embed[0].in_features == NUM_FEATURES + 18  # one trunk: the rows if any decision asks
+    torch.manual_seed(0)
+    net = KoiKoiNet(ModelConfig(**TINY, yaku_cross=("koikoi", "pick"))).eval()
+    assert net.config.yaku_cross == ("pick", "koikoi")
+    assert [t.embed[0].in_features for t in net.trunks] == [NUM_FEATURES, NUM_FEATURES + 18, NUM_FEATURES + 18]
+    save_model(net, tmp_path / "m", {"kind": "test"})
+    back, _ = load_model(tmp_path / "m")
+    assert back.config == net.config
+    with torch.no_grad():
+        assert torch.equal(back(x, d), net(x, d))
+    maps = net.attention_weights(x, d)  # the analysis path runs the rows too
+    assert torch.allclose(maps[0].sum(-1), torch.ones(1))
+    old = ModelConfig(**TINY).to_dict()
+    del old["yaku_cross"]  # a config.json written before the option existed
+    assert ModelConfig.from_dict(old).yaku_cross == ()

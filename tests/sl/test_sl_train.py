@@ -141,3 +141,30 @@ def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
     assert r["samples"] == metrics["samples"] and r["folds"] == 2 and len(r["fold_acc"]) == 2
     for k in ("discard", "pick", "koikoi"):
         assert r[f"samples_{k}"] == metrics[f"samples_{k}"] and 0 <= r[k] <= 1
+
+
+def test_precision_auto_follows_the_cpu(monkeypatch):
+    from pipeline import hardware
+    from pipeline.sl.train import check_params, resolved
+
+    for native, want in ((True, "bf16-mixed"), (False, "32-true")):
+        monkeypatch.setattr(hardware, "cpu_has_bf16", lambda native=native: native)
+        assert resolved(check_params({"precision": "auto"}))["precision"] == want
+        assert resolved(check_params({"precision": "32-true"}))["precision"] == "32-true"
+    with pytest.raises(ValueError, match="sl_train.precision"):
+        check_params({"precision": "16-mixed"})
+
+
+@pytest.mark.slow
+def test_cross_validation_of_some_networks_only(two_game_dataset):
+    from pipeline.sl.train import cross_validate
+
+    data, metrics = two_game_dataset
+    r = cross_validate(data, TINY, folds=2, progress=False, decisions=["pick", "koikoi"])
+    assert set(r) >= {"pick", "koikoi", "samples_pick", "samples_koikoi"}
+    assert "discard" not in r and "overall" not in r  # an overall figure needs every network
+    assert r["samples"] == metrics["samples_pick"] + metrics["samples_koikoi"]
+    with pytest.raises(ValueError, match="decisions"):
+        cross_validate(data, TINY, folds=2, progress=False, decisions=["draw"])
+    with pytest.raises(ValueError, match="shared_trunk"):
+        cross_validate(data, {**TINY, "shared_trunk": True}, folds=2, progress=False, decisions=["pick"])
