@@ -16,7 +16,6 @@ from .encoding import NUM_FEATURES, NUM_TOKENS, ROWS, YAKU_NAMES
 from .engine import DECISION_NAMES
 
 NUM_DECISIONS = 3
-DECISIONS = DECISION_NAMES  # ("discard", "pick", "koikoi"): index == decision type
 
 
 @dataclass
@@ -54,10 +53,10 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.width ({self.width}) must be divisible by heads ({self.heads})")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"ModelConfig.dropout must be in [0, 1), got {self.dropout!r}")
-        if not isinstance(self.yaku_cross, list | tuple) or not all(d in DECISIONS for d in self.yaku_cross):
-            raise ValueError(f"ModelConfig.yaku_cross must list decision types from {DECISIONS}, "
+        if not isinstance(self.yaku_cross, list | tuple) or not all(d in DECISION_NAMES for d in self.yaku_cross):
+            raise ValueError(f"ModelConfig.yaku_cross must list decision types from {DECISION_NAMES}, "
                              f"got {self.yaku_cross!r}")
-        self.yaku_cross = tuple(d for d in DECISIONS if d in self.yaku_cross)  # JSON lists, any order
+        self.yaku_cross = tuple(d for d in DECISION_NAMES if d in self.yaku_cross)  # JSON lists, any order
         if self.yaku_cross and self.num_features != NUM_FEATURES:
             raise ValueError(f"ModelConfig.yaku_cross reads rows of the {NUM_FEATURES}-row encoding, "
                              f"but num_features is {self.num_features}")
@@ -138,7 +137,7 @@ class KoiKoiNet(nn.Module):
             self.trunk = Trunk(c, bool(c.yaku_cross))
             self.out = nn.Linear(c.width, NUM_DECISIONS)  # three output layers side by side
         else:
-            self.trunks = nn.ModuleList(Trunk(c, d in c.yaku_cross) for d in DECISIONS)
+            self.trunks = nn.ModuleList(Trunk(c, d in c.yaku_cross) for d in DECISION_NAMES)
             self.outs = nn.ModuleList(nn.Linear(c.width, 1) for _ in range(NUM_DECISIONS))
 
     def _check(self, x: torch.Tensor, decision: torch.Tensor) -> None:

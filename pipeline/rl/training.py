@@ -124,6 +124,7 @@ class PhaseRunner:
         self.cfg = cfg
         self.p = cfg.params
         self.bf16 = resolve_bf16(self.p.bf16)
+        self.train_precision = resolve_precision(self.p.train_precision)
         self.ckpt_dir = cfg.out_dir / "checkpoints"
         self._own_executor = executor is None
         self.executor = executor or make_executor(self.p.workers, self.p.start_method)
@@ -309,8 +310,7 @@ class PhaseRunner:
             result, play_s = self._play(job, f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
             buffer = SampleBuffer(result.samples)
             torch.manual_seed(_seed(p, c.phase, loop, 1))  # dropout
-            losses = fit_pass(learner, buffer, p.batch_size, _seed(p, c.phase, loop, 2),
-                              resolve_precision(p.train_precision),
+            losses = fit_pass(learner, buffer, p.batch_size, _seed(p, c.phase, loop, 2), self.train_precision,
                               progress=c.progress)
             metrics = {**losses, "epsilon": epsilon, "play/games_per_s": p.games_per_loop / play_s,
                        "play/samples": len(buffer), "play/mean_batch": result.mean_batch}

@@ -126,7 +126,7 @@ def resolve_threads(threads: int) -> int:
 def model_config(p: dict, num_features: int) -> ModelConfig:
     return ModelConfig(num_features=num_features, width=p["width"], ff=p["ff"], heads=p["heads"],
                        layers=p["layers"], dropout=float(p["dropout"]), shared_trunk=p["shared_trunk"],
-                       yaku_cross=tuple(p["yaku_cross"]))
+                       yaku_cross=p["yaku_cross"])
 
 
 class CurvesCallback(Callback):
