@@ -76,9 +76,9 @@ class SLModule(pl.LightningModule):
 
     def on_train_batch_end(self, outputs, batch, batch_idx: int) -> None:
         if self.ema_net is not None:
-            with torch.no_grad():
-                for avg, p in zip(self.ema_net.parameters(), self.net.parameters(), strict=True):
-                    avg.lerp_(p.detach(), 1.0 - self.ema)
+            with torch.no_grad():  # one multi-tensor op, not one op per parameter
+                torch._foreach_lerp_(list(self.ema_net.parameters()), [p.detach() for p in self.net.parameters()],
+                                     1.0 - self.ema)
 
     def _step(self, batch, split: str) -> torch.Tensor:
         x, legal, action, decision = batch
@@ -110,7 +110,8 @@ class SLModule(pl.LightningModule):
         self._step(batch, "val")
 
     def configure_optimizers(self):
-        opt = torch.optim.Adam(self.net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        # foreach: multi-tensor updates (torch picks the per-parameter loop on CPU by default)
+        opt = torch.optim.Adam(self.net.parameters(), lr=self.lr, weight_decay=self.weight_decay, foreach=True)
         if self.scheduler == "cosine":
             sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, self.max_epochs))
             return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "epoch"}}

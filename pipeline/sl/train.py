@@ -45,7 +45,7 @@ DEFAULTS: dict[str, Any] = {
     # model (paper sizes)
     "width": 256, "ff": 512, "heads": 4, "layers": 2, "dropout": 0.1, "shared_trunk": False,
     # networks given, per card and yaku set, "in the set" x "share of it in my / the opponent's pile"
-    "yaku_cross": ["pick"],
+    "yaku_cross": ["discard", "pick"],
     # data: relabel interchangeable months (engine.cards.MONTH_SWAPS) at random in training batches
     "augment": True,
     # optimisation (as params.yaml, but threads: 0 picks the idle cores)
@@ -399,6 +399,7 @@ def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_ep
     """
     p = resolved(check_params(params))
     epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
+    torch.set_num_threads(resolve_threads(p["threads"]))
     train, layout = load_split(dataset_dir, "train")
     val, _ = load_split(dataset_dir, "val")
     every = SampleSet.concat([train, val])

@@ -214,3 +214,48 @@ def test_yaku_cross_config_and_old_models_load(tmp_path, batch):
     old = ModelConfig(**TINY).to_dict()
     del old["yaku_cross"]  # a config.json written before the option existed
     assert ModelConfig.from_dict(old).yaku_cross == ()
+
+
+def test_fast_dropout_drops_p_and_rescales_the_rest():
+    from pipeline.model import FastDropout
+
+    x = torch.ones(64, 50, 256, requires_grad=True)
+    drop = FastDropout(0.1)
+    torch.manual_seed(0)
+    y = drop(x)
+    assert abs(float((y == 0).float().mean()) - 0.1) < 0.005
+    assert torch.allclose(y[y != 0], torch.tensor(1 / 0.9))  # inverted dropout: the expectation is kept
+    y.sum().backward()
+    assert torch.equal(x.grad, y.detach())  # the gradient passes through the kept elements only
+    torch.manual_seed(0)
+    assert torch.equal(drop(x), y)  # seeded like every other torch draw
+    assert drop.eval()(x) is x and FastDropout(0.0).train()(x) is x
+
+
+def test_encoder_layers_use_fast_dropout():
+    from pipeline.model import FastDropout
+
+    net = KoiKoiNet(ModelConfig(**{**TINY, "dropout": 0.1}))
+    layer = net.trunks[0].encoder.layers[0]
+    assert all(isinstance(m, FastDropout) and m.p == 0.1 for m in (layer.dropout, layer.dropout1, layer.dropout2))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_encoder_layer_matches_torch_layer(training):
+    from pipeline.model import EncoderLayer
+
+    torch.manual_seed(0)
+    ref = torch.nn.TransformerEncoderLayer(32, 4, 64, 0.0, batch_first=True).train(training)
+    new = EncoderLayer(32, 4, 64, 0.0, batch_first=True).train(training)
+    new.load_state_dict(ref.state_dict())  # same parameter names: old model directories load
+    x = torch.randn(5, 50, 32, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_(True)
+    with torch.set_grad_enabled(training):
+        a, b = ref(x), new(x2)
+    assert torch.allclose(a, b, atol=1e-6)
+    if training:
+        a.square().sum().backward()
+        b.square().sum().backward()
+        assert torch.allclose(x.grad, x2.grad, atol=1e-5)
+        for p, q in zip(ref.parameters(), new.parameters(), strict=True):
+            assert torch.allclose(p.grad, q.grad, atol=1e-5)

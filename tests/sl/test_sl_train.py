@@ -168,3 +168,19 @@ def test_cross_validation_of_some_networks_only(two_game_dataset):
         cross_validate(data, TINY, folds=2, progress=False, decisions=["draw"])
     with pytest.raises(ValueError, match="shared_trunk"):
         cross_validate(data, {**TINY, "shared_trunk": True}, folds=2, progress=False, decisions=["pick"])
+
+
+def test_bench_train_times_steps_of_the_mix():
+    import argparse
+
+    from pipeline.benchmarks import train as bench
+    from pipeline.cli import UserError
+
+    args = argparse.Namespace(batch=12, steps=1, threads=1, precision="32-true", yaku_cross="pick", seed=0)
+    r = bench.run(args)
+    assert r["precision"] == "32-true" and r["yaku_cross"] == ["pick"] and sum(r["decision_mix"]) == 12
+    assert r["ms_per_step"] > 0 and r["ms_per_step_discard_part"] > 0 and r["samples_per_s"] > 0
+    with pytest.raises(UserError, match="--yaku-cross"):
+        bench.run(argparse.Namespace(**{**vars(args), "yaku_cross": "draw"}))
+    with pytest.raises(UserError, match="--precision"):
+        bench.run(argparse.Namespace(**{**vars(args), "precision": "fp8"}))

@@ -1,0 +1,84 @@
+"""SL training speed (ms per step): Adam steps of ``KoiKoiNet`` through ``SLModule``, on sl_train's batch mix."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+# Share of each decision type among the human records' samples (results/sl_dataset/metrics.json).
+HUMAN_MIX = (0.830, 0.087, 0.083)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--batch", type=int, default=128, help="samples per step (default 128, sl_train.batch_size)")
+    p.add_argument("--steps", type=int, default=20, help="timed steps (default 20)")
+    p.add_argument("--threads", type=int, default=2, help="torch threads (default 2, sl_train.threads)")
+    p.add_argument("--precision", default="auto", help="auto | 32-true | bf16-mixed (default auto)")
+    p.add_argument("--yaku-cross", default="discard,pick", metavar="TYPES",
+                   help="comma-separated networks given YakuCross rows (default discard,pick as sl_train; '' for none)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> dict:
+    if args.batch < 3 or args.steps < 1 or args.threads < 1:
+        raise SystemExit("koikoi bench train: error: --batch must be >= 3, --steps and --threads >= 1")
+    import numpy as np
+    import torch
+
+    from ..cli import UserError
+    from ..encoding import decisions, encode, legal_masks
+    from ..hardware import PRECISIONS, resolve_precision
+    from ..model import KoiKoiNet, ModelConfig
+    from ..sl.module import SLModule, masked_cross_entropy
+    from .encode import collect_observations
+
+    if args.precision not in PRECISIONS:
+        raise UserError(f"--precision must be one of {' | '.join(PRECISIONS)}, got {args.precision!r}")
+    cross = tuple(t.strip() for t in args.yaku_cross.split(",") if t.strip())
+    try:
+        config = ModelConfig(yaku_cross=cross)
+    except ValueError as e:
+        raise UserError(f"--yaku-cross: {e}") from None
+    precision = resolve_precision(args.precision)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+
+    # Random-game observations, drawn per decision type in the human records' proportions.
+    obs = collect_observations(3000, args.seed)
+    x_all, d_all, legal_all = encode(obs), decisions(obs), legal_masks(obs)
+    rng = np.random.default_rng(args.seed)
+    counts = [round(args.batch * s) for s in HUMAN_MIX[1:]]
+    counts = [args.batch - sum(counts), *counts]
+    idx = np.concatenate([rng.choice(np.flatnonzero(d_all == k), n) for k, n in enumerate(counts)])
+    rng.shuffle(idx)
+    x, d, legal = (torch.from_numpy(a[idx]) for a in (x_all, d_all, legal_all))
+    action = torch.multinomial(legal.float(), 1).squeeze(1)  # a legal choice per sample
+
+    module = SLModule(KoiKoiNet(config), lr=3e-4, ema=0.99).train()
+    opt = module.configure_optimizers()
+
+    def step(sel: torch.Tensor) -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16-mixed"):
+            values = module.net(x[sel], d[sel])
+        loss = masked_cross_entropy(values, legal[sel], action[sel])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        module.on_train_batch_end(None, None, 0)  # the weight average, as in training
+
+    def ms_per_step(sel: torch.Tensor) -> float:
+        for _ in range(3):  # warm-up
+            step(sel)
+        t0 = time.perf_counter()
+        for _ in range(args.steps):
+            step(sel)
+        return (time.perf_counter() - t0) / args.steps * 1000
+
+    mixed = ms_per_step(torch.ones(args.batch, dtype=torch.bool))
+    discard_only = ms_per_step(d == 0)
+    return {
+        "precision": precision, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": args.threads, "batch": args.batch, "decision_mix": counts, "yaku_cross": list(config.yaku_cross),
+        "ms_per_step": round(mixed, 1), "samples_per_s": round(args.batch / mixed * 1000),
+        "ms_per_step_discard_part": round(discard_only, 1),
+    }
