@@ -259,3 +259,19 @@ def test_encoder_layer_matches_torch_layer(training):
         assert torch.allclose(x.grad, x2.grad, atol=1e-5)
         for p, q in zip(ref.parameters(), new.parameters(), strict=True):
             assert torch.allclose(p.grad, q.grad, atol=1e-5)
+
+
+def test_training_runs_through_encoder_layer_attention(monkeypatch):
+    from pipeline.model import EncoderLayer
+
+    calls = []
+    original = EncoderLayer._sa_block
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(EncoderLayer, "_sa_block", counted)  # torch's forward must still call this hook
+    net = KoiKoiNet(ModelConfig(**TINY)).train()
+    net(torch.randn(2, NUM_FEATURES, NUM_TOKENS), torch.zeros(2, dtype=torch.long))
+    assert len(calls) == TINY["layers"]
