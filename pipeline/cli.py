@@ -16,6 +16,11 @@ class UserError(Exception):
     """A bad argument, file or param: printed as one line, exit code 2."""
 
 
+def comma_list(text: str) -> list[str]:
+    """An option's comma-separated names, blanks dropped: ``"pick, koikoi,"`` -> ``["pick", "koikoi"]``."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="koikoi", description="Train, evaluate and play Koi-Koi agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -25,21 +25,21 @@ def run(args: argparse.Namespace) -> dict:
     import numpy as np
     import torch
 
-    from ..cli import UserError
+    from ..cli import UserError, comma_list
     from ..encoding import decisions, encode, legal_masks
-    from ..hardware import PRECISIONS, resolve_precision
+    from ..hardware import resolve_precision
     from ..model import KoiKoiNet, ModelConfig
     from ..sl.module import SLModule, masked_cross_entropy
     from .encode import collect_observations
 
-    if args.precision not in PRECISIONS:
-        raise UserError(f"--precision must be one of {' | '.join(PRECISIONS)}, got {args.precision!r}")
-    cross = tuple(t.strip() for t in args.yaku_cross.split(",") if t.strip())
     try:
-        config = ModelConfig(yaku_cross=cross)
+        precision = resolve_precision(args.precision)
+    except ValueError as e:
+        raise UserError(f"--precision: {e}") from None
+    try:
+        config = ModelConfig(yaku_cross=tuple(comma_list(args.yaku_cross)))
     except ValueError as e:
         raise UserError(f"--yaku-cross: {e}") from None
-    precision = resolve_precision(args.precision)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 

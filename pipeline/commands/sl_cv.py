@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from ..cli import UserError
+from ..cli import UserError, comma_list
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from ..sl.train import cross_validate
 
     try:
-        decisions = None if args.decisions is None else [d.strip() for d in args.decisions.split(",") if d.strip()]
+        decisions = None if args.decisions is None else comma_list(args.decisions)
         res = cross_validate(args.dataset, params, folds=args.folds, max_epochs=args.max_epochs,
                              decisions=decisions)
     except (ValueError, FileNotFoundError) as e:
