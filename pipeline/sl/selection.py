@@ -37,7 +37,10 @@ class PerDecisionBest(Callback):
 
     @staticmethod
     def _parts(net: KoiKoiNet, d: int) -> torch.nn.ModuleDict:
-        return torch.nn.ModuleDict({"trunk": net.trunks[d], "out": net.outs[d]})
+        parts = {"trunk": net.trunks[d], "out": net.outs[d]}
+        if DECISION_NAMES[d] in net.card_logits:
+            parts["card_logit"] = net.card_logits[DECISION_NAMES[d]]
+        return torch.nn.ModuleDict(parts)
 
     def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if trainer.sanity_checking or trainer.state.fn != TrainerFn.FITTING:

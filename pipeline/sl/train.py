@@ -46,11 +46,14 @@ DEFAULTS: dict[str, Any] = {
     "width": 256, "ff": 512, "heads": 4, "layers": 2, "dropout": 0.1, "shared_trunk": False,
     # networks given, per card and yaku set, "in the set" x "share of it in my / the opponent's pile"
     "yaku_cross": ["discard", "pick"],
+    # networks whose output adds a conditional logit on each card's own attributes (model.CardLogit),
+    # fit before training with inverse L2 strength card_logit_c (scikit-learn's C) and then held fixed
+    "card_logit": ["pick"], "card_logit_c": 30.0,
     # data: relabel interchangeable months (engine.cards.MONTH_SWAPS) at random in training batches
     "augment": True,
     # optimisation (as params.yaml, but threads: 0 picks the idle cores)
     "lr": 3e-4, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0, "ema": 0.99,
-    "batch_size": 128, "num_workers": 0, "max_epochs": 10, "patience": 3, "precision": "auto",
+    "batch_size": 128, "num_workers": 0, "max_epochs": 8, "patience": 3, "precision": "auto",
     "threads": 0,
     # each network's epoch: lowest val loss, or highest val accuracy (the paper, on its test fold)
     "select": "loss",
@@ -96,6 +99,11 @@ def check_params(params: dict) -> dict:
             raise bad(key, "true or false")
     if not isinstance(p["yaku_cross"], list | tuple) or not set(p["yaku_cross"]) <= set(DECISION_NAMES):
         raise bad("yaku_cross", f"a list of decision types from {list(DECISION_NAMES)}")
+    if not isinstance(p["card_logit"], list | tuple) or not set(p["card_logit"]) <= set(DECISION_NAMES):
+        raise bad("card_logit", f"a list of decision types from {list(DECISION_NAMES)}")
+    if not isinstance(p["card_logit_c"], int | float) or isinstance(p["card_logit_c"], bool) \
+            or not p["card_logit_c"] > 0:
+        raise bad("card_logit_c", "> 0")
     if p["select"] not in ("loss", "acc"):
         raise bad("select", "loss or acc")
     if p["precision"] not in PRECISIONS:
@@ -126,7 +134,22 @@ def resolve_threads(threads: int) -> int:
 def model_config(p: dict, num_features: int) -> ModelConfig:
     return ModelConfig(num_features=num_features, width=p["width"], ff=p["ff"], heads=p["heads"],
                        layers=p["layers"], dropout=float(p["dropout"]), shared_trunk=p["shared_trunk"],
-                       yaku_cross=p["yaku_cross"])
+                       yaku_cross=p["yaku_cross"], card_logit=p["card_logit"])
+
+
+def fit_card_logits(net: KoiKoiNet, dm: SLDataModule, c: float) -> dict[str, float]:
+    """Fit each ``CardLogit`` of ``net`` on its decision type's training samples (unaugmented) and
+    freeze it for SL; returns each one's mean training loss. Deterministic: no random draws."""
+    losses = {}
+    s = dm.train_set
+    for name, logit in net.card_logits.items():
+        sel = np.flatnonzero(s.decision == DECISION_NAMES.index(name))
+        with torch.no_grad():
+            x = dm.unpacker(torch.from_numpy(s.bits[sel]), torch.from_numpy(s.values[sel]))
+        losses[name] = logit.fit(x.transpose(1, 2), torch.from_numpy(s.legal[sel]),
+                                 torch.from_numpy(s.action[sel]).long(), c)
+        logit.requires_grad_(False)
+    return losses
 
 
 class CurvesCallback(Callback):
@@ -204,6 +227,7 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
     curves and the number of epochs run."""
     pl.seed_everything(p["seed"], workers=True, verbose=False)
     net = KoiKoiNet(model_config(p, dm.num_features))
+    fit_card_logits(net, dm, float(p["card_logit_c"]))  # before SLModule copies the net for its average
     module = SLModule(net, lr=float(p["lr"]), weight_decay=float(p["weight_decay"]), scheduler=p["scheduler"],
                       label_smoothing=float(p["label_smoothing"]), max_epochs=max_epochs,
                       plateau_patience=max(0, p["patience"] // 2), ema=float(p["ema"]))
@@ -298,7 +322,8 @@ def train_sl(
         log_model = own_logger
     run_id = getattr(logger, "run_id", None) if logger else None
     if own_logger and not resumed_run:
-        logger.log_hyperparams({**p, "torch_threads": threads, "dataset_source": info.get("source"),
+        logger.log_hyperparams({**p, "max_epochs": epochs, "torch_threads": threads,
+                                "dataset_source": info.get("source"),
                                 "dataset_fingerprint": info.get("records_fingerprint"),
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
                                 "train_samples": len(dm.train_set), "val_samples": len(dm.val_set)})

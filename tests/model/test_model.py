@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import numpy as np
@@ -11,12 +12,13 @@ import torch
 
 from pipeline.agents import ModelAgent, RandomAgent
 from pipeline.arena import play_games
-from pipeline.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode, legal_masks
+from pipeline.encoding import NUM_FEATURES, NUM_TOKENS, ROWS, decisions, encode, legal_masks
 from pipeline.engine import GAME_OVER, GameState
 from pipeline.model import KoiKoiNet, ModelConfig, masked
 from pipeline.modelio import load_model, save_model
 
 TINY = dict(width=16, ff=32, heads=2, layers=1, dropout=0.0)
+ROWS_CATEGORY = ROWS["category"]
 
 
 def tiny(shared: bool = False, seed: int = 0) -> KoiKoiNet:
@@ -275,3 +277,49 @@ def test_training_runs_through_encoder_layer_attention(monkeypatch):
     net = KoiKoiNet(ModelConfig(**TINY)).train()
     net(torch.randn(2, NUM_FEATURES, NUM_TOKENS), torch.zeros(2, dtype=torch.long))
     assert len(calls) == TINY["layers"]
+
+
+def test_card_logit_fit_learns_a_rule_over_cards(batch):
+    from pipeline.model import CardLogit
+
+    _, x, _, _ = batch
+    gen = torch.Generator().manual_seed(0)
+    h = x.transpose(1, 2).repeat(8, 1, 1)  # 400 samples
+    pairs = torch.stack([torch.randperm(48, generator=gen)[:2] for _ in range(h.shape[0])])
+    legal = torch.zeros(h.shape[0], NUM_TOKENS, dtype=torch.bool).scatter_(1, pairs, True)
+    action = pairs.min(1).values  # "take the card with the lower id": a per-card order, which the bias can hold
+    logit = CardLogit()
+    loss = logit.fit(h, legal, action, c=1e4)
+    with torch.no_grad():
+        pred = masked(logit(h), legal).argmax(-1)
+    assert loss < 0.2 and (pred == action).float().mean() > 0.97
+    assert logit.weight.dtype == torch.float32 and logit.bias.abs().sum() > 0
+    assert math.isnan(CardLogit().fit(h[:0], legal[:0], action[:0]))  # no samples of its type: left at zero
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_card_logit_adds_to_its_networks_only(tmp_path, batch, shared):
+    _, x, d, _ = batch
+    torch.manual_seed(0)
+    net = KoiKoiNet(ModelConfig(**TINY, shared_trunk=shared, card_logit=("pick",))).eval()
+    assert list(net.card_logits) == ["pick"]
+    with torch.no_grad():
+        before = net(x, d)
+        net.card_logits["pick"].bias[5] = 1.0
+        net.card_logits["pick"].weight[0] = 2.0  # category "light" (the first category row)
+        after = net(x, d)
+    light = x[:, ROWS_CATEGORY, :]
+    expected = torch.zeros_like(before)
+    expected[d == 1] = 2.0 * light[d == 1]
+    expected[d == 1, 5] += 1.0
+    assert torch.allclose(after - before, expected, atol=1e-5)
+    save_model(net, tmp_path / "m", {"kind": "test"})
+    back, _ = load_model(tmp_path / "m")
+    assert back.config.card_logit == ("pick",)
+    with torch.no_grad():
+        assert torch.equal(back(x, d), after)
+    old = ModelConfig(**TINY).to_dict()
+    del old["card_logit"]  # a config.json written before the option existed
+    assert ModelConfig.from_dict(old).card_logit == ()
+    with pytest.raises(ValueError, match="card_logit"):
+        ModelConfig(card_logit=("draw",))

@@ -44,6 +44,10 @@ def test_bad_params_are_named():
         check_params({"scheduler": "step"})
     with pytest.raises(ValueError, match="unknown"):
         check_params({"learning_rate": 0.1})
+    with pytest.raises(ValueError, match="sl_train.card_logit "):
+        check_params({"card_logit": ["draw"]})
+    with pytest.raises(ValueError, match="sl_train.card_logit_c"):
+        check_params({"card_logit_c": 0})
 
 
 class _Kill(Exception):
@@ -184,3 +188,33 @@ def test_bench_train_times_steps_of_the_mix():
         bench.run(argparse.Namespace(**{**vars(args), "yaku_cross": "draw"}))
     with pytest.raises(UserError, match="--precision"):
         bench.run(argparse.Namespace(**{**vars(args), "precision": "fp8"}))
+
+
+@pytest.mark.slow
+def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monkeypatch):
+    import mlflow
+
+    from pipeline.model import KoiKoiNet
+    from pipeline.modelio import load_model
+    from pipeline.sl.data import SLDataModule
+    from pipeline.sl.train import check_params, fit_card_logits, model_config, resolved, train_sl
+
+    data, _ = two_game_dataset
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    params = {**TINY, "card_logit": ["pick"], "card_logit_c": 5.0, "lr": 0.01}
+    # max_epochs given apart from the params (as sl-cv and the tuner do) is what the run logs
+    r = train_sl(data, tmp_path / "m", params, max_epochs=2, progress=False)
+    assert mlflow.MlflowClient(uri).get_run(r["run_id"]).data.params["max_epochs"] == "2"
+    net, _ = load_model(tmp_path / "m")
+    assert net.config.card_logit == ("pick",)
+
+    dm = SLDataModule(data, batch_size=64)
+    fresh = KoiKoiNet(model_config(resolved(check_params(params)), dm.num_features))
+    losses = fit_card_logits(fresh, dm, 5.0)
+    assert set(losses) == {"pick"} and 0 < losses["pick"] < 0.7  # better than a coin on two candidates
+    assert not any(p.requires_grad for p in fresh.card_logits.parameters())
+    kept, refit = net.card_logits["pick"], fresh.card_logits["pick"]
+    assert kept.bias.abs().sum() > 0  # fit, not left at zero
+    # two epochs at lr 0.01 moved every other weight, not these: SL trains the Transformer on what they leave
+    assert torch.equal(kept.weight, refit.weight) and torch.equal(kept.bias, refit.bias)
