@@ -56,16 +56,12 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.width ({self.width}) must be divisible by heads ({self.heads})")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"ModelConfig.dropout must be in [0, 1), got {self.dropout!r}")
-        if not isinstance(self.yaku_cross, list | tuple) or not all(d in DECISION_NAMES for d in self.yaku_cross):
-            raise ValueError(f"ModelConfig.yaku_cross must list decision types from {DECISION_NAMES}, "
-                             f"got {self.yaku_cross!r}")
-        self.yaku_cross = tuple(d for d in DECISION_NAMES if d in self.yaku_cross)  # JSON lists, any order
-        if not isinstance(self.card_logit, list | tuple) or not all(d in DECISION_NAMES for d in self.card_logit):
-            raise ValueError(f"ModelConfig.card_logit must list decision types from {DECISION_NAMES}, "
-                             f"got {self.card_logit!r}")
-        self.card_logit = tuple(d for d in DECISION_NAMES if d in self.card_logit)
-        for key in ("yaku_cross", "card_logit"):
-            if getattr(self, key) and self.num_features != NUM_FEATURES:
+        for key in ("yaku_cross", "card_logit"):  # lists of decision types
+            v = getattr(self, key)
+            if not isinstance(v, list | tuple) or not all(d in DECISION_NAMES for d in v):
+                raise ValueError(f"ModelConfig.{key} must list decision types from {DECISION_NAMES}, got {v!r}")
+            setattr(self, key, tuple(d for d in DECISION_NAMES if d in v))  # JSON lists, any order
+            if v and self.num_features != NUM_FEATURES:
                 raise ValueError(f"ModelConfig.{key} reads rows of the {NUM_FEATURES}-row encoding, "
                                  f"but num_features is {self.num_features}")
 
@@ -160,7 +156,7 @@ class CardLogit(nn.Module):
 
     Score of token t = w . [category (4), yaku-set membership (9), the YakuCross products (18)] + b_t,
     with b_t a per-token bias (which card it is). Under the softmax over the legal tokens this is a
-    conditional logit. ``fit`` solves it first (convex, L2, full batch); SL then trains the
+    conditional logit. SL solves it first (convex, L2, full batch: ``sl.card_logit``), then trains the
     Transformer on what it leaves. On the ~1,200 human picks per fold the Transformer alone stopped
     at 0.87 while this logit alone reached 0.90 (README, Supervised learning): the network did not
     learn what a card is worth from so few samples before it overfit.
@@ -180,36 +176,6 @@ class CardLogit(nn.Module):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (B, T, F) -> (B, T)
         return self.features(h) @ self.weight + self.bias
-
-    @torch.enable_grad()
-    def fit(self, h: torch.Tensor, legal: torch.Tensor, action: torch.Tensor, c: float = 30.0,
-            max_iter: int = 500) -> float:
-        """Maximum likelihood of ``action`` under a softmax over the ``legal`` tokens, with an L2
-        penalty ``|params|^2 / (2 c n)`` (scikit-learn's ``C`` for ``n`` samples); returns the mean
-        training loss. ``h`` is (n, T, F) float."""
-        if h.shape[0] == 0:
-            return float("nan")
-        f = self.features(h.float()).detach()
-        w = torch.zeros(self.N_IN, dtype=torch.float64, requires_grad=True)
-        b = torch.zeros(NUM_TOKENS, dtype=torch.float64, requires_grad=True)
-        f64, n = f.double(), h.shape[0]
-        opt = torch.optim.LBFGS([w, b], max_iter=max_iter, tolerance_grad=1e-9, line_search_fn="strong_wolfe")
-
-        def nll() -> torch.Tensor:
-            logp = torch.log_softmax(masked(f64 @ w + b, legal), dim=-1)
-            return -logp.gather(1, action.view(-1, 1)).mean()
-
-        def closure() -> torch.Tensor:
-            opt.zero_grad()
-            loss = nll() + ((w * w).sum() + (b * b).sum()) / (2 * c * n)
-            loss.backward()
-            return loss
-
-        opt.step(closure)
-        with torch.no_grad():
-            self.weight.copy_(w)
-            self.bias.copy_(b)
-            return float(nll())
 
 
 class Trunk(nn.Module):

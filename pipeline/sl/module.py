@@ -25,7 +25,8 @@ def masked_cross_entropy(values: torch.Tensor, legal: torch.Tensor, action: torc
     So a koi-koi sample is the 2-way choice [K0]/[K1], a pick the choice between two field cards and
     a discard a choice among the hand's cards.
     """
-    logp = torch.log_softmax(masked(values.float(), legal), dim=-1)
+    # at least float32 (bf16 outputs are upcast; a float64 fit keeps its precision)
+    logp = torch.log_softmax(masked(values.to(torch.promote_types(values.dtype, torch.float32)), legal), dim=-1)
     nll = -logp.gather(1, action.view(-1, 1)).squeeze(1)
     if label_smoothing > 0:
         smooth = -logp.masked_fill(~legal, 0.0).sum(-1) / legal.sum(-1)

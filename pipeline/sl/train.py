@@ -31,6 +31,7 @@ from ..hardware import PRECISIONS, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
 from . import DECISION_NAMES
+from .card_logit import fit_card_logits
 from .data import SLDataModule
 from .dataset import SampleSet, fold_games, load_info, load_split
 from .evaluate import predict
@@ -97,10 +98,9 @@ def check_params(params: dict) -> dict:
     for key in ("shared_trunk", "augment"):
         if not isinstance(p[key], bool):
             raise bad(key, "true or false")
-    if not isinstance(p["yaku_cross"], list | tuple) or not set(p["yaku_cross"]) <= set(DECISION_NAMES):
-        raise bad("yaku_cross", f"a list of decision types from {list(DECISION_NAMES)}")
-    if not isinstance(p["card_logit"], list | tuple) or not set(p["card_logit"]) <= set(DECISION_NAMES):
-        raise bad("card_logit", f"a list of decision types from {list(DECISION_NAMES)}")
+    for key in ("yaku_cross", "card_logit"):
+        if not isinstance(p[key], list | tuple) or not set(p[key]) <= set(DECISION_NAMES):
+            raise bad(key, f"a list of decision types from {list(DECISION_NAMES)}")
     if not isinstance(p["card_logit_c"], int | float) or isinstance(p["card_logit_c"], bool) \
             or not p["card_logit_c"] > 0:
         raise bad("card_logit_c", "> 0")
@@ -135,21 +135,6 @@ def model_config(p: dict, num_features: int) -> ModelConfig:
     return ModelConfig(num_features=num_features, width=p["width"], ff=p["ff"], heads=p["heads"],
                        layers=p["layers"], dropout=float(p["dropout"]), shared_trunk=p["shared_trunk"],
                        yaku_cross=p["yaku_cross"], card_logit=p["card_logit"])
-
-
-def fit_card_logits(net: KoiKoiNet, dm: SLDataModule, c: float) -> dict[str, float]:
-    """Fit each ``CardLogit`` of ``net`` on its decision type's training samples (unaugmented) and
-    freeze it for SL; returns each one's mean training loss. Deterministic: no random draws."""
-    losses = {}
-    s = dm.train_set
-    for name, logit in net.card_logits.items():
-        sel = np.flatnonzero(s.decision == DECISION_NAMES.index(name))
-        with torch.no_grad():
-            x = dm.unpacker(torch.from_numpy(s.bits[sel]), torch.from_numpy(s.values[sel]))
-        losses[name] = logit.fit(x.transpose(1, 2), torch.from_numpy(s.legal[sel]),
-                                 torch.from_numpy(s.action[sel]).long(), c)
-        logit.requires_grad_(False)
-    return losses
 
 
 class CurvesCallback(Callback):

@@ -281,6 +281,7 @@ def test_training_runs_through_encoder_layer_attention(monkeypatch):
 
 def test_card_logit_fit_learns_a_rule_over_cards(batch):
     from pipeline.model import CardLogit
+    from pipeline.sl.card_logit import fit_card_logit
 
     _, x, _, _ = batch
     gen = torch.Generator().manual_seed(0)
@@ -289,12 +290,12 @@ def test_card_logit_fit_learns_a_rule_over_cards(batch):
     legal = torch.zeros(h.shape[0], NUM_TOKENS, dtype=torch.bool).scatter_(1, pairs, True)
     action = pairs.min(1).values  # "take the card with the lower id": a per-card order, which the bias can hold
     logit = CardLogit()
-    loss = logit.fit(h, legal, action, c=1e4)
+    loss = fit_card_logit(logit, h, legal, action, c=1e4)
     with torch.no_grad():
         pred = masked(logit(h), legal).argmax(-1)
     assert loss < 0.2 and (pred == action).float().mean() > 0.97
     assert logit.weight.dtype == torch.float32 and logit.bias.abs().sum() > 0
-    assert math.isnan(CardLogit().fit(h[:0], legal[:0], action[:0]))  # no samples of its type: left at zero
+    assert math.isnan(fit_card_logit(CardLogit(), h[:0], legal[:0], action[:0]))  # no samples of its type: left at zero
 
 
 @pytest.mark.parametrize("shared", [False, True])
