@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test test-fast repro ui tune lint bench clean
+.PHONY: setup system-packages test test-fast repro ui tune lint bench clean
 
 setup: $(STAMP)
 
@@ -16,6 +16,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# Debian packages some tests need: a real browser for the play page, a real PostgreSQL for shared
+# Optuna studies. Needs root (CI and the dev machines run as root); tests skip with a reason without them.
+SYSTEM_PACKAGES := chromium chromium-driver postgresql
+system-packages:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
 
 test: setup
 	$(BIN)/ruff check .
