@@ -15,6 +15,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bf16", choices=("auto", "true", "false"), default="auto",
                    help="bf16 autocast for the forward passes (default auto: on CPUs with native bf16)")
     p.add_argument("--epsilon", type=float, default=0.0, help="exploration rate of both seats (default 0)")
+    p.add_argument("--rollout", type=float, default=0.0,
+                   help="rl.algorithm rollout_pi: share of seat 0's decisions that branch into rollouts (default 0)")
     p.add_argument("--seconds", type=float, default=3.0, help="duration of the pure forward-pass measurement")
     p.add_argument("--seed", type=int, default=0)
 
@@ -53,6 +55,8 @@ def forward_benchmark(args: tuple) -> float:
 def run(args: argparse.Namespace) -> dict:
     if args.games < 1 or args.threads < 1 or args.concurrency < 1 or args.seconds <= 0:
         raise UserError("--games, --threads and --concurrency must be >= 1 and --seconds > 0")
+    if not 0.0 <= args.rollout <= 1.0:
+        raise UserError(f"--rollout must be in [0, 1], got {args.rollout}")
     import torch
     from tqdm import tqdm
 
@@ -60,14 +64,18 @@ def run(args: argparse.Namespace) -> dict:
     from ..model import KoiKoiNet, ModelConfig
     from ..rl.executor import InlineExecutor, ProcessExecutor
     from ..rl.policies import NetSpec
-    from ..rl.selfplay import GameSpec, PlayJob
+    from ..rl.rewards import RewardModel
+    from ..rl.selfplay import GameSpec, PlayJob, RolloutSpec
 
     bf16 = resolve_bf16({"true": True, "false": False}.get(args.bf16, "auto"))
     torch.manual_seed(args.seed)
     spec = NetSpec.from_net(KoiKoiNet(ModelConfig(width=256, ff=512, heads=4, layers=2)), "random-net",
                             epsilon=args.epsilon)
-    games = tuple(GameSpec(seed=args.seed * 1_000_003 + i) for i in range(args.games))
-    job = PlayJob(players=(spec,), games=games, bf16=bf16, concurrency=args.concurrency, explore_seed=args.seed)
+    record = (args.rollout > 0, False)
+    games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=record) for i in range(args.games))
+    rollout = RolloutSpec(args.rollout) if args.rollout > 0 else None
+    job = PlayJob(players=(spec,), games=games, bf16=bf16, concurrency=args.concurrency, explore_seed=args.seed,
+                  reward=RewardModel("point"), rollout=rollout)
     if args.threads == 1:
         torch.set_num_threads(1)
         executor = InlineExecutor()
@@ -92,5 +100,6 @@ def run(args: argparse.Namespace) -> dict:
         "worker_busy": round(result.seconds / (executor.workers * wall), 3),  # worker time / (workers x wall)
         "mean_batch": round(result.mean_batch, 1),
         "games": args.games, "decisions": result.decisions, "seconds": round(wall, 2),
+        "rollout": args.rollout, "samples": len(result.samples), "samples_per_s": round(len(result.samples) / wall, 1),
         "threads": args.threads, "concurrency": args.concurrency, "bf16": bf16,
     }

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from .report import display_name, oriented  # noqa: E402
 from .runner import DuelResult  # noqa: E402
 
-CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff")
+CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "ci_low", "ci_high")
 
 
 def winrate_matrix(keys: list[str], results: dict[tuple[str, str], DuelResult], out: str | Path) -> Path:
@@ -44,7 +44,7 @@ def winrate_matrix(keys: list[str], results: dict[tuple[str, str], DuelResult], 
 
 
 def read_curve(path: str | Path) -> dict[str, np.ndarray] | None:
-    """Columns of an RL curve CSV (loop, games, win_rate, point_diff), or None when absent or empty."""
+    """Columns of an RL curve CSV (loop, games, win_rate, point_diff, ci_low, ci_high), or None when absent or empty."""
     p = Path(path)
     if not p.is_file():
         return None
@@ -56,7 +56,7 @@ def read_curve(path: str | Path) -> dict[str, np.ndarray] | None:
 
 
 def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, list[str]]:
-    """Win rate and point difference against SL over training games, one line per RL variant.
+    """Win rate (with its Wilson 95% band) and point difference against SL over training games, per RL variant.
 
     ``curves`` maps a label to its CSV. Returns the figure path and the CSVs that were missing
     (the figure then says so in place of the line).
@@ -68,7 +68,8 @@ def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, lis
         if c is None:
             missing.append(str(path))
             continue
-        ax_w.plot(c["games"], c["win_rate"], marker="o", ms=3, label=label)
+        (line,) = ax_w.plot(c["games"], c["win_rate"], marker="o", ms=3, label=label)
+        ax_w.fill_between(c["games"], c["ci_low"], c["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
         ax_p.plot(c["games"], c["point_diff"], marker="o", ms=3, label=label)
     ax_w.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax_p.axhline(0.0, color="grey", lw=0.8, ls="--")

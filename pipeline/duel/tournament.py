@@ -28,6 +28,7 @@ class DuelsError(ValueError):
 class DuelsConfig:
     agents: list[str]
     games: int = 200
+    rl_vs_sl_games: int = 2000  # pairings of an RL model (models/rl/...) with models/sl: the paper's 2,000
     seed: int = 0
     rounds: int = 8
     points: int = 30
@@ -40,7 +41,8 @@ class DuelsConfig:
     def from_params(cls, p: dict) -> DuelsConfig:
         if not isinstance(p, dict):
             raise DuelsError("params 'duels' must be a mapping")
-        known = {"agents", "games", "seed", "rounds", "points", "anchor", "rl_curves", "attention", "torch_threads"}
+        known = {"agents", "games", "rl_vs_sl_games", "seed", "rounds", "points", "anchor", "rl_curves", "attention",
+                 "torch_threads"}
         unknown = sorted(set(p) - known)
         if unknown:
             raise DuelsError(f"unknown param(s) duels.{', duels.'.join(unknown)}; known: {sorted(known)}")
@@ -50,13 +52,14 @@ class DuelsConfig:
         keys = [key_name(a) for a in agents]
         if len(set(keys)) != len(keys):
             raise DuelsError(f"duels.agents names must be distinct, got {keys}")
-        for name in ("games", "seed", "rounds", "points", "torch_threads"):
+        for name in ("games", "rl_vs_sl_games", "seed", "rounds", "points", "torch_threads"):
             v = p.get(name, getattr(cls, name))
             if not isinstance(v, int) or isinstance(v, bool) or (v < 1 and name != "seed") or v < 0:
                 raise DuelsError(f"duels.{name} must be a non-negative int (games/rounds/points >= 1), got {v!r}")
-        games = p.get("games", cls.games)
-        if games < 2 or games % 2:
-            raise DuelsError(f"duels.games must be even and >= 2 (each deal is played twice), got {games}")
+        for name in ("games", "rl_vs_sl_games"):
+            games = p.get(name, getattr(cls, name))
+            if games < 2 or games % 2:
+                raise DuelsError(f"duels.{name} must be even and >= 2 (each deal is played twice), got {games}")
         anchor = p.get("anchor", "random")
         if key_name(anchor) not in keys:
             raise DuelsError(f"duels.anchor {anchor!r} is not one of duels.agents")
@@ -69,7 +72,9 @@ class DuelsConfig:
         curves = p.get("rl_curves") or {}
         if not isinstance(curves, dict):
             raise DuelsError("duels.rl_curves must map a label to a curve CSV path")
-        return cls(agents=list(agents), games=games, seed=p.get("seed", 0), rounds=p.get("rounds", 8),
+        return cls(agents=list(agents), games=p.get("games", cls.games),
+                   rl_vs_sl_games=p.get("rl_vs_sl_games", cls.rl_vs_sl_games), seed=p.get("seed", 0),
+                   rounds=p.get("rounds", 8),
                    points=p.get("points", 30), anchor=key_name(anchor), rl_curves=dict(curves), attention=att,
                    torch_threads=p.get("torch_threads", 1))
 
@@ -87,9 +92,18 @@ class DuelsConfig:
                              "(dvc repro sl_train rl_phase2) or change duels.agents")
 
 
+def is_rl_vs_sl(a: str, b: str) -> bool:
+    """An RL model (``rl_*`` key) paired with the SL model: the comparisons the paper's Table II is about."""
+    return "sl" in {key_name(a), key_name(b)} and any(key_name(x).startswith("rl_") for x in (a, b))
+
+
 def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points: int = 30,
-                progress: bool = True, torch_threads: int = 1) -> dict[tuple[str, str], DuelResult]:
-    """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys."""
+                progress: bool = True, torch_threads: int = 1,
+                rl_vs_sl_games: int | None = None) -> dict[tuple[str, str], DuelResult]:
+    """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys.
+
+    RL-vs-SL pairings play ``rl_vs_sl_games`` (default ``games``); their first deals are the others' deals.
+    """
     results: dict[tuple[str, str], DuelResult] = {}
     if any(s not in BUILTIN for s in specs):
         import torch  # noqa: F401  (loaded anyway by the model agents; threads are set before they run)
@@ -102,7 +116,8 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         agent_a = load_agent(a, seed=seed + 2 * k)
         agent_b = load_agent(b, seed=seed + 2 * k + 1)
         label = f"{key_name(a)} vs {key_name(b)}" if progress else None
-        results[(key_name(a), key_name(b))] = play_duel(agent_a, agent_b, games, seed, rounds, points, label)
+        n = rl_vs_sl_games if rl_vs_sl_games and is_rl_vs_sl(a, b) else games
+        results[(key_name(a), key_name(b))] = play_duel(agent_a, agent_b, n, seed, rounds, points, label)
     return results
 
 
@@ -123,7 +138,8 @@ def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True) -> dict
     out.mkdir(parents=True, exist_ok=True)
     keys = [key_name(a) for a in cfg.agents]
     t0 = time.perf_counter()
-    results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads)
+    results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads,
+                          rl_vs_sl_games=cfg.rl_vs_sl_games)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
     ratings = ratings_of(keys, results, cfg.anchor)
@@ -131,7 +147,8 @@ def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True) -> dict
     (out / "ratings.json").write_text(json.dumps({
         "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
                  "elo = strength * 400 / ln 10",
-        "anchor": cfg.anchor, "games_per_pairing": cfg.games, "ratings": ratings}, indent=2) + "\n")
+        "anchor": cfg.anchor, "games_per_pairing": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
+        "ratings": ratings}, indent=2) + "\n")
     (out / "table.md").write_text(table_markdown(keys, results, ratings))
     winrate_matrix(keys, results, out / "winrate_matrix.png")
     _, missing = rl_curves(cfg.rl_curves, out / "rl_curves.png")
@@ -161,7 +178,8 @@ def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds:
 
     exp = setup_experiment("duels")
     with mlflow.start_run(experiment_id=exp, run_name="duels"):
-        mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "seed": cfg.seed,
+        mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
+                           "seed": cfg.seed,
                            "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor})
         flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
         flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})

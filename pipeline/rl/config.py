@@ -11,6 +11,7 @@ from ..hardware import PRECISIONS
 from .rewards import REWARD_MODELS
 
 INITS = ("sl", "scratch")
+ALGORITHMS = ("mc_dqn", "rollout_pi")
 START_METHODS = ("spawn", "forkserver", "fork")
 
 
@@ -80,10 +81,14 @@ class WinProbParams:
 @dataclass(frozen=True)
 class RLParams:
     seed: int
+    algorithm: str  # mc_dqn (the paper) | rollout_pi (rollout targets, cross-entropy; see README)
     init: str
     games_per_loop: int
     batch_size: int
     lr: float
+    epochs: int  # optimization passes over each loop's samples
+    rollout_fraction: float
+    rollout_temperature: float
     epsilon_start: float
     epsilon_end: float
     point_scale: float
@@ -91,6 +96,7 @@ class RLParams:
     wp_baseline: float
     eval_every: int
     eval_games: int
+    final_eval_games: int
     train_precision: str
     train_threads: int
     workers: int
@@ -117,7 +123,7 @@ class RLParams:
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
         """What a checkpoint must match to be resumed: everything but budgets and how play is executed."""
         skip = {"phase1_loops", "phase2_loops", "target_win_rate", "window", "workers", "concurrency",
-                "start_method", "train_threads"}
+                "start_method", "train_threads", "final_eval_games"}
         d = {k: v for k, v in asdict(self).items() if k not in skip}
         d.update(phase=phase, variant=variant, **(extra or {}))
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -142,14 +148,18 @@ def parse_winprob(doc: Any) -> WinProbParams:
 def parse_rl(doc: Any) -> RLParams:
     r = _Reader(doc, "rl")
     eps, scale, sp = r.section("epsilon"), r.section("reward_scale"), r.section("selfplay")
-    p1, p2 = r.section("phase1"), r.section("phase2")
+    p1, p2, ro = r.section("phase1"), r.section("phase2"), r.section("rollout")
     p = RLParams(
-        seed=r.int("seed"), init=r.choice("init", INITS), games_per_loop=r.int("games_per_loop", 1, 1_000_000),
-        batch_size=r.int("batch_size", 1), lr=r.float("lr", 0.0, lo_open=True),
+        seed=r.int("seed"), algorithm=r.choice("algorithm", ALGORITHMS), init=r.choice("init", INITS),
+        games_per_loop=r.int("games_per_loop", 1, 1_000_000),
+        batch_size=r.int("batch_size", 1), lr=r.float("lr", 0.0, lo_open=True), epochs=r.int("epochs", 1, 100),
+        rollout_fraction=ro.float("fraction", 0.0, 1.0, lo_open=True),
+        rollout_temperature=ro.float("temperature", 0.0, lo_open=True),
         epsilon_start=eps.float("start", 0.0, 1.0), epsilon_end=eps.float("end", 0.0, 1.0),
         point_scale=scale.float("point", 0.0, lo_open=True), wp_scale=scale.float("wp", 0.0, lo_open=True),
         wp_baseline=r.float("wp_baseline", 0.0, 1.0),
         eval_every=r.int("eval_every", 1), eval_games=r.int("eval_games", 2),
+        final_eval_games=r.int("final_eval_games", 2),
         train_precision=r.choice("train_precision", PRECISIONS), train_threads=r.int("train_threads", 0, 256),
         workers=sp.int("workers", 0, 64), concurrency=sp.int("concurrency", 1), bf16=_bf16(sp, "bf16"),
         start_method=sp.choice("start_method", START_METHODS),
@@ -158,9 +168,10 @@ def parse_rl(doc: Any) -> RLParams:
         phase2_loops=p2.int("loops"), self_play_fraction=p2.float("self_play_fraction", 0.0, 1.0),
         pool_size=p2.int("pool_size", 1), snapshot_every=p2.int("snapshot_every", 1),
     )
-    if p.eval_games % 2:
-        raise ParamError(f"rl.eval_games must be even (each deal is played from both seats), got {p.eval_games}")
-    for sec in (eps, scale, sp, p1, p2, r):
+    for key in ("eval_games", "final_eval_games"):
+        if getattr(p, key) % 2:
+            raise ParamError(f"rl.{key} must be even (each deal is played from both seats), got {getattr(p, key)}")
+    for sec in (eps, scale, sp, p1, p2, ro, r):
         sec.done()
     return p
 

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from ..encoding import encode
+from ..encoding import encode, legal_masks
 from ..engine import DECISION_NAMES
 from ..model import KoiKoiNet
 from .selfplay import Sample
@@ -51,9 +51,11 @@ class TypedBatchSampler(Sampler[list[int]]):
 
     def __init__(self, buffer: SampleBuffer, batch_size: int, seed: int) -> None:
         self.buffer, self.batch_size, self.seed = buffer, batch_size, seed
+        self.epoch = 0  # each pass (epoch) shuffles anew, reproducibly
 
     def _batches(self) -> list[list[int]]:
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng((self.seed, self.epoch) if self.epoch else self.seed)
+        self.epoch += 1
         batches = []
         for ix in self.buffer.by_type:
             perm = rng.permutation(np.asarray(ix, dtype=np.int64))
@@ -68,18 +70,26 @@ class TypedBatchSampler(Sampler[list[int]]):
         return sum(-(-len(ix) // self.batch_size) for ix in self.buffer.by_type)
 
 
-def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(features, decision, action, reward) tensors for one mini-batch."""
+def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
+    """(features, decision, action, reward) tensors for one mini-batch, plus (target, legal) for rollout samples."""
     obs = [s.obs for s in samples]
     x = torch.from_numpy(encode(obs))
     d = torch.tensor([o.decision for o in obs], dtype=torch.long)
     a = torch.tensor([s.action for s in samples], dtype=torch.long)
     r = torch.tensor([s.reward for s in samples], dtype=torch.float32)
-    return x, d, a, r
+    if samples[0].target is None:
+        return x, d, a, r
+    t = torch.from_numpy(np.stack([s.target for s in samples]))
+    return x, d, a, r, t, torch.from_numpy(legal_masks(obs))
 
 
 class QLearner(pl.LightningModule):
-    """MSE between the output at the taken action's token and the Monte-Carlo target (the round reward).
+    """The paper's Monte-Carlo DQN loss, or the rollout policy-iteration loss, depending on the batch.
+
+    - Monte-Carlo samples (``mc_dqn``): MSE between the output at the taken action's token and the round reward.
+    - Rollout samples (``rollout_pi``): cross-entropy between the softmax of the outputs over the legal
+      tokens and the sample's target distribution. The SL outputs are classification logits, so this
+      continues from them without first re-scaling them into values.
 
     The Adam optimizer is created once and kept, so its moments carry over from loop to loop (and
     into checkpoints) although every loop runs its own ``Trainer.fit``.
@@ -100,8 +110,12 @@ class QLearner(pl.LightningModule):
         return self.net(x, decision).gather(1, action.view(-1, 1)).squeeze(1)
 
     def loss(self, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        x, d, a, r = batch
-        return F.mse_loss(self.q_taken(x, d, a).float(), r)
+        x, d, a, r = batch[:4]
+        if len(batch) == 4:
+            return F.mse_loss(self.q_taken(x, d, a).float(), r)
+        target, legal = batch[4:]
+        logp = torch.log_softmax(self.net(x, d).float().masked_fill(~legal, float("-inf")), dim=1)
+        return -(target * logp.masked_fill(~legal, 0.0)).sum(1).mean()
 
     def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
         loss = self.loss(batch)
@@ -129,14 +143,14 @@ def quiet_lightning() -> None:
 
 
 def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
-             progress: bool = False, description: str = "train") -> dict[str, float]:
-    """One optimization pass over ``buffer`` (a ``Trainer(max_epochs=1).fit``); returns mean losses per type."""
+             progress: bool = False, description: str = "train", epochs: int = 1) -> dict[str, float]:
+    """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type."""
     learner.reset_stats()
     if len(buffer) == 0:
         return {}
     quiet_lightning()
     loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=collate)
-    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", devices=1, precision=precision, logger=False,
+    trainer = pl.Trainer(max_epochs=epochs, accelerator="cpu", devices=1, precision=precision, logger=False,
                          enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=progress,
                          num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
     learner.train()  # self-play leaves the net in eval mode; training wants dropout back

@@ -46,17 +46,19 @@ class RewardModel:
         if self.kind == "wp" and self.table is None:
             raise ValueError("the wp reward model needs a win-probability table")
 
+    def reward(self, result: RoundResult, player: int, game_over: bool, winner: int | None) -> float:
+        """``player``'s reward for one finished round; ``game_over``: the game ended with it (its winner given)."""
+        if self.kind == "point":
+            value = float(result.points[player])
+        elif game_over:  # the game ended with this round: its real outcome
+            value = game_outcome(winner, player) - self.baseline
+        else:
+            dealer = next_dealer(result)
+            value = self.table.prob(result.round + 1, result.totals[player], dealer == player) - self.baseline
+        return value * self.scale
+
     def round_rewards(self, results: Sequence[RoundResult], winner: int | None) -> list[tuple[float, float]]:
         """``[(reward of player 0, reward of player 1)]`` per round of a finished game, in order."""
-        out = []
         last = len(results) - 1
-        for i, r in enumerate(results):
-            if self.kind == "point":
-                pair = (float(r.points[0]), float(r.points[1]))
-            elif i == last:  # the game ended with this round: its real outcome
-                pair = (game_outcome(winner, 0) - self.baseline, game_outcome(winner, 1) - self.baseline)
-            else:
-                dealer = next_dealer(r)
-                pair = tuple(self.table.prob(r.round + 1, r.totals[p], dealer == p) - self.baseline for p in (0, 1))
-            out.append((pair[0] * self.scale, pair[1] * self.scale))
-        return out
+        return [(self.reward(r, 0, i == last, winner), self.reward(r, 1, i == last, winner))
+                for i, r in enumerate(results)]

@@ -8,6 +8,15 @@ largest, so batches stay large. New games start as others finish, up to ``concur
 Exploration draws come from one RNG per game, seeded by the job's ``explore_seed`` and the game's
 seed, so a game's course depends only on its seed and the networks, never on what it was batched
 with: batched play reproduces one-game-at-a-time play exactly (tests/rl/test_selfplay.py).
+
+Rollout targets (``PlayJob.rollout``, the ``rollout_pi`` algorithm): at a recorded decision with two
+or more legal actions (each with probability ``rollout.fraction``), the game's full state is cloned
+once per legal action, the action is taken, and the clone is played greedily by the same players to
+the end of the round. These branches join the batches like any game. The round rewards of the
+branches share the deal, the stock order and the opponent's hand, so their differences measure the
+actions and little else; the true state is only used for these training targets, never by a player.
+The sample's target is ``softmax(prior + reward / temperature)`` over the legal actions, ``prior``
+being the recording player's own outputs at the decision (a soft policy-iteration step).
 """
 
 from __future__ import annotations
@@ -21,17 +30,30 @@ from typing import NamedTuple
 import numpy as np
 
 from ..agents.base import legal_list
+from ..encoding import NUM_TOKENS
 from ..engine import GAME_OVER, GameState, Observation
 from .policies import NetPlayer, NetSpec
 from .rewards import RewardModel
 
 
 class Sample(NamedTuple):
-    """One decision of a recorded player: what it saw, what it did, the reward of that round."""
+    """One decision of a recorded player: what it saw, what it did, the reward of that round.
+
+    ``target`` (rollout targets only): a probability per token (float32 ``(50,)``, 0 where illegal).
+    """
 
     obs: Observation
     action: int
     reward: float
+    target: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class RolloutSpec:
+    """Rollout targets: which recorded decisions branch, and how branch rewards tilt the prior."""
+
+    fraction: float = 1.0  # share of recorded decisions (with 2+ legal actions) that branch
+    temperature: float = 1.0  # reward units per nat of the target's log-probability
 
 
 @dataclass(frozen=True)
@@ -64,6 +86,7 @@ class PlayJob:
     bf16: bool = False
     concurrency: int = 64
     reward: RewardModel | None = None  # needed when any game records trajectories
+    rollout: RolloutSpec | None = None  # None: Monte-Carlo samples (the round reward of the taken action)
     explore_seed: int = 0
     num_rounds: int = 8
     init_points: int = 30
@@ -110,14 +133,70 @@ class PlayResult:
 
 
 class _Game:
-    __slots__ = ("spec", "state", "rng", "trace", "decisions")
+    __slots__ = ("spec", "state", "rng", "trace", "decisions", "open", "parent")
 
-    def __init__(self, spec: GameSpec, job: PlayJob) -> None:
+    def __init__(self, spec: GameSpec, job: PlayJob, state: GameState | None = None,
+                 parent: _Branch | None = None) -> None:
         self.spec = spec
-        self.state = GameState(seed=spec.seed, num_rounds=job.num_rounds, init_points=job.init_points)
+        self.state = state or GameState(seed=spec.seed, num_rounds=job.num_rounds, init_points=job.init_points)
         self.rng = np.random.default_rng((job.explore_seed, spec.seed, *spec.seats))
-        self.trace: list[tuple[int, int, Observation, int]] = []  # (round, player, obs, action)
+        self.trace: list[tuple] = []  # (round, player, obs, action[, _Pending])
         self.decisions = 0
+        self.open = 0  # branches of this game still playing
+        self.parent = parent  # set on a branch: where its round reward goes
+
+
+class _Pending:
+    """A decision whose branches are playing: one reward slot per legal action."""
+
+    __slots__ = ("actions", "prior", "rewards", "left")
+
+    def __init__(self, actions: list[int], prior: np.ndarray) -> None:
+        self.actions, self.prior = actions, prior
+        self.rewards = [0.0] * len(actions)
+        self.left = len(actions)
+
+
+class _Branch(NamedTuple):
+    game: _Game  # the game that branched
+    pending: _Pending
+    slot: int
+    round: int
+    player: int
+
+
+def _branch(g: _Game, obs: Observation, prior: np.ndarray, job: PlayJob) -> tuple[_Pending, list[_Game]]:
+    actions = legal_list(obs)
+    pending = _Pending(actions, prior[actions].astype(np.float64))
+    s = g.state
+    spec = replace(g.spec, record=(False, False))
+    kids = []
+    for slot, a in enumerate(actions):
+        clone = s.clone()
+        clone.step(a)
+        kids.append(_Game(spec, job, clone, _Branch(g, pending, slot, s.round, s.player)))
+    g.open += len(kids)
+    return pending, kids
+
+
+def _branch_done(b: _Game, reward: RewardModel) -> bool:
+    """If branch ``b`` finished its round, credit its reward to the decision it branched from."""
+    s, (game, pending, slot, rnd, player) = b.state, b.parent
+    if s.round == rnd and s.phase != GAME_OVER:
+        return False
+    over = s.phase == GAME_OVER and len(s.results) == rnd
+    pending.rewards[slot] = reward.reward(s.results[rnd - 1], player, over, s.winner)
+    pending.left -= 1
+    game.open -= 1
+    return True
+
+
+def _target(p: _Pending, temperature: float) -> np.ndarray:
+    z = p.prior + np.asarray(p.rewards) / temperature
+    z = np.exp(z - z.max())
+    out = np.zeros(NUM_TOKENS, dtype=np.float32)
+    out[p.actions] = z / z.sum()
+    return out
 
 
 def _outcome(g: _Game) -> GameOutcome:
@@ -130,12 +209,17 @@ def _outcome(g: _Game) -> GameOutcome:
     return GameOutcome(g.spec.seed, g.spec.seats, (s.points[0], s.points[1]), s.winner, tuple(rounds), g.decisions)
 
 
-def _samples(g: _Game, reward: RewardModel | None) -> list[Sample]:
+def _samples(g: _Game, job: PlayJob) -> list[Sample]:
     if not g.trace:
         return []
-    if reward is None:
+    if job.reward is None:
         raise ValueError("a game records trajectories but the play job has no reward model")
-    per_round = reward.round_rewards(g.state.results, g.state.winner)
+    if job.rollout is not None:
+        out = []
+        for _, _, o, a, p in g.trace:
+            out.append(Sample(o, a, p.rewards[p.actions.index(a)], _target(p, job.rollout.temperature)))
+        return out
+    per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]
 
 
@@ -146,12 +230,14 @@ def play_job(job: PlayJob) -> PlayResult:
     t0 = time.perf_counter()
     players = [NetPlayer(spec.build(), spec.epsilon, job.bf16) for spec in job.players]
     pending = deque(job.games)
-    active: list[_Game] = []
+    active: list[_Game] = []  # games and branches still playing
+    waiting: list[_Game] = []  # finished games whose branches still play
     done: list[_Game] = []
-    decisions = 0
+    decisions, games_on = 0, 0
     while pending or active:
-        while pending and len(active) < job.concurrency:
+        while pending and games_on < job.concurrency:
             active.append(_Game(pending.popleft(), job))
+            games_on += 1
         groups: dict[tuple[int, int], list[_Game]] = {}
         for g in active:
             s = g.state
@@ -159,31 +245,49 @@ def play_job(job: PlayJob) -> PlayResult:
         (pi, _), group = max(groups.items(), key=lambda kv: len(kv[1]))
         player = players[pi]
         obs = [g.state.observation(g.state.player) for g in group]
-        actions = player.values(obs).argmax(axis=1).tolist()
+        values = player.values(obs)
+        actions = values.argmax(axis=1).tolist()
         eps = player.epsilon
-        finished = False
-        for g, o, a in zip(group, obs, actions):
-            if eps > 0.0 and g.rng.random() < eps:
-                legal = legal_list(o)
-                a = legal[int(g.rng.integers(len(legal)))]
+        changed = False
+        for i, (g, o, a) in enumerate(zip(group, obs, actions)):
             s = g.state
-            if g.spec.record[s.player]:
-                g.trace.append((s.round, s.player, o, a))
+            if g.parent is None:  # branches play greedily and record nothing
+                if eps > 0.0 and g.rng.random() < eps:
+                    legal = legal_list(o)
+                    a = legal[int(g.rng.integers(len(legal)))]
+                if g.spec.record[s.player]:
+                    if job.rollout is None:
+                        g.trace.append((s.round, s.player, o, a))
+                    elif o.legal_mask & (o.legal_mask - 1) and (job.rollout.fraction >= 1.0
+                                                                or g.rng.random() < job.rollout.fraction):
+                        p, kids = _branch(g, o, values[i], job)
+                        g.trace.append((s.round, s.player, o, a, p))
+                        active += kids
+                        changed = True  # a koi-koi "stop" branch has already ended its round
             s.step(a)
             g.decisions += 1
-            finished |= s.phase == GAME_OVER
+            changed |= s.phase == GAME_OVER or g.parent is not None
         decisions += len(group)
-        if finished:
+        if changed or waiting:
             still = []
             for g in active:
-                if g.state.phase == GAME_OVER:
-                    done.append(g)
-                    report_progress(1)
+                if g.parent is not None:
+                    if not _branch_done(g, job.reward):
+                        still.append(g)
+                elif g.state.phase == GAME_OVER:
+                    waiting.append(g)
                 else:
                     still.append(g)
             active = still
+            for g in [g for g in waiting if not g.open]:
+                waiting.remove(g)
+                done.append(g)
+                games_on -= 1
+                report_progress(1)
+        if not active and waiting:
+            raise RuntimeError("play_job: branches left without a game to finish them")
     done.sort(key=lambda g: (g.spec.seed, g.spec.seats))
-    result = PlayResult(outcomes=[_outcome(g) for g in done], trajectories=[_samples(g, job.reward) for g in done],
+    result = PlayResult(outcomes=[_outcome(g) for g in done], trajectories=[_samples(g, job) for g in done],
                         decisions=decisions)
     result.seconds = time.perf_counter() - t0
     result.forward_seconds = sum(p.forward_seconds for p in players)

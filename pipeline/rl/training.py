@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -35,10 +34,10 @@ from .executor import Executor, make_executor
 from .learner import QLearner, SampleBuffer, fit_pass
 from .policies import NetSpec
 from .rewards import RewardModel
-from .selfplay import GameSpec, PlayJob, PlayResult
+from .selfplay import GameSpec, PlayJob, PlayResult, RolloutSpec
 from .winprob import WinProbTable, fit_table, simulate
 
-CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff")
+CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
 STATE_FILE = "state.pt"
 CURVE_FILE = "curve.csv"
 REGISTERED = {"point": "koikoi-rl-point", "wp": "koikoi-rl-wp"}
@@ -74,6 +73,7 @@ class RunState:
     run_id: str | None = None
     winprob: dict | None = None
     snapshots: list[int] = field(default_factory=list)
+    final: dict | None = None  # the end-of-phase evaluation (rl.final_eval_games), once made
     epsilon: float = 0.0
     seconds: float = 0.0
 
@@ -93,13 +93,26 @@ def _atomic_save(obj: object, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int, seed: int, bf16: bool,
-             concurrency: int, progress: bool, desc: str = "eval") -> tuple[float, float]:
-    """Greedy learner vs greedy baseline on ``games // 2`` deals, each from both seats.
+@dataclass(frozen=True)
+class Evaluation:
+    """Greedy learner vs greedy baseline on duplicate deals: win rate (draws half) with its Wilson 95% interval."""
 
-    Returns (win rate with draws as half, mean of the learner's final points minus the initial points).
-    """
+    games: int
+    win_rate: float
+    point_diff: float  # the learner's mean final points minus the initial points
+    ci95: tuple[float, float]
+
+    def row(self) -> dict:
+        return {"win_rate": round(self.win_rate, 4), "point_diff": round(self.point_diff, 3),
+                "eval_games": self.games, "ci_low": round(self.ci95[0], 4), "ci_high": round(self.ci95[1], 4)}
+
+
+def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int, seed: int, bf16: bool,
+             concurrency: int, progress: bool, desc: str = "eval") -> Evaluation:
+    """Greedy learner vs greedy baseline on ``games // 2`` deals, each from both seats."""
     from tqdm import tqdm
+
+    from ..duel.stats import wilson_interval
 
     specs = []
     for i in range(games // 2):
@@ -114,7 +127,8 @@ def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int
         score += 0.5 if o.winner is None else float(o.winner == me)
         diff += o.points[me] - o.points[1 - me]
     n = len(result.outcomes)
-    return score / n, diff / n / 2  # points gained = half the final difference (zero-sum)
+    # points gained = half the final difference (zero-sum)
+    return Evaluation(n, score / n, diff / n / 2, wilson_interval(score, n))
 
 
 class PhaseRunner:
@@ -227,8 +241,10 @@ class PhaseRunner:
                     games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = p.point_scale if c.variant == "point" else p.wp_scale
+        rollout = RolloutSpec(p.rollout_fraction, p.rollout_temperature) if p.algorithm == "rollout_pi" else None
         return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.concurrency,
-                       reward=RewardModel(c.variant, scale, table, p.wp_baseline), explore_seed=base)
+                       reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
+                       explore_seed=base)
 
     def _snapshot_net(self, learner: QLearner, loop: int) -> KoiKoiNet:
         net = KoiKoiNet(learner.net.config)
@@ -253,12 +269,22 @@ class PhaseRunner:
 
     def _evaluate(self, learner: QLearner, state: RunState, label: str) -> dict:
         p = self.p
-        wr, diff = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.eval_games,
-                            _seed(p, 9, 0, 0), self.bf16, p.concurrency, self.cfg.progress, desc=label)
-        row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games,
-               "win_rate": round(wr, 4), "point_diff": round(diff, 3)}
+        ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.eval_games,
+                      _seed(p, 9, 0, 0), self.bf16, p.concurrency, self.cfg.progress, desc=label)
+        row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games, **ev.row()}
         state.curve.append(row)
         return row
+
+    def _final_evaluation(self, learner: QLearner, state: RunState) -> dict:
+        """``rl.final_eval_games`` games against SL on deals of their own (not the curve's); made once."""
+        if state.final is None:
+            p = self.p
+            ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.final_eval_games,
+                          _seed(p, 9, 1, 0), self.bf16, p.concurrency, self.cfg.progress,
+                          desc=f"phase {self.cfg.phase} {self.cfg.variant} final eval")
+            state.final = ev.row()
+            self._checkpoint(learner, state)
+        return state.final
 
     def _refit_winprob(self, learner: QLearner, state: RunState) -> dict:
         wp = self.cfg.winprob
@@ -297,12 +323,14 @@ class PhaseRunner:
             row = self._evaluate(learner, state, "eval (start)")
             self._say(f"start: win rate {row['win_rate']:.3f}, point diff {row['point_diff']:+.2f} vs SL")
             if tracker:
-                tracker.metrics({"eval/win_rate": row["win_rate"], "eval/point_diff": row["point_diff"]}, row["loop"])
+                tracker.metrics({f"eval/{k}": row[k] for k in ("win_rate", "point_diff", "ci_low", "ci_high")},
+                                row["loop"])
             self._checkpoint(learner, state)
         if c.phase == 2 and not state.snapshots:
             self._save_snapshot(learner, state)  # the phase-1 result opens the opponent pool
         while state.loop < budget and not self._target_reached(state):  # a raised budget continues a run
             t0 = time.perf_counter()
+            state.final = None  # a raised budget trains on: the old final evaluation no longer applies
             loop = state.loop + 1
             glob = state.loop_offset + state.loop
             epsilon = p.epsilon(glob)
@@ -311,7 +339,7 @@ class PhaseRunner:
             buffer = SampleBuffer(result.samples)
             torch.manual_seed(_seed(p, c.phase, loop, 1))  # dropout
             losses = fit_pass(learner, buffer, p.batch_size, _seed(p, c.phase, loop, 2), self.train_precision,
-                              progress=c.progress)
+                              progress=c.progress, epochs=p.epochs)
             metrics = {**losses, "epsilon": epsilon, "play/games_per_s": p.games_per_loop / play_s,
                        "play/samples": len(buffer), "play/mean_batch": result.mean_batch}
             del buffer, result  # Monte-Carlo samples are used once: the next loop plays with the new policy
@@ -323,8 +351,9 @@ class PhaseRunner:
             if loop % p.eval_every == 0 or loop == budget:
                 row = self._evaluate(learner, state, f"phase {c.phase} {c.variant} loop {loop} eval")
                 state.evals.append(row["win_rate"])
-                metrics.update({"eval/win_rate": row["win_rate"], "eval/point_diff": row["point_diff"]})
-                self._say(f"loop {loop}/{budget}: win rate {row['win_rate']:.3f}, "
+                metrics.update({f"eval/{k}": row[k] for k in ("win_rate", "point_diff", "ci_low", "ci_high")})
+                self._say(f"loop {loop}/{budget}: win rate {row['win_rate']:.3f} "
+                          f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}], "
                           f"point diff {row['point_diff']:+.2f} vs SL, eps {epsilon:.3f}, "
                           f"{p.games_per_loop / play_s:.1f} games/s")
             state.seconds += time.perf_counter() - t0
@@ -334,6 +363,7 @@ class PhaseRunner:
             self._checkpoint(learner, state)
         state.stop_reason = "target win rate reached" if self._target_reached(state) else "loop budget used"
         self._checkpoint(learner, state)
+        self._final_evaluation(learner, state)
         return self._finish(learner, state, tracker)
 
     def _checkpoint(self, learner: QLearner, state: RunState) -> None:
@@ -345,10 +375,12 @@ class PhaseRunner:
 
     def _finish(self, learner: QLearner, state: RunState, tracker: _Tracker | None) -> dict:
         c = self.cfg
-        last = state.curve[-1] if state.curve else {"win_rate": math.nan, "point_diff": math.nan}
-        summary = {"phase": c.phase, "variant": c.variant, "loops": state.loop, "games": state.games,
-                   "global_loops": state.loop_offset + state.loop, "global_games": state.games_offset + state.games,
-                   "win_rate": last["win_rate"], "point_diff": last["point_diff"], "stop_reason": state.stop_reason,
+        final = state.final
+        summary = {"phase": c.phase, "variant": c.variant, "algorithm": self.p.algorithm, "loops": state.loop,
+                   "games": state.games, "global_loops": state.loop_offset + state.loop,
+                   "global_games": state.games_offset + state.games, "win_rate": final["win_rate"],
+                   "ci95": [final["ci_low"], final["ci_high"]], "point_diff": final["point_diff"],
+                   "eval_games": final["eval_games"], "stop_reason": state.stop_reason,
                    "epsilon": state.epsilon, "train_seconds": round(state.seconds, 1)}
         meta = {"kind": "rl", "variant": c.variant, "reward": c.variant, **summary}
         if state.winprob:  # RL-WP: the table the last loops were rewarded with (phase 2 starts from it)
@@ -360,7 +392,8 @@ class PhaseRunner:
         (c.results_dir / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n")
         if tracker:
             tracker.finish(learner.net, c.results_dir / CURVE_FILE, summary, state.winprob)
-        self._say(f"done ({state.stop_reason}): {state.loop} loops, win rate {summary['win_rate']} vs SL; "
+        self._say(f"done ({state.stop_reason}): {state.loop} loops; final evaluation {summary['win_rate']:.3f} "
+                  f"[{final['ci_low']:.3f}, {final['ci_high']:.3f}] vs SL over {final['eval_games']} games; "
                   f"model in {c.out_dir}")
         return summary
 
@@ -403,7 +436,10 @@ class _Tracker:
         mlflow.log_artifact(str(curve))
         if winprob:
             mlflow.log_dict(winprob, "winprob.json")
-        mlflow.log_metrics({f"final/{k}": float(v) for k, v in summary.items() if isinstance(v, int | float)})
+        final = {f"final/{k}": float(v) for k, v in summary.items() if isinstance(v, int | float)}
+        lo, hi = summary["ci95"]
+        final.update({"final/ci95": (hi - lo) / 2, "final/ci95_low": lo, "final/ci95_high": hi})
+        mlflow.log_metrics(final)
         mlflow.set_tag("stop_reason", summary["stop_reason"])
         registered = REGISTERED[self.cfg.variant] if self.cfg.phase == 2 else None
         # pickle: the pt2 format traces forward(), which routes samples by decision type in Python
@@ -424,4 +460,5 @@ def write_curve(rows: list[dict], path: Path) -> None:
 def read_curve(path: Path) -> list[dict]:
     with path.open() as f:
         return [{"loop": int(r["loop"]), "games": int(r["games"]), "win_rate": float(r["win_rate"]),
-                 "point_diff": float(r["point_diff"])} for r in csv.DictReader(f)]
+                 "point_diff": float(r["point_diff"]), "eval_games": int(r["eval_games"]),
+                 "ci_low": float(r["ci_low"]), "ci_high": float(r["ci_high"])} for r in csv.DictReader(f)]

@@ -86,7 +86,8 @@ def rl_objective(sl_dir: str | Path, rl_section: Mapping[str, Any], winprob_sect
     from ..rl.config import parse_rl, parse_winprob
     from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner, read_curve
 
-    budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1}
+    budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,
+              "final_eval_games": eval_games}
     winprob = parse_winprob(dict(winprob_section))
     probe = derive_rl(sample(optuna.trial.FixedTrial(first_values(space)), space), variant)
     try:  # a bad rl section or space fails before any trial

@@ -16,9 +16,10 @@ PARAMS = {
     "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0, "refit_every": 1, "refit_games": 4,
                 "workers": 0, "concurrency": 8, "bf16": False},
     "rl": {
-        "seed": 0, "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
+        "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
+        "epochs": 1, "rollout": {"fraction": 1.0, "temperature": 1.0},
         "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
-        "eval_every": 1, "eval_games": 4, "train_precision": "32-true", "train_threads": 1,
+        "eval_every": 1, "eval_games": 4, "final_eval_games": 6, "train_precision": "32-true", "train_threads": 1,
         "selfplay": {"workers": 0, "concurrency": 8, "bf16": False, "start_method": "spawn"},
         "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2},
         "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},

@@ -1,0 +1,92 @@
+"""Rollout targets (rl.algorithm: rollout_pi): branches of the true state, soft policy-iteration targets."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.encoding import legal_masks
+from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
+from pipeline.rl.policies import NetSpec
+from pipeline.rl.rewards import RewardModel
+from pipeline.rl.selfplay import GameSpec, PlayJob, RolloutSpec, play_job, play_one_by_one
+from pipeline.rl.stages import rl_stage
+
+
+def _job(make_net, epsilon: float = 0.0, fraction: float = 1.0, temperature: float = 1.0) -> PlayJob:
+    a = NetSpec.from_net(make_net(0), "a", epsilon)
+    b = NetSpec.from_net(make_net(1), "b")
+    games = tuple(GameSpec(300 + i, (0, 1) if i % 2 else (1, 0), (True, False)) for i in range(4))
+    games += (GameSpec(400, (0, 0), (True, True)),)
+    return PlayJob(players=(a, b), games=games, concurrency=8, reward=RewardModel("point"), num_rounds=2,
+                   rollout=RolloutSpec(fraction, temperature))
+
+
+def test_greedy_branch_of_the_taken_action_replays_the_real_round(make_net):
+    """With greedy players a branch is deterministic: the taken action's branch gets the real round reward."""
+    job = _job(make_net)
+    branched = play_job(job)
+    plain = play_job(replace(job, rollout=None))
+    assert [o.points for o in branched.outcomes] == [o.points for o in plain.outcomes]  # branching changes no game
+    multi = [s for s in plain.samples if bin(s.obs.legal_mask).count("1") > 1]
+    assert len(branched.samples) == len(multi) > 20  # one sample per decision with a choice
+    assert [(s.action, s.reward) for s in branched.samples] == [(s.action, s.reward) for s in multi]
+
+
+def test_targets_are_distributions_over_the_legal_actions(make_net):
+    samples = play_job(_job(make_net, epsilon=0.2)).samples
+    legal = legal_masks([s.obs for s in samples])
+    targets = np.stack([s.target for s in samples])
+    assert np.allclose(targets.sum(1), 1.0, atol=1e-5)
+    assert (targets[~legal] == 0).all() and (targets[legal] > 0).all()
+    assert {s.obs.decision for s in samples} >= {0, 2}  # discards and koi-koi decisions both branch
+
+
+def test_a_hot_temperature_keeps_the_prior(make_net):
+    """At a huge temperature rewards barely tilt the target: its mode is the greedy player's action."""
+    hot = play_job(_job(make_net, temperature=1e6)).samples
+    assert all(int(s.target.argmax()) == s.action for s in hot)
+
+
+def test_batched_rollouts_equal_one_game_at_a_time(make_net):
+    job = _job(make_net, epsilon=0.3, fraction=0.5)
+    a, b = play_job(job), play_one_by_one(job)
+    assert [(s.action, s.reward) for s in a.samples] == [(s.action, s.reward) for s in b.samples]
+    for x, y in zip(a.samples, b.samples, strict=True):
+        np.testing.assert_allclose(x.target, y.target, rtol=1e-5, atol=1e-6)
+
+
+def test_cross_entropy_pass_moves_the_policy_towards_the_targets(make_net):
+    samples = play_job(_job(make_net, temperature=0.5)).samples
+    learner = QLearner(make_net(0), lr=3e-3)
+    buffer = SampleBuffer(samples)
+
+    def mean_ce() -> float:
+        with torch.no_grad():
+            from pipeline.rl.learner import collate
+
+            return float(learner.loss(collate(samples)))
+
+    before = mean_ce()
+    losses = fit_pass(learner, buffer, 32, seed=0, epochs=3)
+    assert set(losses) <= {"loss/discard", "loss/pick", "loss/koikoi"} and losses
+    assert mean_ce() < before
+
+
+@pytest.mark.slow
+def test_rollout_pi_phases_resume_and_reproduce(project, params):
+    params["rl"].update(algorithm="rollout_pi", epochs=2)
+    params["rl"]["phase1"]["loops"] = 1
+    first = rl_stage(1, "point", params, progress=False, mlflow=False)
+    w1 = torch.load(project / "models/rl_phase1/point/model.pt")
+    (project / "models/rl_phase1/point/checkpoints/state.pt").unlink()
+    again = rl_stage(1, "point", params, progress=False, mlflow=False)
+    for k, v in torch.load(project / "models/rl_phase1/point/model.pt").items():
+        torch.testing.assert_close(v, w1[k])  # the same seed gives the same weights
+    first.pop("train_seconds"), again.pop("train_seconds")  # wall clock
+    assert first == again and first["loops"] == 1
+    params["rl"]["phase1"]["loops"] = 2  # a raised budget resumes after loop 1
+    assert rl_stage(1, "point", params, progress=False, mlflow=False)["loops"] == 2
+    p2 = rl_stage(2, "point", params, progress=False, mlflow=False)
+    assert p2["global_loops"] == 3
