@@ -1,0 +1,128 @@
+"""The play web app (FastAPI): the JSON API under ``/api`` and the static page that uses only it.
+
+Routes (README, "Play in the browser", documents them):
+
+- ``GET /api/opponents``, ``GET /api/cards`` (the deck: names and categories, no game data)
+- ``POST /api/games`` -> 201 ``{"id", "state", "events"}``; ``GET /api/games/{id}`` -> ``{"id", "state"}``
+- ``POST /api/games/{id}/actions`` ``{"action": token, "move": optional}`` -> ``{"id", "state", "events"}``
+- ``GET /api/games/{id}/hint``, ``/review``, ``/record``
+
+Errors are ``{"error": "one line"}``: 400 bad input or an illegal action, 404 unknown game, 409 not now.
+Endpoints are plain functions, so the server runs them in its thread pool and a slow model in one game
+does not hold up the others; each game's lock serialises the requests on that game.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fastapi import Body, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException
+
+from . import view
+from .games import Games
+from .opponents import choices
+from .session import PlayError
+
+STATIC = Path(__file__).parent / "static"
+
+
+class NewGame(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    opponent: str | None = None
+    seed: int | None = None
+    rounds: int = 8
+    points: int = 30
+
+
+class Action(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    action: int
+    move: int | None = None  # the state's "move" the action was chosen at; a stale one is refused (409)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
+    return f"{where}: {err.get('msg', 'invalid')}"
+
+
+def create_app(games: Games, root: Path = Path(".")) -> FastAPI:
+    """The app over ``games``; ``root`` is where the opponents offered in the page are looked for."""
+    app = FastAPI(title="koikoi play", summary="Play Koi-Koi against the project's agents.")
+    app.state.games = games
+
+    @app.exception_handler(PlayError)
+    def play_error(_: Request, exc: PlayError) -> JSONResponse:
+        return _error(exc.status, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(400, _validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.get("/api/opponents")
+    def opponents() -> dict[str, Any]:
+        return {"default": games.default_opponent, "choices": choices(root)}
+
+    @app.get("/api/cards")
+    def cards() -> list[dict[str, Any]]:
+        return view.deck()
+
+    @app.post("/api/games", status_code=201)
+    def new_game(body: NewGame | None = Body(default=None)) -> dict[str, Any]:
+        b = body or NewGame()
+        game = games.new(b.opponent, b.seed, b.rounds, b.points)
+        with game.lock:
+            return {"id": game.id, "state": game.view(), "events": game.opening_events}
+
+    @app.get("/api/games/{game_id}")
+    def get_game(game_id: str) -> dict[str, Any]:
+        game = games.get(game_id)
+        with game.lock:
+            return {"id": game.id, "state": game.view()}
+
+    @app.post("/api/games/{game_id}/actions")
+    def act(game_id: str, body: Action) -> dict[str, Any]:
+        game = games.get(game_id)
+        with game.lock:
+            events = game.act(body.action, body.move)
+            return {"id": game.id, "state": game.view(), "events": events}
+
+    @app.get("/api/games/{game_id}/hint")
+    def hint(game_id: str) -> dict[str, Any]:
+        game = games.get(game_id)
+        with game.lock:
+            return {"id": game.id, "move": game.move, "kind": game.values_kind, "options": game.hint()}
+
+    @app.get("/api/games/{game_id}/review")
+    def review(game_id: str) -> dict[str, Any]:
+        game = games.get(game_id)
+        with game.lock:
+            return {"id": game.id, "opponent": game.opponent, "kind": game.values_kind, "decisions": game.review()}
+
+    @app.get("/api/games/{game_id}/record")
+    def record(game_id: str) -> dict[str, Any]:
+        game = games.get(game_id)
+        with game.lock:
+            return json.loads(game.record().read_text(encoding="utf-8"))
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app

@@ -1,0 +1,271 @@
+// The play page's flow: games, the opponent's moves one by one, decisions, dialogs and keys. It talks to
+// the JSON API only (README, "Play in the browser"); board.js draws the state.
+// `?delay=MS` sets the pause between the opponent's moves (default 700; the browser test uses 0).
+"use strict";
+
+const DELAY = Number(new URLSearchParams(location.search).get("delay") ?? 700);
+
+// ------------------------------------------------------------------ API
+async function api(method, path, body) {
+  const init = {method, headers: {}};
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.error || `${r.status}`);
+  return data;
+}
+
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+function setBusy(busy) { document.body.dataset.busy = String(busy); }
+
+function showError(message) {
+  $("error").textContent = message;
+  $("error").hidden = !message;
+}
+
+async function refreshHints() {
+  hints = null;
+  const s = game.state;
+  if (hintOn && s.hint_available && s.decision !== "over") {
+    try {
+      hints = await api("GET", `/api/games/${game.id}/hint`);
+    } catch (e) { showError(e.message); }
+  }
+  renderHints();
+}
+
+// ------------------------------------------------------------------ events, one by one
+function logLine(...parts) {
+  const li = document.createElement("li");
+  li.append(...parts);
+  $("log").prepend(li);
+  return li;
+}
+
+async function showTurn(e) {
+  const parts = [`${who(e.player)} played `, cardList([e.discard])];
+  if (e.captured.length) parts.push(" and took ", cardList(e.captured));
+  if (e.draw) {
+    parts.push("; drew ", cardList([e.draw]));
+    if (e.captured2.length) parts.push(" and took ", cardList(e.captured2));
+  }
+  if (e.koikoi === true) parts.push(": koi-koi!");
+  if (e.koikoi === false) parts.push(": stop.");
+  const li = logLine(`R${e.round} T${e.turn} `, ...parts);
+  li.classList.add(e.player === game.state.you ? "mine" : "theirs");
+  $("last-move").classList.remove("pending");
+  $("last-move").replaceChildren(...parts.map((p) => (typeof p === "string" ? p : p.cloneNode(true))));
+  await sleep(e.player === game.state.you ? DELAY / 2 : DELAY);
+}
+
+function roundText(r) {
+  if (r.winner === null) return "Nobody stopped: the dealer takes 1 point (Dealer's Priority).";
+  const yaku = r.yaku.map(([n, p]) => `${n} ${p}`).join(", ");
+  const pts = Math.abs(r.points.you);
+  return `${who(r.winner)} ${r.winner === game.state.you ? "win" : "wins"} ${pts} point${pts === 1 ? "" : "s"}: ${yaku}.`;
+}
+
+function modal(id, buttonId) {
+  return new Promise((done) => {
+    const dialog = $(id);
+    const finish = () => { dialog.removeEventListener("close", finish); done(); };
+    dialog.addEventListener("close", finish);
+    dialog.showModal();
+    if (buttonId) $(buttonId).focus();
+  });
+}
+
+async function showRound(r) {
+  logLine(`Round ${r.round}: `, roundText(r)).classList.add("round-end");
+  $("round-title").textContent = `Round ${r.round} over`;
+  $("round-body").replaceChildren(roundText(r), document.createElement("br"),
+    `Points: you ${r.totals.you}, opponent ${r.totals.opponent}.`);
+  await modal("round-dialog", "round-continue");
+}
+
+async function play(events, state) {
+  setBusy(true);
+  for (const e of events) {
+    if (e.type === "turn") await showTurn(e);
+    else if (e.type === "round") await showRound(e);
+  }
+  game.state = state;
+  render();
+  if (state.decision === "over") showOver();
+  else {
+    await refreshHints();
+    if (state.decision === "koikoi") showKoikoi();
+    else legalButtons()[0]?.focus();
+  }
+  setBusy(false);
+}
+
+// ------------------------------------------------------------------ decisions
+async function act(action) {
+  if (document.body.dataset.busy === "true") return;
+  setBusy(true);
+  showError("");
+  document.querySelector(`button.legal[data-action="${action}"]`)?.classList.add("played");
+  try {
+    const r = await api("POST", `/api/games/${game.id}/actions`, {action, move: game.state.move});
+    await play(r.events, r.state);
+  } catch (e) {
+    showError(e.message);
+    setBusy(false);
+  }
+}
+
+function showKoikoi() {
+  const s = game.state;
+  const yaku = document.createElement("div");
+  renderYaku(yaku, s.yaku.you);
+  $("koikoi-yaku").replaceChildren(yaku);
+  $("koikoi-stop-points").textContent = s.yaku.you.points;
+  $("koikoi-dialog").showModal();
+  $("stop-button").focus();
+  renderHints();
+}
+
+function chooseKoikoi(action) {
+  $("koikoi-dialog").close();
+  act(action);
+}
+
+// ------------------------------------------------------------------ game over, review, new game
+function showOver() {
+  const s = game.state;
+  const title = s.winner === null ? "Draw" : s.winner === s.you ? "You win!" : "You lose";
+  $("over-title").textContent = `${title} ${s.points.you} : ${s.points.opponent}`;
+  const rows = s.results.map((r) => `<tr><td>${r.round}</td><td>${who(r.dealer)}</td>
+    <td>${r.winner === null ? "dealer's priority" : who(r.winner)}</td><td>${r.points.you > 0 ? "+" : ""}${r.points.you}</td>
+    <td>${r.yaku.map(([n, p]) => `${n} ${p}`).join(", ")}</td></tr>`);
+  $("over-rounds").innerHTML = "<tr><th>round</th><th>dealer</th><th>winner</th><th>you</th><th>yaku</th></tr>" +
+    rows.join("");
+  $("record-link").href = `/api/games/${game.id}/record`;
+  $("review-button").disabled = false;
+  $("over-dialog").showModal();
+  $("over-new-game").focus();
+}
+
+async function showReview() {
+  let review;
+  try {
+    review = await api("GET", `/api/games/${game.id}/review`);
+  } catch (e) { showError(e.message); return; }
+  $("review-note").textContent = review.kind === "rl"
+    ? "Values are the model's expected rewards; the chosen move is marked."
+    : review.kind === "sl" ? "Percentages are the model's probabilities of each move; the chosen one is marked."
+    : `The ${review.opponent} agent has no values: its choices only.`;
+  const list = $("review-list");
+  list.replaceChildren();
+  for (const d of review.decisions) {
+    const li = document.createElement("li");
+    li.append(`R${d.round} T${d.turn} ${d.decision}: `);
+    if (d.pending) li.append("take with ", cardList([d.pending]), ": ");
+    for (const o of d.options) {
+      const opt = document.createElement("span");
+      opt.className = "option" + (o.action === d.action ? " chosen" : "");
+      opt.append(o.card ? Cards.element(o.card, {small: true}) : (o.action === STOP ? "stop" : "koi-koi"));
+      if (o.value !== undefined) {
+        const v = document.createElement("small");
+        v.textContent = review.kind === "rl" ? o.value.toFixed(2) : `${Math.round(100 * o.probability)}%`;
+        opt.append(v);
+      }
+      li.append(opt);
+    }
+    list.append(li);
+  }
+  $("over-dialog").close();
+  $("review-dialog").showModal();
+}
+
+async function openNewGame() {
+  for (const d of document.querySelectorAll("dialog[open]")) d.close();
+  $("new-game-error").hidden = true;
+  $("new-game-dialog").showModal();
+  $("start-button").focus();
+}
+
+async function startGame() {
+  const custom = $("opponent-custom").value.trim();
+  const body = {opponent: custom || $("opponent-select").value, rounds: Number($("rounds-input").value),
+                points: Number($("points-input").value)};
+  if ($("seed-input").value !== "") body.seed = Number($("seed-input").value);
+  setBusy(true);
+  try {
+    const r = await api("POST", "/api/games", body);
+    $("new-game-dialog").close();
+    game = {id: r.id, state: r.state};
+    $("log").replaceChildren();
+    $("last-move").replaceChildren();
+    logLine(`New game against ${r.state.opponent} (seed ${r.state.seed}).`);
+    render();
+    await play(r.events, r.state);
+  } catch (e) {
+    $("new-game-error").textContent = e.message;
+    $("new-game-error").hidden = false;
+    if (!$("new-game-dialog").open) $("new-game-dialog").showModal();
+    setBusy(false);
+  }
+}
+
+// ------------------------------------------------------------------ keyboard
+function onKey(e) {
+  if (e.target.matches("input, select") || e.ctrlKey || e.metaKey || e.altKey) return;
+  const key = e.key.toLowerCase();
+  const open = document.querySelector("dialog[open]");
+  if (open && open.id === "koikoi-dialog") {
+    if (key === "k") chooseKoikoi(KOIKOI);
+    if (key === "s") chooseKoikoi(STOP);
+    return;
+  }
+  if (key === "n" && (!open || open.id !== "new-game-dialog")) { e.preventDefault(); openNewGame(); return; }
+  if (key === "r" && game && game.state.decision === "over") { showReview(); return; }
+  if (open) return;  // Enter and Escape work on the dialog itself
+  if (key === "h" && !$("hint-toggle").disabled) {
+    $("hint-toggle").checked = !$("hint-toggle").checked;
+    $("hint-toggle").dispatchEvent(new Event("change"));
+    return;
+  }
+  const buttons = legalButtons();
+  if (/^[1-9]$/.test(key) && buttons[Number(key) - 1]) { buttons[Number(key) - 1].click(); return; }
+  if (key === "arrowleft" || key === "arrowright") {
+    const i = buttons.indexOf(document.activeElement);
+    const next = key === "arrowright" ? (i + 1) % buttons.length : (i - 1 + buttons.length) % buttons.length;
+    buttons[Math.max(next, 0)]?.focus();
+    e.preventDefault();
+  }
+}
+
+// ------------------------------------------------------------------ start
+async function main() {
+  Cards.deck = await api("GET", "/api/cards");
+  const opponents = await api("GET", "/api/opponents");
+  for (const spec of opponents.choices) {
+    const opt = document.createElement("option");
+    opt.value = opt.textContent = spec;
+    opt.selected = spec === opponents.default;
+    $("opponent-select").append(opt);
+  }
+  if (!opponents.choices.includes(opponents.default)) $("opponent-custom").value = opponents.default;
+  $("new-game-form").addEventListener("submit", (e) => { e.preventDefault(); startGame(); });
+  $("new-game-button").addEventListener("click", openNewGame);
+  $("over-new-game").addEventListener("click", openNewGame);
+  $("review-button").addEventListener("click", showReview);
+  $("review-close").addEventListener("click", () => $("review-dialog").close());
+  $("round-continue").addEventListener("click", () => $("round-dialog").close());
+  $("stop-button").addEventListener("click", () => chooseKoikoi(STOP));
+  $("koikoi-button").addEventListener("click", () => chooseKoikoi(KOIKOI));
+  $("koikoi-dialog").addEventListener("cancel", (e) => e.preventDefault());  // a decision is required
+  $("new-game-dialog").addEventListener("cancel", (e) => { if (!game) e.preventDefault(); });
+  $("hint-toggle").addEventListener("change", () => { hintOn = $("hint-toggle").checked; refreshHints(); });
+  document.addEventListener("keydown", onKey);
+  setBusy(false);
+  openNewGame();
+}
+
+main().catch((e) => showError(e.message));

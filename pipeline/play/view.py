@@ -1,0 +1,107 @@
+"""The JSON the play API sends: the human's view of a game, built from the engine's public data only.
+
+``state_view`` reads an :class:`Observation` (the human's own hand and what is public) plus the public
+results of finished rounds, so nothing hidden can reach a response. Cards are ``[month, index]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import DECISION_NAMES, Observation, RoundResult, Turn, card_name, ids_of, score_mask
+from ..engine.cards import BLUE_RIBBONS, CATEGORIES, MONTH_NAMES, RED_RIBBONS, card_tuple
+
+CATEGORY_ORDER = ("light", "seed", "ribbon", "dross")
+
+
+def card(cid: int) -> list[int] | None:
+    """``[month, index]`` of a card id, or None for -1 (not drawn yet)."""
+    return list(card_tuple(cid)) if cid >= 0 else None
+
+
+def cards(mask: int) -> list[list[int]]:
+    return [list(card_tuple(c)) for c in ids_of(mask)]
+
+
+def category(cid: int) -> str:
+    """The card's category for display; the Sake Cup, seed and dross, shows as a seed."""
+    return next(name for name in CATEGORY_ORDER if CATEGORIES[name] >> cid & 1)
+
+
+def grouped(mask: int) -> dict[str, list[list[int]]]:
+    """A pile grouped by category (light, seed, ribbon, dross)."""
+    out: dict[str, list[list[int]]] = {name: [] for name in CATEGORY_ORDER}
+    for c in ids_of(mask):
+        out[category(c)].append(list(card_tuple(c)))
+    return out
+
+
+def yaku(pile: int, koikoi: int) -> dict[str, Any]:
+    """A pile's yaku ``[[name, points], ...]`` (koi-koi bonus included) and their total."""
+    s = score_mask(pile, koikoi)
+    return {"points": s.points, "yaku": [[name, pts] for name, pts in s.yaku]}
+
+
+def deck() -> list[dict[str, Any]]:
+    """The 48 cards with the names and attributes the page draws them with (static, no game data)."""
+    def ribbon(c: int) -> str | None:
+        if category(c) != "ribbon":
+            return None
+        return "poetry" if RED_RIBBONS >> c & 1 else "blue" if BLUE_RIBBONS >> c & 1 else "red"
+
+    return [{"id": c, "card": card(c), "month": MONTH_NAMES[c >> 2], "name": card_name(c),
+             "category": category(c), "ribbon": ribbon(c)} for c in range(48)]
+
+
+def turn_view(t: Turn) -> dict[str, Any]:
+    """One turn of the public history: what was played and drawn and what each took."""
+    return {"player": t.player, "discard": card(t.discard), "captured": cards(t.captured),
+            "draw": card(t.draw), "captured2": cards(t.captured2), "koikoi": t.koikoi}
+
+
+def pile_of(turns: tuple[Turn, ...], player: int) -> int:
+    """The cards ``player`` took in a round, from its public turns."""
+    pile = 0
+    for t in turns:
+        if t.player == player:
+            if t.captured:
+                pile |= t.captured | 1 << t.discard
+            if t.captured2:
+                pile |= t.captured2 | 1 << t.draw
+    return pile
+
+
+def round_view(res: RoundResult, you: int) -> dict[str, Any]:
+    """A finished round: winner, points that changed hands, totals, and the winner's yaku."""
+    opp = you ^ 1
+    out: dict[str, Any] = {"round": res.round, "dealer": res.dealer, "winner": res.winner,
+                           "points": {"you": res.points[you], "opponent": res.points[opp]},
+                           "totals": {"you": res.totals[you], "opponent": res.totals[opp]}, "yaku": []}
+    if res.winner is not None:
+        claims = sum(1 for t in res.turns if t.player == res.winner and t.koikoi)
+        out["yaku"] = yaku(pile_of(res.turns, res.winner), claims)["yaku"]
+    return out
+
+
+def state_view(obs: Observation, results: list[RoundResult], *, over: bool, winner: int | None,
+               opponent: str, seed: int, move: int, has_values: bool, values: str | None) -> dict[str, Any]:
+    """Everything the page shows, from the human's observation and the finished rounds."""
+    you, opp = obs.player, obs.player ^ 1
+    decision = "over" if over else DECISION_NAMES[obs.decision] if obs.to_act else "wait"
+    return {
+        "you": you, "opponent": opponent, "seed": seed, "move": move,
+        "hint_available": has_values, "values_kind": values,
+        "decision": decision, "legal_actions": ids_of(obs.legal_mask),
+        "pending": card(obs.pick_card), "pending_from_draw": obs.pick_from_draw,
+        "hand": cards(obs.hand), "field": cards(obs.field),
+        "piles": {"you": grouped(obs.my_pile), "opponent": grouped(obs.opp_pile)},
+        "opponent_hand_count": obs.opp_hand_count, "stock_count": obs.stock_count,
+        "points": {"you": obs.my_points, "opponent": obs.opp_points},
+        "round": obs.round, "rounds": obs.num_rounds, "turn": obs.turn,
+        "dealer": you if obs.is_dealer else opp,
+        "koikoi": {"you": obs.my_koikoi, "opponent": obs.opp_koikoi},
+        "yaku": {"you": yaku(obs.my_pile, obs.my_koikoi), "opponent": yaku(obs.opp_pile, obs.opp_koikoi)},
+        "history": [turn_view(t) for t in obs.turns],
+        "results": [round_view(r, you) for r in results],
+        "winner": winner if over else None,
+    }

@@ -1,0 +1,148 @@
+"""A real browser plays one whole game by clicking and pressing keys: Debian's Chromium driven by Selenium.
+
+Skipped with a one-line reason where Chromium or its driver is missing (``make system-packages`` installs them).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.engine import replay_dir
+from pipeline.play.app import create_app
+from pipeline.play.games import Games
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()),
+                       reason="no chromium and chromedriver (Debian chromium, chromium-driver: make system-packages)"),
+]
+
+
+@pytest.fixture
+def server(tmp_path, tiny_model):
+    """uvicorn serving the app on a free loopback port, in a thread; yields (base url, games)."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    games = Games(tmp_path / "played", tiny_model)
+    srv = uvicorn.Server(uvicorn.Config(create_app(games, root=tmp_path), host="127.0.0.1", port=port,
+                                        log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", games
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def browser():
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install -e '.[dev]')")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900"):
+        options.add_argument(arg)  # no sandbox: CI runs as root
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(0)
+    yield driver
+    driver.quit()
+
+
+def wait_for(driver, condition, what: str, timeout: float = 30):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d), message=what)
+
+
+def test_a_person_plays_a_whole_game(server, browser, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    base, games = server
+    d = browser
+    d.get(f"{base}/?delay=0")
+    wait_for(d, lambda d: d.find_element(By.ID, "new-game-dialog").get_attribute("open") is not None, "new game")
+    d.find_element(By.ID, "rounds-input").clear()
+    d.find_element(By.ID, "rounds-input").send_keys("2")
+    d.find_element(By.ID, "seed-input").send_keys("4")
+    d.find_element(By.ID, "start-button").click()
+
+    def is_open(dialog: str) -> bool:
+        return d.find_element(By.ID, dialog).get_attribute("open") is not None
+
+    def ready(d) -> bool:
+        return d.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "false" or is_open("round-dialog")
+
+    moves = by_key = rounds_seen = koikoi_prompts = 0
+    hint_checked = False
+    for _ in range(200):
+        wait_for(d, ready, "the page to wait for the player")
+        if is_open("over-dialog"):
+            break
+        if is_open("round-dialog"):
+            rounds_seen += 1
+            d.find_element(By.ID, "round-continue").click()
+            continue
+        if is_open("koikoi-dialog"):
+            koikoi_prompts += 1
+            ActionChains(d).send_keys("s").perform()  # stop, by keyboard
+            wait_for(d, lambda d: not is_open("koikoi-dialog"), "the koi-koi prompt to close")
+            moves += 1
+            continue
+        legal = d.find_elements(By.CSS_SELECTOR, "#hand button.legal, #field button.legal")
+        assert legal, d.find_element(By.ID, "prompt").text
+        if not hint_checked:  # the opponent's view of my options, one badge per legal card
+            d.find_element(By.ID, "hint-toggle").click()
+            wait_for(d, lambda d, n=len(legal): len(d.find_elements(By.CSS_SELECTOR, ".legal .hint-badge")) == n,
+                     "hints")
+            hint_checked = True
+        before = d.execute_script("return game.state.move")
+        if moves % 3 == 1:  # keys go to the focused element, as a person's would
+            ActionChains(d).send_keys("1").perform()
+            by_key += 1
+        elif moves % 3 == 2:
+            ActionChains(d).send_keys(Keys.ARROW_RIGHT, Keys.ENTER).perform()
+            by_key += 1
+        else:
+            legal[-1].click()
+        moves += 1
+        wait_for(d, lambda d, before=before: d.execute_script("return game.state.move") != before
+                 or is_open("round-dialog") or is_open("koikoi-dialog"), "the move to take effect")
+    else:
+        pytest.fail("the game did not end within 200 page actions")
+
+    title = d.find_element(By.ID, "over-title").text
+    assert title.split()[0] in ("You", "Draw"), title
+    assert rounds_seen >= 1 and moves >= 8 and by_key >= 4
+    assert len(d.find_elements(By.CSS_SELECTOR, "#over-rounds tr")) >= 2
+    game = games.get(d.execute_script("return game.id"))
+    assert game.state.is_over and game.seed == 4
+    assert replay_dir(games.records_dir).summary()["mismatches"] == 0
+    d.save_screenshot(str(tmp_path / "game_over.png"))
+
+    ActionChains(d).send_keys("r").perform()  # the review, by keyboard
+    wait_for(d, lambda d: is_open("review-dialog"), "the review")
+    items = d.find_elements(By.CSS_SELECTOR, "#review-list li")
+    assert len(items) == len(game.agent_decisions)
+    assert len(d.find_elements(By.CSS_SELECTOR, "#review-list .option.chosen")) == len(items)
+    d.save_screenshot(str(tmp_path / "review.png"))
+    d.find_element(By.ID, "review-close").send_keys(Keys.ENTER)
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    assert (tmp_path / "game_over.png").stat().st_size > 10_000

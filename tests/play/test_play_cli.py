@@ -1,0 +1,76 @@
+"""``koikoi play``: one-line usage errors, and a real server started by the command."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        (["--opponent", "champion"], "champion"),
+        (["--opponent", "models/none"], "models/none"),
+        (["--threads", "0"], "--threads"),
+    ]
+    for args, word in cases:
+        assert main(["play", "--no-browser", "--port", str(free_port()), *args]) == 2, args
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("koikoi play: error:") and word in err and "\n" not in err, err
+    for port in ("0", "70000"):
+        assert main(["play", "--no-browser", "--port", port]) == 2
+        assert "--port must be in 1..65535" in capsys.readouterr().err
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["play", "--no-browser", "--port", str(port)]) == 2
+        assert "choose another --port" in capsys.readouterr().err
+
+
+def test_the_command_serves_a_game(tmp_path, tiny_model):
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    koikoi = Path(sys.executable).parent / "koikoi"  # the installed command
+    proc = subprocess.Popen([str(koikoi), "play", "--no-browser", "--port", str(port),
+                             "--opponent", tiny_model, "--records", str(tmp_path / "played")],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):  # the command imports torch for the model first: give it time on a busy machine
+            try:
+                with urllib.request.urlopen(f"{base}/api/opponents", timeout=2) as r:
+                    opponents = json.load(r)
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()[1]
+                time.sleep(0.1)
+        else:
+            pytest.fail("koikoi play did not answer within 30 s")
+        assert opponents["default"] == tiny_model
+        req = urllib.request.Request(f"{base}/api/games", data=b'{"seed": 1, "rounds": 1}', method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 201 and json.load(r)["state"]["opponent"] == tiny_model
+        with urllib.request.urlopen(f"{base}/", timeout=5) as r:
+            assert b"koikoi" in r.read()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert f"http://127.0.0.1:{port}/" in err and str(Path(tmp_path / "played")) in err

@@ -1,0 +1,102 @@
+"""No response names a card the human may not see: checked against the engine's true state at every decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pipeline.engine import GameState, Turn, ids_of
+from pipeline.engine.cards import card_id
+from pipeline.engine.state import PICK
+
+
+def named_cards(doc: Any, key: str = "") -> set[int]:
+    """Every card a JSON document names: ``[month, index]`` pairs anywhere, and the ids in ``legal_actions``."""
+    if key == "legal_actions":
+        return {a for a in doc if a < 48}
+    if isinstance(doc, dict):
+        return set().union(*(named_cards(v, k) for k, v in doc.items())) if doc else set()
+    if isinstance(doc, list):
+        if (len(doc) == 2 and all(type(x) is int for x in doc) and 1 <= doc[0] <= 12 and 1 <= doc[1] <= 4):
+            return {card_id(*doc)}
+        return set().union(*(named_cards(v) for v in doc)) if doc else set()
+    return set()
+
+
+def turn_cards(turns) -> int:
+    m = 0
+    for t in turns:
+        m |= 1 << t.discard | t.captured | t.captured2 | (1 << t.draw if t.draw >= 0 else 0)
+    return m
+
+
+def visible(s: GameState, you: int, events: list[dict]) -> int:
+    """What the human may see now: own hand, field, both piles, the pending card, this round's public turns,
+    and the turns of the rounds whose end this response reports."""
+    m = s.hands[you] | s.field | s.piles[0] | s.piles[1] | turn_cards(s.turns)
+    if s.phase == PICK:
+        m |= 1 << s.pick_card
+    if not s.is_over and s.cur[1] >= 0:
+        m |= turn_cards([Turn(*s.cur)])  # the turn in progress
+    ended = {e["round"] for e in events if e["type"] == "round"}
+    for res in s.results:
+        if res.round in ended:
+            m |= turn_cards(res.turns)
+    return m
+
+
+def hidden(s: GameState, you: int) -> int:
+    m = s.hands[you ^ 1]
+    for c in s.stock:
+        m |= 1 << c
+    return m
+
+
+def check(response: dict, s: GameState, you: int = 0) -> int:
+    """Assert the response names only visible cards; return how many it named."""
+    events = response.get("events", [])
+    named = named_cards(response)
+    allowed = set(ids_of(visible(s, you, events)))
+    assert named <= allowed, f"names cards the human may not see: {sorted(named - allowed)}"
+    assert len(named) <= len(allowed)
+    return len(named)
+
+
+def test_the_checker_catches_a_leak():
+    s = GameState(seed=1)
+    opp_card = ids_of(s.hands[1])[0]
+    stock_card = s.stock[-1]
+    assert opp_card in ids_of(hidden(s, 0)) and not visible(s, 0, []) >> opp_card & 1
+    for leaked in (opp_card, stock_card):
+        month, index = leaked // 4 + 1, leaked % 4 + 1
+        with pytest.raises(AssertionError, match="may not see"):
+            check({"state": {"deep": [{"x": [month, index]}]}}, s)
+        with pytest.raises(AssertionError, match="may not see"):
+            check({"state": {"legal_actions": [leaked]}}, s)
+
+
+@pytest.mark.parametrize("opponent", ["random", "tiny"])
+def test_no_response_names_a_hidden_card(client, tiny_model, opponent):
+    spec = tiny_model if opponent == "tiny" else opponent
+    games = client.app.state.games
+    rng = np.random.default_rng(7)
+    decisions = named_total = 0
+    for seed in range(3):
+        created = client.post("/api/games", json={"opponent": spec, "seed": seed, "rounds": 8}).json()
+        gid, state = created["id"], created["state"]
+        s = games.get(gid).state
+        named_total += check(created, s)
+        while state["decision"] != "over":
+            assert hidden(s, 0) & visible(s, 0, []) == 0  # the two sets are disjoint within a round
+            if opponent == "tiny":
+                check(client.get(f"/api/games/{gid}/hint").json(), s)
+            check(client.get(f"/api/games/{gid}").json(), s)
+            body = client.post(f"/api/games/{gid}/actions",
+                               json={"action": int(rng.choice(state["legal_actions"]))}).json()
+            named_total += check(body, s)
+            state = body["state"]
+            decisions += 1
+    assert decisions >= 150, decisions  # hundreds of responses checked across the two opponents
+    assert named_total > decisions * 8  # the check saw real card lists, not empty documents
