@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..engine import DECISION_NAMES
 from ..hardware import PRECISIONS
 from .rewards import REWARD_MODELS
 
@@ -89,6 +90,7 @@ class RLParams:
     epochs: int  # optimization passes over each loop's samples
     rollout_fraction: float
     rollout_temperature: float
+    rollout_decisions: tuple[str, ...]
     epsilon_start: float
     epsilon_end: float
     point_scale: float
@@ -129,6 +131,13 @@ class RLParams:
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _decisions(r: _Reader, key: str) -> tuple[str, ...]:
+    v = r._get(key)
+    if not isinstance(v, list) or not v or not all(d in DECISION_NAMES for d in v):
+        raise ParamError(f"{r.path}.{key} must be a non-empty list of {', '.join(DECISION_NAMES)}; got {v!r}")
+    return tuple(d for d in DECISION_NAMES if d in v)
+
+
 def _bf16(r: _Reader, key: str) -> bool | str:
     return r.choice(key, (True, False, "auto"))
 
@@ -155,6 +164,7 @@ def parse_rl(doc: Any) -> RLParams:
         batch_size=r.int("batch_size", 1), lr=r.float("lr", 0.0, lo_open=True), epochs=r.int("epochs", 1, 100),
         rollout_fraction=ro.float("fraction", 0.0, 1.0, lo_open=True),
         rollout_temperature=ro.float("temperature", 0.0, lo_open=True),
+        rollout_decisions=_decisions(ro, "decisions"),
         epsilon_start=eps.float("start", 0.0, 1.0), epsilon_end=eps.float("end", 0.0, 1.0),
         point_scale=scale.float("point", 0.0, lo_open=True), wp_scale=scale.float("wp", 0.0, lo_open=True),
         wp_baseline=r.float("wp_baseline", 0.0, 1.0),

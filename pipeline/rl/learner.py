@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from ..encoding import encode, legal_masks
+from ..encoding import encode
 from ..engine import DECISION_NAMES
 from ..model import KoiKoiNet
 from .selfplay import Sample
@@ -80,7 +80,7 @@ def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
     if samples[0].target is None:
         return x, d, a, r
     t = torch.from_numpy(np.stack([s.target for s in samples]))
-    return x, d, a, r, t, torch.from_numpy(legal_masks(obs))
+    return x, d, a, r, t, t > 0  # the loss's support: the branched actions
 
 
 class QLearner(pl.LightningModule):

@@ -54,6 +54,13 @@ class RolloutSpec:
 
     fraction: float = 1.0  # share of recorded decisions (with 2+ legal actions) that branch
     temperature: float = 1.0  # reward units per nat of the target's log-probability
+    decisions: tuple[int, ...] = (0, 1, 2)  # decision types that branch (discard, pick, koi-koi); others record nothing
+    top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
+
+    def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
+        """Whether this recorded decision branches (only where there is a choice)."""
+        return (obs.decision in self.decisions and bool(obs.legal_mask & (obs.legal_mask - 1))
+                and (self.fraction >= 1.0 or rng.random() < self.fraction))
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,7 @@ class PlayResult:
 
 
 class _Game:
-    __slots__ = ("spec", "state", "rng", "trace", "decisions", "open", "parent")
+    __slots__ = ("spec", "state", "rng", "trace", "decisions", "open", "parent", "own")
 
     def __init__(self, spec: GameSpec, job: PlayJob, state: GameState | None = None,
                  parent: _Branch | None = None) -> None:
@@ -142,8 +149,9 @@ class _Game:
         self.rng = np.random.default_rng((job.explore_seed, spec.seed, *spec.seats))
         self.trace: list[tuple] = []  # (round, player, obs, action[, _Pending])
         self.decisions = 0
-        self.open = 0  # branches of this game still playing
+        self.open = 0  # reward slots of this game's decisions still open
         self.parent = parent  # set on a branch: where its round reward goes
+        self.own: list[_Branch] = []  # slots this greedy game fills itself at the end of the round
 
 
 class _Pending:
@@ -165,29 +173,46 @@ class _Branch(NamedTuple):
     player: int
 
 
-def _branch(g: _Game, obs: Observation, prior: np.ndarray, job: PlayJob) -> tuple[_Pending, list[_Game]]:
+def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: bool,
+            job: PlayJob) -> tuple[_Pending, list[_Game]]:
+    """Clone the game once per branched action. A greedy game is itself the branch of the action it takes."""
     actions = legal_list(obs)
+    if job.rollout.top and len(actions) > job.rollout.top:
+        best = sorted(actions, key=lambda a: -prior[a])[:job.rollout.top]
+        actions = sorted(set(best) | {taken})
     pending = _Pending(actions, prior[actions].astype(np.float64))
     s = g.state
     spec = replace(g.spec, record=(False, False))
     kids = []
     for slot, a in enumerate(actions):
+        link = _Branch(g, pending, slot, s.round, s.player)
+        if greedy and a == taken:
+            g.own.append(link)
+            continue
         clone = s.clone()
         clone.step(a)
-        kids.append(_Game(spec, job, clone, _Branch(g, pending, slot, s.round, s.player)))
-    g.open += len(kids)
+        kids.append(_Game(spec, job, clone, link))
+    g.open += len(actions)
     return pending, kids
 
 
-def _branch_done(b: _Game, reward: RewardModel) -> bool:
-    """If branch ``b`` finished its round, credit its reward to the decision it branched from."""
-    s, (game, pending, slot, rnd, player) = b.state, b.parent
-    if s.round == rnd and s.phase != GAME_OVER:
-        return False
+def _credit(link: _Branch, s: GameState, reward: RewardModel) -> None:
+    game, pending, slot, rnd, player = link
     over = s.phase == GAME_OVER and len(s.results) == rnd
     pending.rewards[slot] = reward.reward(s.results[rnd - 1], player, over, s.winner)
     pending.left -= 1
     game.open -= 1
+
+
+def _round_over(s: GameState, rnd: int) -> bool:
+    return s.round != rnd or s.phase == GAME_OVER
+
+
+def _branch_done(b: _Game, reward: RewardModel) -> bool:
+    """If branch ``b`` finished its round, credit its reward to the decision it branched from."""
+    if not _round_over(b.state, b.parent.round):
+        return False
+    _credit(b.parent, b.state, reward)
     return True
 
 
@@ -195,7 +220,7 @@ def _target(p: _Pending, temperature: float) -> np.ndarray:
     z = p.prior + np.asarray(p.rewards) / temperature
     z = np.exp(z - z.max())
     out = np.zeros(NUM_TOKENS, dtype=np.float32)
-    out[p.actions] = z / z.sum()
+    out[p.actions] = np.maximum(z / z.sum(), 1e-30)  # > 0 marks the branched actions (the loss's support)
     return out
 
 
@@ -258,14 +283,17 @@ def play_job(job: PlayJob) -> PlayResult:
                 if g.spec.record[s.player]:
                     if job.rollout is None:
                         g.trace.append((s.round, s.player, o, a))
-                    elif o.legal_mask & (o.legal_mask - 1) and (job.rollout.fraction >= 1.0
-                                                                or g.rng.random() < job.rollout.fraction):
-                        p, kids = _branch(g, o, values[i], job)
+                    elif job.rollout.branches(o, g.rng):
+                        p, kids = _branch(g, o, values[i], a, eps == 0.0, job)
                         g.trace.append((s.round, s.player, o, a, p))
                         active += kids
                         changed = True  # a koi-koi "stop" branch has already ended its round
             s.step(a)
             g.decisions += 1
+            if g.own and _round_over(s, g.own[0].round):
+                for link in g.own:
+                    _credit(link, s, job.reward)
+                g.own.clear()
             changed |= s.phase == GAME_OVER or g.parent is not None
         decisions += len(group)
         if changed or waiting:

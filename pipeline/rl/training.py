@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..engine import DECISION_NAMES
 from ..hardware import resolve_bf16, resolve_precision
 from ..model import KoiKoiNet
 from ..modelio import MODEL_FILE, load_model, save_model
@@ -241,7 +242,10 @@ class PhaseRunner:
                     games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = p.point_scale if c.variant == "point" else p.wp_scale
-        rollout = RolloutSpec(p.rollout_fraction, p.rollout_temperature) if p.algorithm == "rollout_pi" else None
+        rollout = None
+        if p.algorithm == "rollout_pi":
+            rollout = RolloutSpec(p.rollout_fraction, p.rollout_temperature,
+                                  tuple(DECISION_NAMES.index(d) for d in p.rollout_decisions))
         return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.concurrency,
                        reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
                        explore_seed=base)

@@ -23,15 +23,29 @@ def _job(make_net, epsilon: float = 0.0, fraction: float = 1.0, temperature: flo
                    rollout=RolloutSpec(fraction, temperature))
 
 
-def test_greedy_branch_of_the_taken_action_replays_the_real_round(make_net):
-    """With greedy players a branch is deterministic: the taken action's branch gets the real round reward."""
+def test_a_cloned_branch_replays_the_greedy_game(make_net):
+    """A greedy game credits its own round to the action it took; a clone of that action must agree.
+
+    epsilon 1e-12 never explores but turns that shortcut off, so every action is played by a clone.
+    """
     job = _job(make_net)
-    branched = play_job(job)
+    own = play_job(job)
+    cloned = play_job(replace(job, players=(job.players[0].with_epsilon(1e-12), job.players[1])))
     plain = play_job(replace(job, rollout=None))
-    assert [o.points for o in branched.outcomes] == [o.points for o in plain.outcomes]  # branching changes no game
+    assert [o.points for o in own.outcomes] == [o.points for o in cloned.outcomes] == [o.points for o in plain.outcomes]
     multi = [s for s in plain.samples if bin(s.obs.legal_mask).count("1") > 1]
-    assert len(branched.samples) == len(multi) > 20  # one sample per decision with a choice
-    assert [(s.action, s.reward) for s in branched.samples] == [(s.action, s.reward) for s in multi]
+    assert len(own.samples) == len(multi) > 20  # one sample per decision with a choice
+    assert [(s.action, s.reward) for s in own.samples] == [(s.action, s.reward) for s in multi]
+    assert [(s.action, s.reward) for s in cloned.samples] == [(s.action, s.reward) for s in multi]
+    for x, y in zip(own.samples, cloned.samples, strict=True):
+        np.testing.assert_allclose(x.target, y.target, rtol=1e-5, atol=1e-7)
+
+
+def test_top_branches_only_the_best_prior_actions_and_the_taken_one(make_net):
+    samples = play_job(replace(_job(make_net, epsilon=0.3), rollout=RolloutSpec(top=2))).samples
+    support = np.array([(s.target > 0).sum() for s in samples])
+    assert support.max() == 3 and support.min() == 2  # two by prior, plus an explored action outside them
+    assert all(s.target[s.action] > 0 for s in samples)
 
 
 def test_targets_are_distributions_over_the_legal_actions(make_net):
