@@ -95,10 +95,10 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         import torch  # noqa: F401  (loaded anyway by the model agents; threads are set before they run)
 
         set_torch_threads(torch_threads)
-    from tqdm import tqdm
+    from ..progress import progress_bar
 
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
-    for k, (a, b) in enumerate(tqdm(pairs, desc="duels", unit="pairing", disable=not progress)):
+    for k, (a, b) in enumerate(progress_bar(pairs, enabled=progress, desc="duels", unit="pairing")):
         agent_a = load_agent(a, seed=seed + 2 * k)
         agent_b = load_agent(b, seed=seed + 2 * k + 1)
         label = f"{key_name(a)} vs {key_name(b)}" if progress else None

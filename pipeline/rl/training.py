@@ -99,14 +99,14 @@ def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int
 
     Returns (win rate with draws as half, mean of the learner's final points minus the initial points).
     """
-    from tqdm import tqdm
+    from ..progress import progress_bar
 
     specs = []
     for i in range(games // 2):
         specs += [GameSpec(seed + i, (0, 1)), GameSpec(seed + i, (1, 0))]
     job = PlayJob(players=(learner.with_epsilon(0.0), baseline.with_epsilon(0.0)), games=tuple(specs), bf16=bf16,
                   concurrency=concurrency)
-    with tqdm(total=len(specs), desc=desc, unit="game", leave=False, disable=not progress) as bar:
+    with progress_bar(total=len(specs), desc=desc, unit="game", leave=False, enabled=progress) as bar:
         result = executor.run(job, progress=bar.update)
     score, diff = 0.0, 0.0
     for o in result.outcomes:
@@ -244,10 +244,10 @@ class PhaseRunner:
             self._dropped.append(state.snapshots.pop(0))
 
     def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
-        from tqdm import tqdm
+        from ..progress import progress_bar
 
         t0 = time.perf_counter()
-        with tqdm(total=len(job.games), desc=desc, unit="game", leave=False, disable=not self.cfg.progress) as bar:
+        with progress_bar(total=len(job.games), desc=desc, unit="game", leave=False, enabled=self.cfg.progress) as bar:
             result = self.executor.run(job, progress=bar.update)
         return result, time.perf_counter() - t0
 
@@ -262,10 +262,10 @@ class PhaseRunner:
 
     def _refit_winprob(self, learner: QLearner, state: RunState) -> dict:
         wp = self.cfg.winprob
-        from tqdm import tqdm
+        from ..progress import progress_bar
 
-        with tqdm(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
-                  disable=not self.cfg.progress) as bar:
+        with progress_bar(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
+                          enabled=self.cfg.progress) as bar:
             outcomes = simulate(NetSpec.from_net(learner.net, "learner"), wp.refit_games,
                                 _seed(self.p, self.cfg.phase, state.loop, 7) // 10**6, self.executor, self.bf16,
                                 self.p.concurrency, bar.update)

@@ -30,6 +30,7 @@ from ..encoding import same_choice
 from ..hardware import PRECISIONS, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
+from ..progress import on_terminal
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .data import SLDataModule
@@ -233,7 +234,7 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
     trainer = pl.Trainer(
         max_epochs=max_epochs, accelerator="cpu", devices=1, precision=p["precision"],
         logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks],
-        enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
+        enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
         deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
     )
     trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
