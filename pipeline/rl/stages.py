@@ -65,8 +65,9 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
 
 
 def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow: bool = True,
-             root: Path = Path(".")) -> dict:
-    """Phase 1 (``models/rl_phase1/<variant>``) or phase 2 (``models/rl/<variant>``) of one reward model."""
+             root: Path = Path("."), register: bool = False) -> dict:
+    """Phase 1 (``models/rl_phase1/<variant>``) or phase 2 (``models/rl/<variant>``) of one reward model;
+    ``register``: phase 2 registers its model as ``koikoi-rl-<variant>`` (the DVC stage asks for it)."""
     from .training import PhaseConfig, PhaseRunner
 
     check_variant(variant)
@@ -89,5 +90,5 @@ def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow:
         raise ParamError(f"phase must be 1 or 2, got {phase}")
     cfg = PhaseConfig(phase=phase, variant=variant, params=params, winprob=wp, sl_dir=sl_dir, out_dir=out_dir,
                       results_dir=results_dir, init_dir=init_dir, winprob_path=winprob_path, progress=progress,
-                      mlflow=mlflow)
+                      mlflow=mlflow, register=register)
     return PhaseRunner(cfg).run()

@@ -41,7 +41,6 @@ from .winprob import WinProbTable, fit_table, simulate
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff")
 STATE_FILE = "state.pt"
 CURVE_FILE = "curve.csv"
-REGISTERED = {"point": "koikoi-rl-point", "wp": "koikoi-rl-wp"}
 
 
 @dataclass
@@ -59,6 +58,7 @@ class PhaseConfig:
     winprob_path: Path | None = None  # RL-WP: the starting table
     progress: bool = True
     mlflow: bool = True
+    register: bool = False  # phase 2 registers its model (koikoi-rl-<variant>); only the DVC stage asks
 
 
 @dataclass
@@ -397,7 +397,7 @@ class _Tracker:
         self.mlflow.log_metrics({k: float(v) for k, v in values.items()}, step=step)
 
     def finish(self, net: KoiKoiNet, curve: Path, summary: dict, winprob: dict | None) -> None:
-        import mlflow.pytorch
+        from ..registry import log_model
 
         mlflow = self.mlflow
         mlflow.log_artifact(str(curve))
@@ -405,10 +405,7 @@ class _Tracker:
             mlflow.log_dict(winprob, "winprob.json")
         mlflow.log_metrics({f"final/{k}": float(v) for k, v in summary.items() if isinstance(v, int | float)})
         mlflow.set_tag("stop_reason", summary["stop_reason"])
-        registered = REGISTERED[self.cfg.variant] if self.cfg.phase == 2 else None
-        # pickle: the pt2 format traces forward(), which routes samples by decision type in Python
-        mlflow.pytorch.log_model(net, name="model", registered_model_name=registered, serialization_format="pickle",
-                                 pip_requirements=[f"torch=={torch.__version__.split('+')[0]}"])
+        log_model(self.cfg.out_dir, register=self.cfg.register and self.cfg.phase == 2)
         mlflow.end_run()
 
 
