@@ -61,7 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command; returns its exit code (2 for a usage error, 0 after --help or --version)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # argparse has printed the error, the help or the version
+        return int(e.code or 0)
     try:
         return int(args.func(args) or 0)
     except UserError as e:
@@ -74,4 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m pipeline.cli`: run the imported module's main, so that the commands' UserError
+    # is this very class (the __main__ copy of this file defines another one)
+    from pipeline.cli import main as package_main
+
+    sys.exit(package_main())

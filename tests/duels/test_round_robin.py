@@ -99,6 +99,6 @@ def test_attention_command(tiny_model, tmp_path, capsys):
     assert main(["attention", "--model", str(tiny_model), "--seed", "2", "--turn", "1", "--out", str(out)]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
     assert main(["attention", "--model", str(tiny_model), "--turn", "17", "--out", str(out)]) == 2
-    assert "turn must be in 1..16" in capsys.readouterr().err
+    assert "argument --turn: must be 1..16, got 17" in capsys.readouterr().err
     assert main(["attention", "--model", str(tmp_path), "--out", str(out)]) == 2
     assert "not a model directory" in capsys.readouterr().err
