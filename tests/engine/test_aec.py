@@ -118,3 +118,11 @@ def test_observation_is_the_models_encoding():
     agent = e.agent_selection
     expected = encode([e._game.observation(AGENTS.index(agent))])[0]
     assert np.array_equal(e.observe(agent)["observation"], expected)
+
+
+def test_the_environment_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, pipeline.engine.aec; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
