@@ -10,11 +10,13 @@ setup: $(STAMP)
 
 # torch first and pinned: pip takes the CPU build from this machine's disk, and the
 # rest then finds torch satisfied instead of pulling a multi-GB CUDA build.
+# -qq: errors only (one -q still prints the build backend's warnings and pip's notices).
+PIP_INSTALL := $(BIN)/pip install -qq --disable-pip-version-check
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(PIP_INSTALL) --upgrade pip
+	$(PIP_INSTALL) torch==2.13.0
+	$(PIP_INSTALL) -e '.[dev]'
 	touch $(STAMP)
 
 # Debian packages some tests need: a real browser for the play page, a real PostgreSQL for shared

@@ -1,3 +1,1 @@
 """koikoi: an experiment-tracked pipeline that trains Koi-Koi players (Guan et al., IEEE TAI 2023)."""
-
-__version__ = "0.1.0"

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from .agents.base import Agent
 from .engine import GAME_OVER, GameState
+from .progress import progress_bar
 
 
 def play_games(
@@ -24,11 +25,7 @@ def play_games(
     """
     states = [GameState(seed=s, num_rounds=num_rounds, init_points=init_points) for s in seeds]
     active = list(states)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(states), desc=progress, unit="game", leave=False)
+    bar = progress_bar(enabled=bool(progress), total=len(states), desc=progress, unit="game", leave=False)
     while active:
         for p in (0, 1):
             group = [s for s in active if s.player == p]
@@ -40,9 +37,7 @@ def play_games(
                     on_step(s, a)
                 s.step(a)
         still = [s for s in active if s.phase != GAME_OVER]
-        if bar is not None:
-            bar.update(len(active) - len(still))
+        bar.update(len(active) - len(still))
         active = still
-    if bar is not None:
-        bar.close()
+    bar.close()
     return states

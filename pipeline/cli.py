@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import pkgutil
+import re
 import sys
+from collections.abc import Callable
 
 from . import commands
 
@@ -16,13 +19,41 @@ class UserError(Exception):
     """A bad argument, file or param: printed as one line, exit code 2."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (exit code 2), like every other error of the command."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def plain(doc: str | None) -> str:
+    """A docstring as help text: reST ``literal`` markup dropped."""
+    return re.sub(r"``([^`]*)``", r"\1", doc or "").strip()
+
+
+def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an int in ``low..high`` (``high`` None: no upper bound)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {f'{low}..{high}' if high is not None else f'>= {low}'}, "
+                                             f"got {value}")
+        return value
+
+    return parse
+
+
 def comma_list(text: str) -> list[str]:
     """An option's comma-separated names, blanks dropped: ``"pick, koikoi,"`` -> ``["pick", "koikoi"]``."""
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="koikoi", description="Train, evaluate and play Koi-Koi agents.")
+    parser = Parser(prog="koikoi", description="Train, evaluate and play Koi-Koi agents.")
+    parser.add_argument("--version", action="version", version=f"koikoi {importlib.metadata.version('koikoi')}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         importlib.import_module(f"{commands.__name__}.{mod.name}").register(sub)
@@ -30,11 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command; returns its exit code (2 for a usage error, 0 after --help or --version)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # argparse has printed the error, the help or the version
+        return int(e.code or 0)
     try:
         return int(args.func(args) or 0)
     except UserError as e:
-        print(f"koikoi {args.command}: error: {e}", file=sys.stderr)
+        command = " ".join(filter(None, (args.command, getattr(args, "target", None))))
+        print(f"koikoi {command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"koikoi {args.command}: interrupted", file=sys.stderr)
@@ -42,4 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m pipeline.cli`: run the imported module's main, so that the commands' UserError
+    # is this very class (the __main__ copy of this file defines another one)
+    from pipeline.cli import main as package_main
+
+    sys.exit(package_main())

@@ -1,9 +1,11 @@
 """Where MLflow runs go: one store for the repository, whoever starts the run.
 
 The default store is a SQLite database in the top-level ``mlruns/`` with artifacts
-beside it. ``MLFLOW_TRACKING_URI`` overrides it (a team server). ``dvc exp run``
-executes queued experiments in a copy under ``.dvc/tmp/exps/``; those runs still land
-in the main repository's ``mlruns/``.
+beside it in ``mlruns/artifacts/``. ``MLFLOW_TRACKING_URI`` overrides it: another SQLite
+file keeps its artifacts beside it in the same way, a server decides for itself. (Left
+to itself, MLflow would put the artifacts of a SQLite store under ``./mlruns`` of whatever
+directory a run starts in.) ``dvc exp run`` executes queued experiments in a copy under
+``.dvc/tmp/exps/``; those runs still land in the main repository's ``mlruns/``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import os
 from pathlib import Path
 
 from .paths import repo_root
+
+SQLITE = "sqlite:///"
 
 
 def store_dir() -> Path:
@@ -25,14 +29,16 @@ def tracking_uri() -> str:
     env = os.environ.get("MLFLOW_TRACKING_URI")
     if env:
         return env
-    return f"sqlite:///{store_dir() / 'mlflow.db'}"
+    return f"{SQLITE}{store_dir() / 'mlflow.db'}"
 
 
 def artifact_location() -> str | None:
-    """Artifact root for new experiments in the local store (None: the server decides)."""
-    if os.environ.get("MLFLOW_TRACKING_URI"):
+    """Artifact root for new experiments: ``artifacts/`` beside a SQLite store; None for a server,
+    which decides."""
+    uri = tracking_uri()
+    if not uri.startswith(SQLITE):
         return None
-    return (store_dir() / "artifacts").as_uri()
+    return (Path(uri[len(SQLITE):]).resolve().parent / "artifacts").as_uri()
 
 
 def setup_experiment(name: str) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.duel.tournament import DuelsConfig, DuelsError, run_duels
+from pipeline.registry import register_enabled
 
 
 def main(params_file: str = "params.yaml", out_dir: str = "results/duels") -> None:
@@ -16,7 +17,7 @@ def main(params_file: str = "params.yaml", out_dir: str = "results/duels") -> No
         params = yaml.safe_load(Path(params_file).read_text()) or {}
         if "duels" not in params:
             raise DuelsError(f"{params_file} has no 'duels' section")
-        metrics = run_duels(DuelsConfig.from_params(params["duels"]), out_dir)
+        metrics = run_duels(DuelsConfig.from_params(params["duels"]), out_dir, register=register_enabled(params))
     except (DuelsError, ValueError) as e:
         sys.exit(f"duels: error: {e}")
     print(json.dumps(metrics))

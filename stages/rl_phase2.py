@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from pipeline.registry import register_enabled
 from pipeline.rl.stages import rl_stage
 
 
@@ -19,7 +20,7 @@ def main() -> None:
         sys.exit("rl_phase2: error: usage: python stages/rl_phase2.py point|wp")
     doc = yaml.safe_load(Path("params.yaml").read_text())
     try:
-        summary = rl_stage(2, sys.argv[1], doc)
+        summary = rl_stage(2, sys.argv[1], doc, register=register_enabled(doc))
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"rl_phase2: error: {e}")
     print(json.dumps(summary))

@@ -11,16 +11,18 @@ from pathlib import Path
 
 import yaml
 
+from pipeline.registry import register_enabled
 from pipeline.sl import DECISION_NAMES
 from pipeline.sl.train import train_sl
 
 
 def main() -> None:
-    params = yaml.safe_load(Path("params.yaml").read_text()).get("sl_train") or {}
+    doc = yaml.safe_load(Path("params.yaml").read_text()) or {}
     res = Path("results/sl")
     res.mkdir(parents=True, exist_ok=True)
     try:
-        r = train_sl("data/sl", "models/sl", params, curves_path=res / "curves.csv")
+        r = train_sl("data/sl", "models/sl", doc.get("sl_train") or {}, curves_path=res / "curves.csv",
+                     register=register_enabled(doc))
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"sl_train: error: {e}")
     info = json.loads(Path("data/sl/info.json").read_text())

@@ -6,13 +6,14 @@ import argparse
 import random
 import time
 
+from ..cli import int_range
 from ..engine import GAME_OVER, GameState, Observation
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--states", type=int, default=20000, help="observations to encode (default 20000)")
-    p.add_argument("--batch", type=int, default=256, help="observations per encode() call (default 256)")
-    p.add_argument("--repeat", type=int, default=3, help="timed passes; the best is reported (default 3)")
+    p.add_argument("--states", type=int_range(1), default=20000, help="observations to encode (default 20000)")
+    p.add_argument("--batch", type=int_range(1), default=256, help="observations per encode() call (default 256)")
+    p.add_argument("--repeat", type=int_range(1), default=3, help="timed passes; the best is reported (default 3)")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -32,8 +33,6 @@ def collect_observations(n: int, seed: int = 0) -> list[Observation]:
 
 
 def run(args: argparse.Namespace) -> dict:
-    if args.states < 1 or args.batch < 1 or args.repeat < 1:
-        raise SystemExit("koikoi bench encode: error: --states, --batch and --repeat must be >= 1")
     import torch
 
     torch.set_num_threads(1)  # the figure is per core; numpy's encode is single-threaded anyway

@@ -6,11 +6,12 @@ import argparse
 import random
 import time
 
+from ..cli import int_range
 from ..engine import GAME_OVER, GameState
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=int, default=2000, help="games to play (default 2000)")
+    p.add_argument("--games", type=int_range(1), default=2000, help="games to play (default 2000)")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -29,8 +30,6 @@ def play_random_games(games: int, seed: int = 0) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> dict:
-    if args.games < 1:
-        raise SystemExit("koikoi bench engine: error: --games must be >= 1")
     t0 = time.perf_counter()
     decisions, rounds = play_random_games(args.games, args.seed)
     dt = time.perf_counter() - t0

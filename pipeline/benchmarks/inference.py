@@ -5,19 +5,19 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..cli import int_range
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--batch", type=int, default=256, help="samples per forward pass (default 256)")
-    p.add_argument("--batches", type=int, default=20, help="timed forward passes per precision (default 20)")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--batch", type=int_range(1), default=256, help="samples per forward pass (default 256)")
+    p.add_argument("--batches", type=int_range(1), default=20, help="timed forward passes per precision (default 20)")
+    p.add_argument("--threads", type=int_range(1), default=1, help="torch threads (default 1)")
     p.add_argument("--model", default=None, help="model directory (default: a fresh paper-size net)")
     p.add_argument("--shared-trunk", action="store_true", help="fresh net with one shared trunk")
     p.add_argument("--seed", type=int, default=0)
 
 
 def run(args: argparse.Namespace) -> dict:
-    if args.batch < 1 or args.batches < 1 or args.threads < 1:
-        raise SystemExit("koikoi bench inference: error: --batch, --batches and --threads must be >= 1")
     import torch
 
     from ..cli import UserError

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import UserError
+from ..cli import UserError, int_range
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=int, default=1024, help="self-play games (default 1024)")
-    p.add_argument("--threads", type=int, default=2, help="worker processes, one torch thread each (default 2)")
-    p.add_argument("--concurrency", type=int, default=64, help="games played at once per worker (default 64)")
+    p.add_argument("--games", type=int_range(1), default=1024, help="self-play games (default 1024)")
+    p.add_argument("--threads", type=int_range(1), default=2,
+                   help="worker processes, one torch thread each (default 2)")
+    p.add_argument("--concurrency", type=int_range(1), default=64,
+                   help="games played at once per worker (default 64)")
     p.add_argument("--bf16", choices=("auto", "true", "false"), default="auto",
                    help="bf16 autocast for the forward passes (default auto: on CPUs with native bf16)")
     p.add_argument("--epsilon", type=float, default=0.0, help="exploration rate of both seats (default 0)")
@@ -53,15 +55,15 @@ def forward_benchmark(args: tuple) -> float:
 
 
 def run(args: argparse.Namespace) -> dict:
-    if args.games < 1 or args.threads < 1 or args.concurrency < 1 or args.seconds <= 0:
-        raise UserError("--games, --threads and --concurrency must be >= 1 and --seconds > 0")
+    if args.seconds <= 0:
+        raise UserError(f"--seconds must be > 0, got {args.seconds}")
     if not 0.0 <= args.rollout <= 1.0:
         raise UserError(f"--rollout must be in [0, 1], got {args.rollout}")
     import torch
-    from tqdm import tqdm
 
     from ..hardware import resolve_bf16
     from ..model import KoiKoiNet, ModelConfig
+    from ..progress import progress_bar
     from ..rl.executor import InlineExecutor, ProcessExecutor
     from ..rl.policies import NetSpec
     from ..rl.rewards import RewardModel
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> dict:
         executor = ProcessExecutor(args.threads, threads_per_worker=1)
     with executor:
         executor.map(_warm, [1] * executor.workers)  # start the workers before the clock
-        with tqdm(total=args.games, desc="selfplay", unit="game") as bar:
+        with progress_bar(total=args.games, desc="selfplay", unit="game") as bar:
             t0 = time.perf_counter()
             result = executor.run(job, progress=bar.update)
             wall = time.perf_counter() - t0

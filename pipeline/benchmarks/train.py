@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..cli import int_range
+
 # Share of each decision type among the human records' samples (results/sl_dataset/metrics.json).
 HUMAN_MIX = (0.830, 0.087, 0.083)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--batch", type=int, default=128, help="samples per step (default 128, sl_train.batch_size)")
-    p.add_argument("--steps", type=int, default=20, help="timed steps (default 20)")
-    p.add_argument("--threads", type=int, default=2, help="torch threads (default 2, sl_train.threads)")
+    p.add_argument("--batch", type=int_range(3), default=128,
+                   help="samples per step, at least one per decision type (default 128, sl_train.batch_size)")
+    p.add_argument("--steps", type=int_range(1), default=20, help="timed steps (default 20)")
+    p.add_argument("--threads", type=int_range(1), default=2, help="torch threads (default 2, sl_train.threads)")
     p.add_argument("--precision", default="auto", help="auto | 32-true | bf16-mixed (default auto)")
     p.add_argument("--yaku-cross", default="discard,pick", metavar="TYPES",
                    help="comma-separated networks given YakuCross rows (default discard,pick as sl_train; '' for none)")
@@ -20,8 +23,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
-    if args.batch < 3 or args.steps < 1 or args.threads < 1:
-        raise SystemExit("koikoi bench train: error: --batch must be >= 3, --steps and --threads >= 1")
     import numpy as np
     import torch
 

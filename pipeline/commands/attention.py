@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
-from ..cli import UserError
+from ..cli import UserError, int_range
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("attention", help="draw a model's attention between card tokens at a chosen discard")
     p.add_argument("--model", required=True, help="model directory (models/sl, models/rl/point, ...)")
     p.add_argument("--seed", type=int, default=0, help="game seed (the model plays itself greedily)")
-    p.add_argument("--turn", type=int, default=3, help="turn 1..16 of round 1 whose discard is drawn (default 3)")
-    p.add_argument("--out", required=True, help="PNG file to write")
+    p.add_argument("--turn", type=int_range(1, 16), default=3,
+                   help="turn 1..16 of round 1 whose discard is drawn (default 3)")
+    p.add_argument("--out", required=True, help="PNG file to write, in an existing directory")
     p.set_defaults(func=run)
 
 
@@ -25,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")
     if not args.out.lower().endswith(".png"):
         raise UserError(f"--out {args.out}: must be a .png file")
+    if not Path(args.out).parent.is_dir():
+        raise UserError(f"--out {args.out}: no such directory {Path(args.out).parent}")
     try:
         out = render_attention(args.model, args.seed, args.turn, args.out)
     except (AttentionError, ValueError) as e:

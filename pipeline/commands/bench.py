@@ -14,6 +14,7 @@ import pkgutil
 import platform
 
 from .. import benchmarks
+from ..cli import plain
 
 
 def machine() -> dict:
@@ -25,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     targets = p.add_subparsers(dest="target", required=True, metavar="TARGET")
     for mod in sorted(pkgutil.iter_modules(benchmarks.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{benchmarks.__name__}.{mod.name}")
-        t = targets.add_parser(mod.name, help=(module.__doc__ or "").strip().splitlines()[0])
+        doc = plain(module.__doc__)
+        t = targets.add_parser(mod.name, help=doc.splitlines()[0], description=doc)
         module.add_arguments(t)
         t.set_defaults(func=lambda a, m=module: _run(m, a))
 

@@ -6,18 +6,21 @@ import argparse
 import json
 import sys
 
-from ..cli import UserError
+from ..cli import UserError, int_range
+from ..encoding import MAX_ROUNDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("duel", help="play agent A against agent B on duplicate deals and print A's results")
     p.add_argument("a", metavar="A", help="agent spec: random, heuristic or a model directory")
     p.add_argument("b", metavar="B", help="agent spec: random, heuristic or a model directory")
-    p.add_argument("--games", type=int, default=200, help="games to play, even: each deal twice (default 200)")
+    p.add_argument("--games", type=int_range(1), default=200,
+                   help="games to play, even: each deal twice (default 200)")
     p.add_argument("--seed", type=int, default=0, help="first deal seed; agents are seeded from it too")
-    p.add_argument("--rounds", type=int, default=8, help="rounds per game (default 8)")
-    p.add_argument("--points", type=int, default=30, help="initial points of each player (default 30)")
-    p.add_argument("--threads", type=int, default=1,
+    p.add_argument("--rounds", type=int_range(1, MAX_ROUNDS), default=8,
+                   help=f"rounds per game, 1..{MAX_ROUNDS}: what the observation encoding covers (default 8)")
+    p.add_argument("--points", type=int_range(1), default=30, help="initial points of each player (default 30)")
+    p.add_argument("--threads", type=int_range(1), default=1,
                    help="torch threads for model agents (default 1: small batches gain nothing from more, "
                         "and extra threads stall badly on a busy machine)")
     p.set_defaults(func=run)
@@ -27,17 +30,11 @@ def run(args: argparse.Namespace) -> int:
     from ..agents import load_agent
     from ..duel.runner import play_duel, set_torch_threads
 
-    if args.games < 1:
-        raise UserError(f"--games must be >= 1, got {args.games}")
-    if args.rounds < 1 or args.points < 1:
-        raise UserError("--rounds and --points must be >= 1")
     try:
         a = load_agent(args.a, seed=args.seed)
         b = load_agent(args.b, seed=args.seed + 1)
     except ValueError as e:
         raise UserError(str(e)) from None
-    if args.threads < 1:
-        raise UserError(f"--threads must be >= 1, got {args.threads}")
     set_torch_threads(args.threads)
     games = args.games + args.games % 2
     if games != args.games:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ..cli import UserError
 from ..engine import RecordError, replay_dir
 
 
@@ -17,10 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = replay_dir(args.directory, progress=sys.stderr.isatty())
+        report = replay_dir(args.directory, progress=True)
     except RecordError as e:
-        print(f"koikoi replay: error: {e}", file=sys.stderr)
-        return 2
+        raise UserError(str(e)) from None
+    if report.games == 0 and not report.errors:
+        raise UserError(f"{args.directory}: no game records (*.json) in it")
     for line in report.mismatches:
         print(line)
     for line in report.errors:

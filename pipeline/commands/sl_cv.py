@@ -8,17 +8,17 @@ from pathlib import Path
 
 import yaml
 
-from ..cli import UserError, comma_list
+from ..cli import UserError, comma_list, int_range
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sl-cv", help="k-fold cross-validation (by game) of SL training on data/sl")
-    p.add_argument("--folds", type=int, default=5, help="number of folds (default 5)")
+    p.add_argument("--folds", type=int_range(2), default=5, help="number of folds (default 5)")
     p.add_argument("--dataset", default="data/sl", help="SL dataset directory (default data/sl)")
     p.add_argument("--params", default="params.yaml", help="params file; its sl_train section is used")
     p.add_argument("--set", "-S", action="append", default=[], metavar="KEY=VALUE",
                    help="override an sl_train param, e.g. -S lr=0.0005 (repeatable)")
-    p.add_argument("--max-epochs", type=int, default=None, help="override sl_train.max_epochs")
+    p.add_argument("--max-epochs", type=int_range(1), default=None, help="override sl_train.max_epochs")
     p.add_argument("--decisions", default=None, metavar="TYPES",
                    help="comma-separated subset of discard,pick,koikoi: train and score only those networks "
                         "(three-network models; each network's figure as in a full run, in a fraction of the time)")

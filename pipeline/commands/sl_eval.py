@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ..cli import UserError
 from ..engine import RecordError
@@ -32,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise UserError(f"--model: {e}") from None
     try:
-        res = evaluate_records(net, records, progress=sys.stderr.isatty())
+        res = evaluate_records(net, records, progress=True)
     except RecordError as e:
         raise UserError(f"--records: {e}") from None
     if res["samples"] == 0:

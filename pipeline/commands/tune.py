@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
-from ..cli import UserError
+from ..cli import UserError, int_range, plain
 from ..paths import repo_root
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tune", help="hyperparameter search (Optuna) over SL or RL params, tracked in MLflow",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", choices=("sl", "rl"), help="what to tune (default: tune.target)")
-    p.add_argument("--trials", type=int, help="trials to add in this session; 0 rewrites the outputs only "
+    p.add_argument("--trials", type=int_range(0), help="trials to add in this session; 0 rewrites the outputs only "
                    "(default: tune.trials, or none with --apply)")
-    p.add_argument("--max-epochs", type=int, help="SL epochs per trial (default: tune.max_epochs)")
+    p.add_argument("--max-epochs", type=int_range(1), help="SL epochs per trial (default: tune.max_epochs)")
     p.add_argument("--storage", help="Optuna RDB URL, e.g. postgresql://user:pass@host/db "
                    "(default: sqlite:///<repo>/mlruns/optuna.db)")
     p.add_argument("--study", help="study name (default: tune.study, else the target's name)")
@@ -32,6 +33,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default=None, help="SL dataset directory (default: data/sl)")
     p.add_argument("--out", default=None, help="output root (default: results/tune)")
     p.set_defaults(func=run)
+
+
+def apply_line(args: argparse.Namespace, study: str) -> str:
+    """The command that applies this study's best params, with the files this run was given."""
+    line = ["koikoi", "tune", "--apply", "--study", study]
+    for flag, value in (("--params", args.params), ("--out", args.out)):
+        if value:
+            line += [flag, value]
+    return shlex.join(line)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +73,7 @@ def run(args: argparse.Namespace) -> int:
         elif summary.get("trials_complete"):
             best = report.read_best(out_root / cfg.study_name)
             print(f"best params: {out_root / cfg.study_name / report.BEST_FILE}")
-            print(f"apply with `koikoi tune --apply --study {cfg.study_name}`, or try them with\n  "
-                  f"{apply.exp_run_line(best)}")
+            print(f"apply with `{apply_line(args, cfg.study_name)}`, or try them with\n  {apply.exp_run_line(best)}")
     except (ValueError, FileNotFoundError) as e:
         raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
     print(json.dumps(summary))

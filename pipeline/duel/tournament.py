@@ -1,17 +1,21 @@
 """The round-robin of the ``duels`` stage: every pairing on the same duplicate deals, then the report.
 
 ``DuelsConfig.from_params`` validates the ``duels`` section of params.yaml; ``run_duels`` plays,
-writes ``metrics.json``, ``table.md``, ``ratings.json``, the figures, and logs one MLflow run.
+writes ``metrics.json``, ``table.md``, ``ratings.json``, the figures, logs one MLflow run and, when
+asked (the stage, ``registry.register``), points each played model's ``champion`` alias at its
+registered version, tagged with its rating.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agents import load_agent
+from ..encoding import MAX_ROUNDS
 from .plots import rl_curves, winrate_matrix
 from .ratings import fit_bradley_terry
 from .report import key_name, table_markdown
@@ -56,6 +60,9 @@ class DuelsConfig:
             v = p.get(name, getattr(cls, name))
             if not isinstance(v, int) or isinstance(v, bool) or (v < 1 and name != "seed") or v < 0:
                 raise DuelsError(f"duels.{name} must be a non-negative int (games/rounds/points >= 1), got {v!r}")
+        if p.get("rounds", cls.rounds) > MAX_ROUNDS:
+            raise DuelsError(f"duels.rounds must be 1..{MAX_ROUNDS} (what the observation encoding covers), "
+                             f"got {p['rounds']}")
         for name in ("games", "rl_vs_sl_games"):
             games = p.get(name, getattr(cls, name))
             if games < 2 or games % 2:
@@ -109,10 +116,10 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         import torch  # noqa: F401  (loaded anyway by the model agents; threads are set before they run)
 
         set_torch_threads(torch_threads)
-    from tqdm import tqdm
+    from ..progress import progress_bar
 
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
-    for k, (a, b) in enumerate(tqdm(pairs, desc="duels", unit="pairing", disable=not progress)):
+    for k, (a, b) in enumerate(progress_bar(pairs, enabled=progress, desc="duels", unit="pairing")):
         agent_a = load_agent(a, seed=seed + 2 * k)
         agent_b = load_agent(b, seed=seed + 2 * k + 1)
         label = f"{key_name(a)} vs {key_name(b)}" if progress else None
@@ -131,8 +138,9 @@ def ratings_of(keys: list[str], results: dict[tuple[str, str], DuelResult], anch
     return fit_bradley_terry(keys, games, anchor=anchor)
 
 
-def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True) -> dict:
-    """Play the round-robin and write every output into ``out_dir``; returns the metrics."""
+def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
+    """Play the round-robin and write every output into ``out_dir``; returns the metrics. ``register``
+    (with ``track``) sets the ``champion`` aliases."""
     cfg.check_models()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -167,17 +175,18 @@ def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True) -> dict
             raise DuelsError(f"duels.attention: no seed in {a['seed']}..{a['seed'] + 49} reaches turn {a['turn']} "
                              "of round 1; choose an earlier turn")
     if track:
-        _log_run(cfg, metrics, ratings, out, seconds, missing)
+        _log_run(cfg, metrics, ratings, out, seconds, missing, register)
     return metrics
 
 
-def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str]) -> None:
+def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str],
+             register: bool) -> None:
     import mlflow
 
     from ..tracking import setup_experiment
 
     exp = setup_experiment("duels")
-    with mlflow.start_run(experiment_id=exp, run_name="duels"):
+    with mlflow.start_run(experiment_id=exp, run_name="duels") as run:
         mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
                            "seed": cfg.seed,
                            "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor})
@@ -190,3 +199,20 @@ def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds:
         if missing:
             mlflow.set_tag("rl_curves_missing", ", ".join(missing))
         mlflow.log_artifacts(str(out))
+        if register:
+            crowned = _set_champions(cfg, ratings, run.info.run_id)
+            mlflow.set_tags({f"champion/{name}": version for name, version in crowned.items()})
+
+
+def _set_champions(cfg: DuelsConfig, ratings: dict, run_id: str) -> dict[str, str]:
+    """``champion`` on the registered version of every model played, tagged with its rating and rank."""
+    from ..registry import CHAMPION, set_champions
+
+    ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
+    tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
+                "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}
+            for a in cfg.agents if a not in BUILTIN}
+    crowned = set_champions(tags)
+    for name, version in crowned.items():
+        print(f"duels: {name}@{CHAMPION} -> version {version}", file=sys.stderr)
+    return crowned

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..progress import progress_bar
 from .cards import card_id, card_tuple, ids_of
 from .state import KOIKOI, KOIKOI_DECISION, PICK, STOP, Deal, GameState, IllegalActionError, deal_is_valid
 
@@ -287,12 +288,7 @@ def replay_dir(directory: str | Path, progress: bool = False) -> ReplayReport:
     """Replay every record of a directory; unreadable files are listed in ``errors``."""
     total = ReplayReport()
     files = record_files(directory)
-    it: Any = files
-    if progress:
-        from tqdm import tqdm
-
-        it = tqdm(files, desc="replay", unit="game", leave=False)
-    for f in it:
+    for f in progress_bar(files, enabled=progress, desc="replay", unit="game", leave=False):
         try:
             total.merge(replay_record(load_record(f), f))
         except RecordError as e:

@@ -11,6 +11,7 @@ Players are 0 and 1 (the records' player 1 and 2).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -176,7 +177,17 @@ class GameState:
 
     # ----------------------------------------------------------------- actions
     def step(self, action: int) -> None:
-        """Apply ``action`` for the current player and advance to the next decision."""
+        """Apply ``action`` for the current player and advance to the next decision.
+
+        Any integral action is accepted (``numpy.int64`` from ``argmax``, a space's ``sample()``);
+        anything else raises :class:`IllegalActionError`.
+        """
+        try:
+            # masks must stay Python ints: numpy integers would overflow and lack bit_length()
+            action = operator.index(action)
+        except TypeError:
+            raise IllegalActionError(f"action must be an integer token index 0..{NUM_ACTIONS - 1}, "
+                                     f"got {action!r} ({type(action).__name__})") from None
         ph = self.phase
         p = self.player
         if ph == DISCARD:

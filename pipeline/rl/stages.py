@@ -26,10 +26,9 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
     import time
 
-    from tqdm import tqdm
-
     from ..hardware import resolve_bf16
     from ..modelio import load_model
+    from ..progress import progress_bar
     from .executor import make_executor
     from .policies import NetSpec
     from .winprob import fit_table, log_loss, plot_table, simulate
@@ -38,8 +37,8 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
     _need_model(Path(wp.agent), "winprob.agent")
     net, _ = load_model(wp.agent)
     t0 = time.perf_counter()
-    with make_executor(wp.workers) as ex, tqdm(total=wp.games, desc="winprob games", unit="game",
-                                                disable=not progress) as bar:
+    with make_executor(wp.workers) as ex, progress_bar(total=wp.games, desc="winprob games", unit="game",
+                                                        enabled=progress) as bar:
         outcomes = simulate(NetSpec.from_net(net, wp.agent), wp.games, wp.seed, ex, resolve_bf16(wp.bf16),
                             wp.concurrency, bar.update)
     seconds = time.perf_counter() - t0
@@ -66,8 +65,9 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
 
 
 def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow: bool = True,
-             root: Path = Path(".")) -> dict:
-    """Phase 1 (``models/rl_phase1/<variant>``) or phase 2 (``models/rl/<variant>``) of one reward model."""
+             root: Path = Path("."), register: bool = False) -> dict:
+    """Phase 1 (``models/rl_phase1/<variant>``) or phase 2 (``models/rl/<variant>``) of one reward model;
+    ``register``: phase 2 registers its model as ``koikoi-rl-<variant>`` (the DVC stage asks for it)."""
     from .training import PhaseConfig, PhaseRunner
 
     check_variant(variant)
@@ -90,5 +90,5 @@ def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow:
         raise ParamError(f"phase must be 1 or 2, got {phase}")
     cfg = PhaseConfig(phase=phase, variant=variant, params=params, winprob=wp, sl_dir=sl_dir, out_dir=out_dir,
                       results_dir=results_dir, init_dir=init_dir, winprob_path=winprob_path, progress=progress,
-                      mlflow=mlflow)
+                      mlflow=mlflow, register=register)
     return PhaseRunner(cfg).run()

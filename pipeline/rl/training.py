@@ -41,7 +41,6 @@ from .winprob import WinProbTable, fit_table, simulate
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
 STATE_FILE = "state.pt"
 CURVE_FILE = "curve.csv"
-REGISTERED = {"point": "koikoi-rl-point", "wp": "koikoi-rl-wp"}
 
 
 @dataclass
@@ -59,6 +58,7 @@ class PhaseConfig:
     winprob_path: Path | None = None  # RL-WP: the starting table
     progress: bool = True
     mlflow: bool = True
+    register: bool = False  # phase 2 registers its model (koikoi-rl-<variant>); only the DVC stage asks
 
 
 @dataclass
@@ -111,16 +111,15 @@ class Evaluation:
 def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int, seed: int, bf16: bool,
              concurrency: int, progress: bool, desc: str = "eval") -> Evaluation:
     """Greedy learner vs greedy baseline on ``games // 2`` deals, each from both seats."""
-    from tqdm import tqdm
-
     from ..duel.stats import wilson_interval
+    from ..progress import progress_bar
 
     specs = []
     for i in range(games // 2):
         specs += [GameSpec(seed + i, (0, 1)), GameSpec(seed + i, (1, 0))]
     job = PlayJob(players=(learner.with_epsilon(0.0), baseline.with_epsilon(0.0)), games=tuple(specs), bf16=bf16,
                   concurrency=concurrency)
-    with tqdm(total=len(specs), desc=desc, unit="game", leave=False, disable=not progress) as bar:
+    with progress_bar(total=len(specs), desc=desc, unit="game", leave=False, enabled=progress) as bar:
         result = executor.run(job, progress=bar.update)
     score, diff = 0.0, 0.0
     for o in result.outcomes:
@@ -264,10 +263,10 @@ class PhaseRunner:
             self._dropped.append(state.snapshots.pop(0))
 
     def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
-        from tqdm import tqdm
+        from ..progress import progress_bar
 
         t0 = time.perf_counter()
-        with tqdm(total=len(job.games), desc=desc, unit="game", leave=False, disable=not self.cfg.progress) as bar:
+        with progress_bar(total=len(job.games), desc=desc, unit="game", leave=False, enabled=self.cfg.progress) as bar:
             result = self.executor.run(job, progress=bar.update)
         return result, time.perf_counter() - t0
 
@@ -292,10 +291,10 @@ class PhaseRunner:
 
     def _refit_winprob(self, learner: QLearner, state: RunState) -> dict:
         wp = self.cfg.winprob
-        from tqdm import tqdm
+        from ..progress import progress_bar
 
-        with tqdm(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
-                  disable=not self.cfg.progress) as bar:
+        with progress_bar(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
+                          enabled=self.cfg.progress) as bar:
             outcomes = simulate(NetSpec.from_net(learner.net, "learner"), wp.refit_games,
                                 _seed(self.p, self.cfg.phase, state.loop, 7) // 10**6, self.executor, self.bf16,
                                 self.p.concurrency, bar.update)
@@ -434,7 +433,7 @@ class _Tracker:
         self.mlflow.log_metrics({k: float(v) for k, v in values.items()}, step=step)
 
     def finish(self, net: KoiKoiNet, curve: Path, summary: dict, winprob: dict | None) -> None:
-        import mlflow.pytorch
+        from ..registry import log_model
 
         mlflow = self.mlflow
         mlflow.log_artifact(str(curve))
@@ -445,10 +444,7 @@ class _Tracker:
         final.update({"final/ci95": (hi - lo) / 2, "final/ci95_low": lo, "final/ci95_high": hi})
         mlflow.log_metrics(final)
         mlflow.set_tag("stop_reason", summary["stop_reason"])
-        registered = REGISTERED[self.cfg.variant] if self.cfg.phase == 2 else None
-        # pickle: the pt2 format traces forward(), which routes samples by decision type in Python
-        mlflow.pytorch.log_model(net, name="model", registered_model_name=registered, serialization_format="pickle",
-                                 pip_requirements=[f"torch=={torch.__version__.split('+')[0]}"])
+        log_model(self.cfg.out_dir, register=self.cfg.register and self.cfg.phase == 2)
         mlflow.end_run()
 
 

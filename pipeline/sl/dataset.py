@@ -20,6 +20,7 @@ import numpy as np
 from .. import encoding
 from ..engine import Observation, RecordError, load_record, replay_record
 from ..engine.records import record_files
+from ..progress import progress_bar
 from . import DECISION_NAMES
 from .storage import Layout, LayoutPlanner, pack
 
@@ -58,11 +59,7 @@ def read_games(records_dir: str | Path, progress: bool = True) -> tuple[list[Gam
     Returns the games and the skipped files' error lines.
     """
     files = record_files(records_dir)
-    it = files
-    if progress:
-        from tqdm import tqdm
-
-        it = tqdm(files, desc="replay records", unit="game", leave=False)
+    it = progress_bar(files, enabled=progress, desc="replay records", unit="game", leave=False)
     games, skipped = [], []
     for f in it:
         try:
@@ -110,11 +107,8 @@ def encode_games(games: Sequence[GameDecisions], progress: bool = True) -> tuple
         planner.update(encoding.encode(g.observations))
     layout = planner.layout()
     parts = []
-    it = enumerate(games)
-    if progress:
-        from tqdm import tqdm
-
-        it = tqdm(it, total=len(games), desc="encode samples", unit="game", leave=False)
+    it = progress_bar(enumerate(games), enabled=progress, total=len(games), desc="encode samples", unit="game",
+                      leave=False)
     for i, g in it:
         x = encoding.encode(g.observations)
         legal = encoding.legal_masks(g.observations)

@@ -30,6 +30,7 @@ from ..encoding import same_choice
 from ..hardware import PRECISIONS, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
+from ..progress import on_terminal
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .data import SLDataModule
@@ -39,7 +40,6 @@ from .module import SCHEDULERS, SLModule
 from .selection import PerDecisionBest
 
 EXPERIMENT = "sl"
-REGISTERED_MODEL = "koikoi-sl"
 
 DEFAULTS: dict[str, Any] = {
     "seed": 0,
@@ -233,7 +233,7 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
     trainer = pl.Trainer(
         max_epochs=max_epochs, accelerator="cpu", devices=1, precision=p["precision"],
         logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks],
-        enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
+        enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
         deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
     )
     trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
@@ -269,15 +269,17 @@ def train_sl(
     progress: bool = True,
     curves_path: str | Path | None = None,
     log_model: bool | None = None,
+    register: bool = False,
 ) -> dict:
     """Train on ``dataset_dir`` (``train.npz``/``val.npz``) and write the best model to ``out_dir``.
 
     ``params``: the ``sl_train`` section (see ``DEFAULTS``; unknown keys are an error).
     ``callbacks``: extra Lightning callbacks (e.g. an Optuna pruning callback on ``val/acc``).
-    ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model,
-    registered as ``koikoi-sl``); ``False`` logs nothing; any Lightning logger is used as given.
-    ``max_epochs`` overrides ``params["max_epochs"]``. ``log_model`` (default: only with the
-    built-in MLflow logger) logs and registers the model.
+    ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model);
+    ``False`` logs nothing; any Lightning logger is used as given. ``max_epochs`` overrides
+    ``params["max_epochs"]``. ``log_model`` (default: only with the built-in MLflow logger) logs the
+    model as a pyfunc (``pipeline.registry``); ``register`` (only the ``sl_train`` stage) also
+    registers it as ``koikoi-sl``.
 
     Returns flat metrics of the best epoch (lowest val loss): ``val/loss``, ``val/acc``,
     ``val/acc_discard``, ``val/acc_pick``, ``val/acc_koikoi`` (and their per-type losses), plus
@@ -338,7 +340,7 @@ def train_sl(
     if run_id is not None:
         result["run_id"] = run_id
     if own_logger or log_model:
-        _log_final(logger, net, out, result, curves_path, log_model)
+        _log_final(logger, out, result, curves_path, log_model, register)
     return result
 
 
@@ -361,10 +363,10 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
     return MLFlowLogger(**kwargs), "run_id" in kwargs
 
 
-def _log_final(logger: Any, net: KoiKoiNet, out: Path, result: dict, curves_path: str | Path | None,
-               log_model: bool) -> None:
-    """Final metrics, the model directory and the curves into the logger's MLflow run; the model
-    as an MLflow PyTorch model registered as ``koikoi-sl``."""
+def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | None, log_model: bool,
+               register: bool) -> None:
+    """Final metrics and the curves into the logger's MLflow run; the model as a pyfunc model,
+    registered as ``koikoi-sl`` when ``register``."""
     import mlflow
 
     run_id = getattr(logger, "run_id", None)
@@ -375,23 +377,15 @@ def _log_final(logger: Any, net: KoiKoiNet, out: Path, result: dict, curves_path
     for k, v in result.items():
         if isinstance(v, int | float) and not isinstance(v, bool) and k != "run_id":
             client.log_metric(run_id, "final/" + k.replace("/", "_"), float(v), step=step)
-    with tempfile.TemporaryDirectory() as tmp:  # the model directory without the checkpoints
-        for f in ("model.pt", "config.json"):
-            shutil.copy2(out / f, Path(tmp) / f)
-        client.log_artifacts(run_id, tmp, "model_dir")
     if curves_path is not None and Path(curves_path).is_file():
         client.log_artifact(run_id, str(curves_path))
     if log_model:
-        import mlflow.pytorch
-
+        from ..registry import log_model as log_pyfunc
         from ..tracking import tracking_uri
 
         mlflow.set_tracking_uri(getattr(logger, "_tracking_uri", None) or tracking_uri())
         with mlflow.start_run(run_id=run_id):
-            mlflow.pytorch.log_model(
-                net.cpu().eval(), name="model", registered_model_name=REGISTERED_MODEL,
-                pip_requirements=[f"torch=={torch.__version__.split('+')[0]}"], serialization_format="pickle",
-            )
+            log_pyfunc(out, register)
 
 
 def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_epochs: int | None = None,

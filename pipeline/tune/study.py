@@ -15,6 +15,7 @@ from typing import Any
 
 import optuna
 
+from ..progress import on_terminal
 from ..tracking import store_dir
 from . import report, runs
 from .objectives import Objective
@@ -141,7 +142,7 @@ def run_tune(cfg: TuneConfig, objective: Objective | None, out_root: str | Path,
         try:
             if run_trials:
                 study.optimize(runs.tracked(objective, parent), n_trials=cfg.trials, timeout=cfg.timeout,
-                               callbacks=[runs.log_trial], show_progress_bar=progress)
+                               callbacks=[runs.log_trial], show_progress_bar=progress and on_terminal())
         finally:  # an interrupted session still leaves its outputs
             summary = report.write_outputs(study, cfg.target, out)
             summary["trials_this_session"] = len(study.get_trials(deepcopy=False)) - before

@@ -38,6 +38,13 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",
               "rl_curves": {"RL-Point": str(curve), "RL-WP": str(tmp_path / "absent.csv")},
               "attention": {"model": str(tiny_model), "seed": 0, "turn": 1}}
+    import mlflow
+
+    from pipeline.registry import log_model
+    from pipeline.tracking import setup_experiment
+
+    with mlflow.start_run(experiment_id=setup_experiment("sl")):  # as sl_train registers it
+        log_model(tiny_model, register=True)
     out = _stage(params, tmp_path, monkeypatch)
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics) == {"tiny_vs_heuristic", "tiny_vs_random", "heuristic_vs_random"}
@@ -51,11 +58,12 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     for png in ("winrate_matrix.png", "rl_curves.png", "attention.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
 
-    import mlflow
-
     runs = mlflow.search_runs(experiment_names=["duels"])
     assert len(runs) == 1 and runs.iloc[0]["metrics.heuristic_vs_random/win_rate"] == metrics[
         "heuristic_vs_random"]["win_rate"]
+    champion = mlflow.MlflowClient().get_model_version_by_alias("koikoi-sl", "champion")
+    assert str(champion.version) == "1" and float(champion.tags["duels.elo"]) == ratings["ratings"]["tiny"]["elo"]
+    assert champion.tags["duels.run_id"] == runs.iloc[0]["run_id"] and champion.tags["duels.rank"].endswith("of 3")
 
 
 def test_stage_names_missing_model_dirs(tmp_path, monkeypatch):
@@ -91,6 +99,6 @@ def test_attention_command(tiny_model, tmp_path, capsys):
     assert main(["attention", "--model", str(tiny_model), "--seed", "2", "--turn", "1", "--out", str(out)]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
     assert main(["attention", "--model", str(tiny_model), "--turn", "17", "--out", str(out)]) == 2
-    assert "turn must be in 1..16" in capsys.readouterr().err
+    assert "argument --turn: must be 1..16, got 17" in capsys.readouterr().err
     assert main(["attention", "--model", str(tmp_path), "--out", str(out)]) == 2
     assert "not a model directory" in capsys.readouterr().err

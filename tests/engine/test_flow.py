@@ -2,6 +2,7 @@
 
 import random
 
+import numpy as np
 import pytest
 from helpers import game_with, ids, make_deal
 
@@ -108,6 +109,29 @@ def test_illegal_actions_raise_with_a_clear_message():
         s.step(STOP)
     with pytest.raises(IllegalActionError):
         s.step(-1)
+
+
+@pytest.mark.parametrize("bad", [1.0, "3", None, np.float32(2), [3]])
+def test_non_integral_actions_raise_illegal_action(bad):
+    s = GameState(seed=1)
+    with pytest.raises(IllegalActionError, match="must be an integer"):
+        s.step(bad)
+    s.check_invariants()  # nothing changed
+
+
+def test_numpy_integer_actions_play_whole_games_like_python_ints():
+    """argmax, Discrete.sample() and RL libraries hand out numpy integers: same games as with ints."""
+    rng = np.random.default_rng(0)
+    for seed in range(40):
+        plain, numpy_played = GameState(seed=seed), GameState(seed=seed)
+        while not plain.is_over:
+            legal = plain.legal_actions()
+            a = legal[int(rng.integers(len(legal)))]
+            plain.step(a)
+            numpy_played.step(np.array(legal, dtype=np.int64)[legal.index(a)])  # np.int64
+            numpy_played.check_invariants()
+        assert numpy_played.is_over and numpy_played.points == plain.points
+        assert all(type(m) is int for m in (*numpy_played.hands, *numpy_played.piles, numpy_played.field))
 
 
 def test_redeal_when_four_of_a_month():

@@ -78,7 +78,7 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
     assert metrics["games"] == 8
     p1 = rl_stage(1, "wp", params, progress=False)
     assert p1["loops"] == 2 and p1["global_loops"] == 2
-    p2 = rl_stage(2, "wp", params, progress=False)
+    p2 = rl_stage(2, "wp", params, progress=False, register=True)  # as stages/rl_phase2.py does
     assert p2["loops"] == 1 and p2["global_loops"] == 3 and p2["global_games"] == 12
     net, meta = load_model(project / "models/rl/wp")
     assert meta["kind"] == "rl" and meta["variant"] == "wp" and meta["phase"] == 2
@@ -94,7 +94,11 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
     assert {"winprob", "rl-phase1-wp", "rl-phase2-wp"} <= set(runs)
     history = client.get_metric_history(runs["rl-phase2-wp"].info.run_id, "eval/win_rate")
     assert [m.step for m in history] == [3]
-    assert client.get_registered_model("koikoi-rl-wp").name == "koikoi-rl-wp"
+    # phase 2 alone registers, and the version holds exactly the weights of models/rl/wp
+    assert [m.name for m in client.search_registered_models()] == ["koikoi-rl-wp"]
+    from pipeline.registry import find_version
+
+    assert find_version(project / "models/rl/wp").run_id == runs["rl-phase2-wp"].info.run_id
     assert runs["rl-phase1-wp"].data.params["rl.games_per_loop"] == "4"
 
 

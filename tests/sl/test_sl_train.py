@@ -60,7 +60,7 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
     import mlflow
 
     from pipeline.modelio import load_model
-    from pipeline.sl.train import REGISTERED_MODEL, train_sl
+    from pipeline.sl.train import train_sl
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
@@ -99,12 +99,13 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
     assert run.data.tags["dataset_source"] == "test"
     assert len(client.get_metric_history(r["run_id"], "val/acc")) >= 2  # a curve, one point per epoch
     assert run.data.metrics["final/val_acc"] == pytest.approx(r["val/acc"])
-    versions = client.search_model_versions(f"name='{REGISTERED_MODEL}'")
-    assert len(versions) == 1 and versions[0].run_id == r["run_id"]
-    logged = mlflow.pytorch.load_model(f"models:/{REGISTERED_MODEL}/1")
+    assert client.search_registered_models() == []  # logged, never registered: only the stage registers
+    (logged,) = mlflow.search_logged_models(experiment_ids=[run.info.experiment_id], output_format="list")
+    assert logged.source_run_id == r["run_id"]
     x = torch.zeros(2, net.config.num_features, 50)
     d = torch.tensor([0, 2])
-    assert torch.allclose(logged(x, d), net(x, d))
+    values = mlflow.pyfunc.load_model(logged.model_uri).predict({"x": x.numpy(), "decision": d.numpy()})
+    assert torch.allclose(torch.from_numpy(values), net(x, d))
 
     # other params: the stale checkpoint is not resumed
     (out / "checkpoints" / "last.ckpt").write_bytes(b"")
@@ -130,6 +131,10 @@ def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeyp
     header = (tmp_path / "results/sl/curves.csv").read_text().splitlines()[0]
     assert header.startswith("epoch,train_loss,train_acc,val_loss,val_acc")
     assert (tmp_path / "models/sl/model.pt").is_file() and (tmp_path / "models/sl/config.json").is_file()
+    from pipeline.registry import find_version
+
+    version = find_version(tmp_path / "models/sl")  # the stage registers (registry.register defaults to true)
+    assert version.name == "koikoi-sl" and version.run_id == m["mlflow_run_id"]
 
 
 @pytest.mark.slow

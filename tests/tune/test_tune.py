@@ -209,3 +209,24 @@ def test_space_key_unknown_to_sl_train_fails_before_any_trial(tiny_dataset):
 def test_endless_session_is_refused():
     with pytest.raises(ValueError, match="set trials or timeout"):
         TuneConfig(trials=None, timeout=None).check()
+
+
+@pytest.mark.slow
+def test_printed_apply_hint_works_as_printed(tmp_path, tiny_dataset, mlflow_store, capsys):
+    """With --params and --out given, the hint carries them, and running it applies the study."""
+    import shlex
+
+    params = tmp_path / "my-params.yaml"
+    params.write_text(yaml.safe_dump({
+        "sl_train": {**TINY_BASE, "lr": 0.5},
+        "tune": {"target": "sl", "trials": 1, "max_epochs": 1, "startup_trials": 1, "warmup_epochs": 0,
+                 "space": {"sl": TINY_SPACE}}}))
+    out = tmp_path / "my-results"
+    assert main(["tune", "--params", str(params), "--out", str(out), "--dataset", str(tiny_dataset),
+                 "--storage", f"sqlite:///{tmp_path}/optuna.db", "--study", "hint"]) == 0
+    printed = capsys.readouterr().out
+    hint = printed.split("apply with `", 1)[1].split("`", 1)[0]
+    argv = shlex.split(hint)
+    assert argv[:2] == ["koikoi", "tune"] and str(params) in argv and str(out) in argv
+    assert main(argv[1:]) == 0
+    assert yaml.safe_load(params.read_text())["sl_train"]["lr"] != 0.5  # the study's value is in

@@ -1,0 +1,182 @@
+"""MLflow models that work outside the repository, their registration, and the ``champion`` alias.
+
+``log_model(model_dir, register)`` logs a model directory into the active MLflow run as a
+pyfunc model with MLflow's loader-module workflow: the directory (``model.pt`` + ``config.json``)
+is the model's data, the project's ``pipeline`` package travels with it (``code_paths``) and
+``_load_pyfunc`` below rebuilds the network, so from any directory with torch and mlflow installed::
+
+    m = mlflow.pyfunc.load_model("models:/koikoi-rl-wp@champion")
+    values = m.predict({"x": x, "decision": d})   # x (B, 270, 50) float32, d (B,) int64 -> (B, 50) float32
+    net = m.get_raw_model()                        # the KoiKoiNet itself
+
+Registration happens only where a DVC stage asks for it (``registry.register`` in params.yaml); a
+registered version carries the SHA-256 of its ``model.pt``, which is how the ``duels`` stage finds the
+version of each model it played and points that model's ``champion`` alias at it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .encoding import NUM_FEATURES, NUM_TOKENS
+
+CHAMPION = "champion"
+SHA_TAG = "model_sha256"
+ARTIFACT = "model"
+# Registered model per model directory kind (meta "kind", and "variant" for RL).
+REGISTERED = {"sl": "koikoi-sl", "rl/point": "koikoi-rl-point", "rl/wp": "koikoi-rl-wp"}
+
+
+def register_enabled(params: dict) -> bool:
+    """``registry.register`` of a params document (default true); ``ValueError`` naming it otherwise."""
+    section = params.get("registry") or {}
+    value = section.get("register", True) if isinstance(section, dict) else None
+    if not isinstance(value, bool):
+        raise ValueError(f"registry.register must be true or false, got {value!r}")
+    return value
+
+
+def registered_name(meta: dict) -> str | None:
+    """The registered model for a model directory's meta: ``koikoi-sl``, ``koikoi-rl-point``, ``koikoi-rl-wp``."""
+    key = meta.get("kind") if meta.get("kind") != "rl" else f"rl/{meta.get('variant')}"
+    return REGISTERED.get(key)
+
+
+def _meta(model_dir: str | Path) -> dict:
+    from .modelio import CONFIG_FILE
+
+    return json.loads((Path(model_dir) / CONFIG_FILE).read_text()).get("meta", {})
+
+
+def weights_sha256(model_dir: str | Path) -> str:
+    from .modelio import MODEL_FILE
+
+    return hashlib.sha256((Path(model_dir) / MODEL_FILE).read_bytes()).hexdigest()
+
+
+def signature() -> Any:
+    """Inputs ``x`` (B, 270, 50) float32 and ``decision`` (B,) int64; output (B, 50) float32."""
+    from mlflow.models import ModelSignature
+    from mlflow.types.schema import Schema, TensorSpec
+
+    inputs = Schema([TensorSpec(np.dtype(np.float32), (-1, NUM_FEATURES, NUM_TOKENS), "x"),
+                     TensorSpec(np.dtype(np.int64), (-1,), "decision")])
+    return ModelSignature(inputs=inputs, outputs=Schema([TensorSpec(np.dtype(np.float32), (-1, NUM_TOKENS))]))
+
+
+def input_example() -> dict[str, np.ndarray]:
+    """Two real decisions (a discard, then the next player's) of a seeded game, encoded."""
+    from .encoding import decisions, encode
+    from .engine import GameState
+
+    s = GameState(seed=0)
+    obs = [s.observation(s.current_player)]
+    s.step(s.legal_actions()[0])
+    obs.append(s.observation(s.current_player))
+    return {"x": encode(obs), "decision": decisions(obs)}
+
+
+def log_model(model_dir: str | Path, register: bool = False) -> Any:
+    """Log ``model_dir`` into the active MLflow run as artifact ``model``; with ``register``, also as a
+    new version of its registered model (``registered_name`` of its meta). Returns MLflow's ``ModelInfo``."""
+    import mlflow
+    import torch
+
+    from .modelio import CONFIG_FILE, MODEL_FILE
+
+    registered_model_name = registered_name(_meta(model_dir)) if register else None
+    if register and registered_model_name is None:
+        raise ValueError(f"{model_dir}: no registered model for meta kind {_meta(model_dir).get('kind')!r}")
+    with tempfile.TemporaryDirectory(prefix="koikoi-model-") as tmp:
+        data = Path(tmp) / "model_dir"
+        data.mkdir()
+        for f in (MODEL_FILE, CONFIG_FILE):  # not the checkpoints beside them
+            shutil.copy2(Path(model_dir) / f, data / f)
+        code = Path(tmp) / "pipeline"
+        shutil.copytree(Path(__file__).resolve().parent, code, ignore=shutil.ignore_patterns("__pycache__"))
+        info = mlflow.pyfunc.log_model(
+            name=ARTIFACT, loader_module=__name__, data_path=str(data), code_paths=[str(code)],
+            signature=signature(), input_example=input_example(),
+            pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", f"numpy=={np.__version__}"],
+            registered_model_name=registered_model_name,
+        )
+    if registered_model_name is not None:
+        mlflow.MlflowClient().set_model_version_tag(registered_model_name, info.registered_model_version, SHA_TAG,
+                                                    weights_sha256(model_dir))
+    return info
+
+
+class KoiKoiPredictor:
+    """What ``mlflow.pyfunc.load_model`` wraps: the network in eval mode, on CPU."""
+
+    def __init__(self, net: Any, meta: dict) -> None:
+        self.net, self.meta = net, meta
+
+    def predict(self, model_input: dict[str, np.ndarray], params: dict | None = None) -> np.ndarray:
+        """The network's value of each of the 50 tokens, ``(B, 50)`` float32 (illegal tokens included:
+        mask them with the observation's legal actions)."""
+        import torch
+
+        x = np.asarray(model_input["x"], dtype=np.float32)
+        d = np.asarray(model_input["decision"], dtype=np.int64)
+        if x.ndim != 3 or x.shape[1:] != (NUM_FEATURES, NUM_TOKENS) or d.shape != (x.shape[0],):
+            raise ValueError(f"predict: x must be (B, {NUM_FEATURES}, {NUM_TOKENS}) and decision (B,), "
+                             f"got {x.shape} and {d.shape}")
+        if ((d < 0) | (d > 2)).any():
+            raise ValueError("predict: decision must be 0 (discard), 1 (pick) or 2 (koi-koi)")
+        with torch.inference_mode():
+            return self.net(torch.from_numpy(x), torch.from_numpy(d)).float().numpy()
+
+    def get_raw_model(self) -> Any:
+        return self.net
+
+
+def _load_pyfunc(data_path: str) -> KoiKoiPredictor:
+    """MLflow's loader-module entry point: ``data_path`` is the logged model directory."""
+    from .modelio import load_model
+
+    return KoiKoiPredictor(*load_model(data_path))
+
+
+def find_version(model_dir: str | Path) -> Any | None:
+    """The registered version holding exactly ``model_dir``'s weights (the newest such), or None."""
+    import mlflow
+
+    name = registered_name(_meta(model_dir))
+    if name is None:
+        return None
+    sha = weights_sha256(model_dir)
+    versions = [v for v in mlflow.MlflowClient().search_model_versions(f"name='{name}'")
+                if v.tags.get(SHA_TAG) == sha]
+    return max(versions, key=lambda v: int(v.version), default=None)
+
+
+def set_champions(model_dirs: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Point each model's ``champion`` alias at the registered version of the weights in its directory
+    and tag that version (``model_dirs``: directory -> tags, e.g. the duels' Elo and rank).
+
+    Returns ``{registered model: version}``; a directory with no registered version is named on stderr.
+    """
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    crowned: dict[str, str] = {}
+    for d, tags in model_dirs.items():
+        v = find_version(d)
+        if v is None:
+            print(f"registry: no registered version holds the weights of {d}; no {CHAMPION} alias set "
+                  "(was it trained with registry.register false, or into another MLflow store?)", file=sys.stderr)
+            continue
+        client.set_registered_model_alias(v.name, CHAMPION, v.version)
+        for k, value in tags.items():
+            client.set_model_version_tag(v.name, v.version, k, str(value))
+        crowned[v.name] = str(v.version)
+    return crowned
