@@ -65,6 +65,7 @@ class PlayJob:
     concurrency: int = 64
     reward: RewardModel | None = None  # needed when any game records trajectories
     explore_seed: int = 0
+    device: str = "cpu"  # where the forward passes run ("cuda": the games stay on this worker's CPU core)
     num_rounds: int = 8
     init_points: int = 30
 
@@ -144,7 +145,7 @@ def play_job(job: PlayJob) -> PlayResult:
     from .executor import report_progress
 
     t0 = time.perf_counter()
-    players = [NetPlayer(spec.build(), spec.epsilon, job.bf16) for spec in job.players]
+    players = [NetPlayer(spec.build(), spec.epsilon, job.bf16, job.device) for spec in job.players]
     pending = deque(job.games)
     active: list[_Game] = []
     done: list[_Game] = []
