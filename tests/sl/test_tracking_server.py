@@ -75,3 +75,12 @@ def test_sl_training_logs_to_a_tracking_server(tracking_server, synthetic_datase
     (version,) = client.search_model_versions(f"name='{REGISTERED_MODEL}'")
     assert version.run_id == run.info.run_id
     assert any((tmp_path / "artifacts").rglob("model.pt"))  # the server stored the files, in its own folder
+
+
+def test_artifacts_of_a_sqlite_store_go_beside_it(tmp_path, monkeypatch):
+    from pipeline.tracking import artifact_location
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/team.db")
+    assert artifact_location() == (tmp_path / "artifacts").as_uri()  # not ./mlruns of the working directory
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    assert artifact_location() is None  # a server decides

@@ -25,14 +25,8 @@ TINY_BASE = {"max_epochs": 1, "patience": 1, "seed": 0}
 @pytest.fixture(scope="module")
 def mlflow_db(tmp_path_factory) -> str:
     # One store for the module: creating an MLflow SQLite schema takes seconds. Each test's runs
-    # are told apart by their parent run id. The experiment's artifacts go beside the store (MLflow's
-    # default for a database URI is ./mlruns, the repository's store when pytest runs from the root).
-    import mlflow
-
-    d = tmp_path_factory.mktemp("mlflow")
-    mlflow.MlflowClient(f"sqlite:///{d}/mlflow.db").create_experiment(runs.EXPERIMENT,
-                                                                       artifact_location=(d / "artifacts").as_uri())
-    return f"sqlite:///{d}/mlflow.db"
+    # are told apart by their parent run id.
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
 
 
 @pytest.fixture()
