@@ -8,8 +8,8 @@ the same games, samples and, after training, weights.
 
 Where it runs: with ``RAY_ADDRESS`` set (e.g. ``HEAD:6379`` after ``ray start --head`` there),
 ``ray.init()`` joins that cluster; otherwise it starts a private local Ray with ``workers`` CPUs and
-no dashboard, shut down again by ``close()``. A Ray already initialised by the caller is used as it
-is and left running.
+no dashboard, listening on loopback only, shut down again by ``close()``. A Ray already initialised
+by the caller is used as it is and left running.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-import ray
+if not os.environ.get("RAY_ADDRESS"):
+    # Ray binds this machine's network address unless told it is no cluster node; it reads this switch
+    # when first imported (its worker processes inherit it). A private local Ray needs loopback only.
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+import ray  # noqa: E402
 
 from .executor import Executor, Progress, progress_sink
 from .selfplay import PlayJob, PlayResult, play_job
@@ -74,8 +79,8 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             if os.environ.get("RAY_ADDRESS"):
                 ray.init()  # joins the cluster at RAY_ADDRESS
-            else:
-                ray.init(num_cpus=self.workers, include_dashboard=False)
+            else:  # "local": a new instance, even where `ray start` left a cluster on this machine
+                ray.init(address="local", num_cpus=self.workers, include_dashboard=False)
             self._started = True
         if self._counter is None:
             self._counter = _GameCounter.remote()

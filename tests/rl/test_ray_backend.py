@@ -7,7 +7,6 @@ import os
 import shutil
 
 import pytest
-import ray
 import torch
 
 from pipeline.rl import ray_executor, training
@@ -18,11 +17,13 @@ from pipeline.rl.rewards import RewardModel
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
 from pipeline.rl.stages import rl_stage
 
+ray = ray_executor.ray  # imported through the executor, which keeps a local Ray on loopback
+
 
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray for the module (starting one takes seconds); executors find it and leave it running."""
-    ray.init(num_cpus=2, include_dashboard=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False)
     yield
     ray.shutdown()
 
@@ -55,7 +56,8 @@ class _SpyTask:
         return _Remote()
 
 
-def test_tasks_play_the_same_games_with_the_weights_put_once(make_net, local_ray, monkeypatch):
+def test_tasks_play_the_same_games_with_the_weights_put_once(make_net, monkeypatch):
+    # first in the module, before the shared Ray: the executor starts a private one and stops it
     job = _job(make_net)
     puts, spy = [], _SpyTask(ray_executor._play_part)
     real_put = ray.put
@@ -65,13 +67,14 @@ def test_tasks_play_the_same_games_with_the_weights_put_once(make_net, local_ray
     with make_executor(2, backend="ray") as ex:
         result = ex.run(job, progress=ticks.append)
         pids = ex.map(lambda _: os.getpid(), [0, 1])  # a lambda travels by value
+        assert ex.map(lambda _: ray.util.get_node_ip_address(), [0]) == ["127.0.0.1"]  # loopback only
     assert _key(result) == _key(play_job(job))
     assert puts == [job.players]  # the networks went into the object store once for the whole job
     assert len(spy.calls) == 2 and all(isinstance(p, ray.ObjectRef) and j.players == () for p, j in spy.calls)
     assert sorted(g.seed for _, j in spy.calls for g in j.games) == [g.seed for g in job.games]
     assert 0 < sum(ticks) <= len(job.games)
     assert os.getpid() not in pids  # the games ran in Ray's worker processes
-    assert ray.is_initialized()  # the caller's Ray is left running
+    assert not ray.is_initialized()  # the executor's own Ray is shut down
 
 
 _PLAY = training.PhaseRunner._play
@@ -106,6 +109,7 @@ def test_same_seed_same_games_samples_and_weights_on_both_backends(project, para
     assert weights_r.keys() == weights_p.keys()
     assert all(torch.equal(weights_r[k], weights_p[k]) for k in weights_p)
     assert curve_r == curve_p and curve_p.count("\n") == 3  # header, start, loop 1
+    assert ray.is_initialized()  # the caller's Ray is left running
 
 
 def test_ray_backend_params(params):
