@@ -33,12 +33,19 @@ def tracking_uri() -> str:
 
 
 def artifact_location() -> str | None:
-    """Artifact root for new experiments: ``artifacts/`` beside a SQLite store; None for a server,
-    which decides."""
-    uri = tracking_uri()
-    if not uri.startswith(SQLITE):
-        return None
-    return (Path(uri[len(SQLITE):]).resolve().parent / "artifacts").as_uri()
+    """Artifact root for new experiments: beside a SQLite store, the repository's or another one named
+    by ``MLFLOW_TRACKING_URI`` (MLflow's own default is ./mlruns of whatever directory the run starts
+    in); ``None`` for a server or another database (the server, or MLflow, decides)."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    if not env:
+        return (store_dir() / "artifacts").as_uri()
+    if env.startswith("sqlite:"):
+        from sqlalchemy.engine import make_url
+
+        db = make_url(env).database
+        if db and db != ":memory:":
+            return (Path(db).resolve().parent / "artifacts").as_uri()
+    return None
 
 
 def setup_experiment(name: str) -> str:

@@ -11,7 +11,11 @@ from ..cli import UserError, int_range
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int_range(1), default=1024, help="self-play games (default 1024)")
     p.add_argument("--threads", type=int_range(1), default=2,
-                   help="worker processes, one torch thread each (default 2)")
+                   help="workers (processes or Ray tasks), one torch thread each (default 2)")
+    p.add_argument("--backend", choices=("process", "ray"), default="process",
+                   help="where the workers run: local processes, or Ray tasks (a local Ray, or RAY_ADDRESS's cluster)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where the workers run the forward passes (default cpu; cuda: the games stay on the CPU)")
     p.add_argument("--concurrency", type=int_range(1), default=64,
                    help="games played at once per worker (default 64)")
     p.add_argument("--bf16", choices=("auto", "true", "false"), default="auto",
@@ -26,12 +30,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _warm(threads: int) -> int:
     import torch
 
+    from ..rl.selfplay import play_job  # noqa: F401  (the imports a play job needs, before the clock)
+
+    time.sleep(1.0)  # long enough that every worker takes one warm-up job
     return torch.get_num_threads()
 
 
 def forward_benchmark(args: tuple) -> float:
     """Samples/s of pure forward passes of ``spec`` on a batch of real discard observations."""
-    spec, bf16, batch, seconds = args
+    spec, bf16, batch, seconds, device = args
     import numpy as np
     import torch
 
@@ -51,7 +58,7 @@ def forward_benchmark(args: tuple) -> float:
             legal = s.legal_actions()
             s.step(legal[int(rng.integers(len(legal)))])
     x = torch.from_numpy(encode(obs))
-    return NetPlayer(spec.build(), bf16=bf16).forward_throughput(x, DISCARD, seconds)
+    return NetPlayer(spec.build(), bf16=bf16, device=device).forward_throughput(x, DISCARD, seconds)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -61,15 +68,17 @@ def run(args: argparse.Namespace) -> dict:
         raise UserError(f"--rollout must be in [0, 1], got {args.rollout}")
     import torch
 
-    from ..hardware import resolve_bf16
+    from ..hardware import gpu_available, resolve_bf16
     from ..model import KoiKoiNet, ModelConfig
     from ..progress import progress_bar
-    from ..rl.executor import InlineExecutor, ProcessExecutor
+    from ..rl.executor import make_executor
     from ..rl.policies import NetSpec
     from ..rl.rewards import RewardModel
     from ..rl.selfplay import GameSpec, PlayJob, RolloutSpec
 
-    bf16 = resolve_bf16({"true": True, "false": False}.get(args.bf16, "auto"))
+    if args.device == "cuda" and not gpu_available():
+        raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
+    bf16 = resolve_bf16({"true": True, "false": False}.get(args.bf16, "auto"), args.device)
     torch.manual_seed(args.seed)
     spec = NetSpec.from_net(KoiKoiNet(ModelConfig(width=256, ff=512, heads=4, layers=2)), "random-net",
                             epsilon=args.epsilon)
@@ -78,11 +87,10 @@ def run(args: argparse.Namespace) -> dict:
     rollout = RolloutSpec(args.rollout) if args.rollout > 0 else None
     job = PlayJob(players=(spec,), games=games, bf16=bf16, concurrency=args.concurrency, explore_seed=args.seed,
                   reward=RewardModel("point"), rollout=rollout)
-    if args.threads == 1:
+    inline = args.threads == 1 and args.backend == "process"
+    if inline:
         torch.set_num_threads(1)
-        executor = InlineExecutor()
-    else:
-        executor = ProcessExecutor(args.threads, threads_per_worker=1)
+    executor = make_executor(0 if inline else args.threads, backend=args.backend, device=args.device)
     with executor:
         executor.map(_warm, [1] * executor.workers)  # start the workers before the clock
         with progress_bar(total=args.games, desc="selfplay", unit="game") as bar:
@@ -90,7 +98,7 @@ def run(args: argparse.Namespace) -> dict:
             result = executor.run(job, progress=bar.update)
             wall = time.perf_counter() - t0
         batch = max(1, round(result.mean_batch))
-        z = sum(executor.map(forward_benchmark, [(spec, bf16, batch, args.seconds)] * executor.workers))
+        z = sum(executor.map(forward_benchmark, [(spec, bf16, batch, args.seconds, args.device)] * executor.workers))
     decisions_per_s = result.decisions / wall
     return {
         "games_per_s": round(args.games / wall, 2),
@@ -103,5 +111,6 @@ def run(args: argparse.Namespace) -> dict:
         "mean_batch": round(result.mean_batch, 1),
         "games": args.games, "decisions": result.decisions, "seconds": round(wall, 2),
         "rollout": args.rollout, "samples": len(result.samples), "samples_per_s": round(len(result.samples) / wall, 1),
-        "threads": args.threads, "concurrency": args.concurrency, "bf16": bf16,
+        "threads": args.threads, "concurrency": args.concurrency, "bf16": bf16, "backend": args.backend,
+        "device": args.device,
     }

@@ -8,12 +8,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..engine import DECISION_NAMES
-from ..hardware import PRECISIONS
+from ..hardware import ACCELERATORS, PRECISIONS
 from .rewards import REWARD_MODELS
 
 INITS = ("sl", "scratch")
 ALGORITHMS = ("mc_dqn", "rollout_pi")
 START_METHODS = ("spawn", "forkserver", "fork")
+BACKENDS = ("process", "ray")  # where self-play runs: local worker processes, or Ray tasks (executor.make_executor)
 
 
 class ParamError(ValueError):
@@ -101,10 +102,12 @@ class RLParams:
     final_eval_games: int
     train_precision: str
     train_threads: int
+    accelerator: str
     workers: int
     concurrency: int
     bf16: bool | str
     start_method: str
+    backend: str
     phase1_loops: int
     target_win_rate: float
     window: int
@@ -125,7 +128,8 @@ class RLParams:
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
         """What a checkpoint must match to be resumed: everything but budgets and how play is executed."""
         skip = {"phase1_loops", "phase2_loops", "target_win_rate", "window", "workers", "concurrency",
-                "start_method", "train_threads", "final_eval_games"}
+                "start_method", "backend", "train_threads", "accelerator",  # a run may move to a GPU machine
+                "final_eval_games"}
         d = {k: v for k, v in asdict(self).items() if k not in skip}
         d.update(phase=phase, variant=variant, **(extra or {}))
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -171,13 +175,16 @@ def parse_rl(doc: Any) -> RLParams:
         eval_every=r.int("eval_every", 1), eval_games=r.int("eval_games", 2),
         final_eval_games=r.int("final_eval_games", 2),
         train_precision=r.choice("train_precision", PRECISIONS), train_threads=r.int("train_threads", 0, 256),
+        accelerator=r.choice("accelerator", ACCELERATORS),
         workers=sp.int("workers", 0, 64), concurrency=sp.int("concurrency", 1), bf16=_bf16(sp, "bf16"),
-        start_method=sp.choice("start_method", START_METHODS),
+        start_method=sp.choice("start_method", START_METHODS), backend=sp.choice("backend", BACKENDS),
         phase1_loops=p1.int("loops"), target_win_rate=p1.float("target_win_rate", 0.0, 1.0),
         window=p1.int("window", 1),
         phase2_loops=p2.int("loops"), self_play_fraction=p2.float("self_play_fraction", 0.0, 1.0),
         pool_size=p2.int("pool_size", 1), snapshot_every=p2.int("snapshot_every", 1),
     )
+    if p.backend == "ray" and p.workers < 1:
+        raise ParamError(f"rl.selfplay.workers must be >= 1 with backend ray (Ray tasks per job), got {p.workers}")
     for key in ("eval_games", "final_eval_games"):
         if getattr(p, key) % 2:
             raise ParamError(f"rl.{key} must be even (each deal is played from both seats), got {getattr(p, key)}")

@@ -2,13 +2,15 @@
 
 Backends implement ``map(fn, jobs, progress)``, which runs a picklable module-level function on
 each job and returns the results in job order, calling ``progress(n)`` as workers report finished
-games (a worker calls :func:`report_progress`). Two backends exist:
+games (a worker calls :func:`report_progress`). Three backends exist:
 
 - :class:`InlineExecutor`: in this process (tests, one-thread runs);
-- :class:`ProcessExecutor`: a persistent pool of local worker processes, one torch thread each.
+- :class:`ProcessExecutor`: a persistent pool of local worker processes, one torch thread each;
+- ``RayExecutor`` (``ray_executor.py``): Ray tasks on a local Ray or a cluster (``RAY_ADDRESS``).
 
-A Ray backend would implement ``map`` with ``ray.remote(fn)`` and a ``ray.util.queue.Queue`` as the
-progress sink; the learner and the play jobs would not change.
+An executor also says on which ``device`` its workers run the forward passes (``cuda``: each worker
+holds the networks on the GPU, the games stay on its CPU core). Results never depend on the backend
+or the split: games are seeded one by one and ``PlayResult.merge`` orders them.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import queue as queue_mod
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from .selfplay import PlayJob, PlayResult, play_job
@@ -33,18 +37,34 @@ def report_progress(n: int) -> None:
         _sink(n)
 
 
+@contextmanager
+def progress_sink(sink: Progress | None) -> Iterator[None]:
+    """Inside, :func:`report_progress` in this process goes to ``sink`` (a backend's worker side)."""
+    global _sink
+    previous, _sink = _sink, sink
+    try:
+        yield
+    finally:
+        _sink = previous
+
+
 class Executor(ABC):
-    """Runs play jobs; ``workers`` is how many jobs it runs at once."""
+    """Runs play jobs; ``workers`` is how many jobs it runs at once, ``device`` where their networks run."""
 
     workers: int = 1
+    device: str = "cpu"
 
     @abstractmethod
     def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
         """``[fn(job) for job in jobs]``, possibly in parallel, in job order."""
 
     def run(self, job: PlayJob, progress: Progress | None = None) -> PlayResult:
-        """Split ``job`` over the workers, play it, and merge the results."""
-        return PlayResult.merge(self.map(play_job, job.split(self.workers), progress))
+        """Split ``job`` over the workers, play it on this executor's device, and merge the results."""
+        return PlayResult.merge(self.map(play_job, self.parts(job), progress))
+
+    def parts(self, job: PlayJob) -> list[PlayJob]:
+        """``job`` split into one job per worker, each to run on this executor's device."""
+        return [replace(j, device=self.device) for j in job.split(self.workers)]
 
     def close(self) -> None:
         """Release workers (a no-op for in-process execution)."""
@@ -62,13 +82,12 @@ class InlineExecutor(Executor):
 
     workers = 1
 
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+
     def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
-        global _sink
-        previous, _sink = _sink, progress
-        try:
+        with progress_sink(progress):
             return [fn(j) for j in jobs]
-        finally:
-            _sink = previous
 
 
 def _init_worker(progress_queue: Any, threads: int) -> None:
@@ -82,10 +101,13 @@ def _init_worker(progress_queue: Any, threads: int) -> None:
 class ProcessExecutor(Executor):
     """A pool of ``workers`` local processes (started once, reused across loops)."""
 
-    def __init__(self, workers: int, threads_per_worker: int = 1, start_method: str = "spawn") -> None:
+    def __init__(self, workers: int, threads_per_worker: int = 1, start_method: str = "spawn",
+                 device: str = "cpu") -> None:
         if workers < 1:
             raise ValueError(f"ProcessExecutor: workers must be >= 1, got {workers}")
-        self.workers = workers
+        if device == "cuda" and start_method == "fork":
+            raise ValueError("start_method fork cannot use CUDA in the workers; use spawn or forkserver")
+        self.workers, self.device = workers, device
         self.threads = threads_per_worker
         self.start_method = start_method
         self._pool: ProcessPoolExecutor | None = None
@@ -131,8 +153,16 @@ class ProcessExecutor(Executor):
             self._queue = None
 
 
-def make_executor(workers: int, start_method: str = "spawn") -> Executor:
-    """``workers`` 0: in this process; n >= 1: a pool of n single-thread processes."""
+def make_executor(workers: int, start_method: str = "spawn", backend: str = "process",
+                  device: str = "cpu") -> Executor:
+    """Backend ``process``: ``workers`` 0 plays in this process, n >= 1 in a pool of n single-thread
+    processes. Backend ``ray``: n Ray tasks per job (n >= 1). Forward passes run on ``device``."""
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
-    return InlineExecutor() if workers == 0 else ProcessExecutor(workers, 1, start_method)
+    if backend == "ray":
+        from .ray_executor import RayExecutor
+
+        return RayExecutor(workers, device)
+    if backend != "process":
+        raise ValueError(f"backend must be process or ray, got {backend!r}")
+    return InlineExecutor(device) if workers == 0 else ProcessExecutor(workers, 1, start_method, device)

@@ -144,14 +144,18 @@ def quiet_lightning() -> None:
 
 
 def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
-             progress: bool = False, description: str = "train", epochs: int = 1) -> dict[str, float]:
-    """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type."""
+             progress: bool = False, description: str = "train", epochs: int = 1,
+             accelerator: str = "cpu") -> dict[str, float]:
+    """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
+
+    On ``accelerator="gpu"`` Lightning moves the net, the Adam state and each batch to the GPU, and
+    back to the CPU when the pass ends (the players and checkpoints read CPU weights)."""
     learner.reset_stats()
     if len(buffer) == 0:
         return {}
     quiet_lightning()
     loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=collate)
-    trainer = pl.Trainer(max_epochs=epochs, accelerator="cpu", devices=1, precision=precision, logger=False,
+    trainer = pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
                          enable_checkpointing=False, enable_model_summary=False,
                          enable_progress_bar=progress and on_terminal(),
                          num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)

@@ -95,6 +95,7 @@ class PlayJob:
     reward: RewardModel | None = None  # needed when any game records trajectories
     rollout: RolloutSpec | None = None  # None: Monte-Carlo samples (the round reward of the taken action)
     explore_seed: int = 0
+    device: str = "cpu"  # where the forward passes run ("cuda": the games stay on this worker's CPU core)
     num_rounds: int = 8
     init_points: int = 30
 
@@ -253,7 +254,7 @@ def play_job(job: PlayJob) -> PlayResult:
     from .executor import report_progress
 
     t0 = time.perf_counter()
-    players = [NetPlayer(spec.build(), spec.epsilon, job.bf16) for spec in job.players]
+    players = [NetPlayer(spec.build(), spec.epsilon, job.bf16, job.device) for spec in job.players]
     pending = deque(job.games)
     active: list[_Game] = []  # games and branches still playing
     waiting: list[_Game] = []  # finished games whose branches still play

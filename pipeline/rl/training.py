@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from ..engine import DECISION_NAMES
-from ..hardware import resolve_bf16, resolve_precision
+from ..hardware import resolve_accelerator, resolve_bf16, resolve_precision, torch_device
 from ..model import KoiKoiNet
 from ..modelio import MODEL_FILE, load_model, save_model
 from .config import RLParams, WinProbParams
@@ -137,11 +137,14 @@ class PhaseRunner:
     def __init__(self, cfg: PhaseConfig, executor: Executor | None = None) -> None:
         self.cfg = cfg
         self.p = cfg.params
-        self.bf16 = resolve_bf16(self.p.bf16)
-        self.train_precision = resolve_precision(self.p.train_precision)
+        # one accelerator for the learner's passes and the players' forward passes (games stay on CPU cores)
+        self.accelerator = resolve_accelerator(self.p.accelerator, "rl.accelerator")
+        device = torch_device(self.accelerator)
+        self.bf16 = resolve_bf16(self.p.bf16, device)
+        self.train_precision = resolve_precision(self.p.train_precision, self.accelerator, "rl.train_precision")
         self.ckpt_dir = cfg.out_dir / "checkpoints"
         self._own_executor = executor is None
-        self.executor = executor or make_executor(self.p.workers, self.p.start_method)
+        self.executor = executor or make_executor(self.p.workers, self.p.start_method, self.p.backend, device)
         sl_net, _ = load_model(cfg.sl_dir)
         self.sl_spec = NetSpec.from_net(sl_net, "sl")
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them
@@ -342,7 +345,7 @@ class PhaseRunner:
             buffer = SampleBuffer(result.samples)
             torch.manual_seed(_seed(p, c.phase, loop, 1))  # dropout
             losses = fit_pass(learner, buffer, p.batch_size, _seed(p, c.phase, loop, 2), self.train_precision,
-                              progress=c.progress, epochs=p.epochs)
+                              progress=c.progress, epochs=p.epochs, accelerator=self.accelerator)
             metrics = {**losses, "epsilon": epsilon, "play/games_per_s": p.games_per_loop / play_s,
                        "play/samples": len(buffer), "play/mean_batch": result.mean_batch}
             del buffer, result  # Monte-Carlo samples are used once: the next loop plays with the new policy

@@ -27,7 +27,7 @@ import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
 from ..encoding import same_choice
-from ..hardware import PRECISIONS, resolve_precision
+from ..hardware import ACCELERATORS, PRECISIONS, resolve_accelerator, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
 from ..progress import on_terminal
@@ -56,6 +56,8 @@ DEFAULTS: dict[str, Any] = {
     "lr": 3e-4, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0, "ema": 0.99,
     "batch_size": 128, "num_workers": 0, "max_epochs": 8, "patience": 3, "precision": "auto",
     "threads": 0,
+    # Lightning accelerator: auto is the GPU when torch sees one (precision auto then picks bf16/fp16)
+    "accelerator": "auto",
     # each network's epoch: lowest val loss, or highest val accuracy (the paper, on its test fold)
     "select": "loss",
 }
@@ -108,14 +110,19 @@ def check_params(params: dict) -> dict:
         raise bad("select", "loss or acc")
     if p["precision"] not in PRECISIONS:
         raise bad("precision", " | ".join(PRECISIONS))
+    if p["accelerator"] not in ACCELERATORS:
+        raise bad("accelerator", " | ".join(ACCELERATORS))
     if p["width"] % p["heads"]:
         raise bad("width", f"divisible by heads ({p['heads']})")
     return p
 
 
 def resolved(p: dict) -> dict:
-    """Checked params with ``precision: auto`` made concrete for this CPU (what runs, logs and fingerprints)."""
-    return {**p, "precision": resolve_precision(p["precision"])}
+    """Checked params with ``accelerator`` and ``precision`` made concrete for this machine (what runs, logs
+    and fingerprints); ``ValueError`` naming the param when it cannot run here (a GPU asked for, none seen)."""
+    accelerator = resolve_accelerator(p["accelerator"], "sl_train.accelerator")
+    precision = resolve_precision(p["precision"], accelerator, "sl_train.precision")
+    return {**p, "accelerator": accelerator, "precision": precision}
 
 
 def resolve_threads(threads: int) -> int:
@@ -231,7 +238,7 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
     if run_info is not None:
         cbs.append(run_info)
     trainer = pl.Trainer(
-        max_epochs=max_epochs, accelerator="cpu", devices=1, precision=p["precision"],
+        max_epochs=max_epochs, accelerator=p["accelerator"], devices=1, precision=p["precision"],
         logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks],
         enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
         deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,

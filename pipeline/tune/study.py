@@ -135,17 +135,24 @@ def run_tune(cfg: TuneConfig, objective: Objective | None, out_root: str | Path,
     run_trials = cfg.trials is None or cfg.trials > 0
     if run_trials and objective is None:
         raise ValueError("run_tune: an objective is needed to run trials")
-    before = len(study.get_trials(deepcopy=False))
     import mlflow
 
+    mine: list[int] = []  # this session's trial numbers (other processes may add trials to the study meanwhile)
     with runs.study_run(study, tags, params) as parent:
         try:
             if run_trials:
-                study.optimize(runs.tracked(objective, parent), n_trials=cfg.trials, timeout=cfg.timeout,
+                tracked = runs.tracked(objective, parent)
+
+                def counted(trial: optuna.Trial) -> float:
+                    mine.append(trial.number)
+                    return tracked(trial)
+
+                study.optimize(counted, n_trials=cfg.trials, timeout=cfg.timeout,
                                callbacks=[runs.log_trial], show_progress_bar=progress and on_terminal())
         finally:  # an interrupted session still leaves its outputs
             summary = report.write_outputs(study, cfg.target, out)
-            summary["trials_this_session"] = len(study.get_trials(deepcopy=False)) - before
+            summary["trials_this_session"] = len(mine)
+            summary["session_trial_numbers"] = mine
             summary["storage"] = redact(url)
             summary["mlflow_parent_run_id"] = parent
             step = summary["trials_complete"] + summary["trials_pruned"] + summary["trials_fail"]

@@ -158,10 +158,12 @@ def test_precision_auto_follows_the_cpu(monkeypatch):
 
     for native, want in ((True, "bf16-mixed"), (False, "32-true")):
         monkeypatch.setattr(hardware, "cpu_has_bf16", lambda native=native: native)
-        assert resolved(check_params({"precision": "auto"}))["precision"] == want
-        assert resolved(check_params({"precision": "32-true"}))["precision"] == "32-true"
+        assert resolved(check_params({"precision": "auto", "accelerator": "cpu"}))["precision"] == want
+        assert resolved(check_params({"precision": "32-true", "accelerator": "cpu"}))["precision"] == "32-true"
     with pytest.raises(ValueError, match="sl_train.precision"):
-        check_params({"precision": "16-mixed"})
+        check_params({"precision": "fp8"})
+    with pytest.raises(ValueError, match="sl_train.precision is 16-mixed, which needs a GPU"):
+        resolved(check_params({"precision": "16-mixed", "accelerator": "cpu"}))
 
 
 @pytest.mark.slow
@@ -185,7 +187,8 @@ def test_bench_train_times_steps_of_the_mix():
     from pipeline.benchmarks import train as bench
     from pipeline.cli import UserError
 
-    args = argparse.Namespace(batch=12, steps=1, threads=1, precision="32-true", yaku_cross="pick", seed=0)
+    args = argparse.Namespace(batch=12, steps=1, threads=1, precision="32-true", yaku_cross="pick", seed=0,
+                              device="cpu")
     r = bench.run(args)
     assert r["precision"] == "32-true" and r["yaku_cross"] == ["pick"] and sum(r["decision_mix"]) == 12
     assert r["ms_per_step"] > 0 and r["ms_per_step_discard_part"] > 0 and r["samples_per_s"] > 0

@@ -23,17 +23,6 @@ TINY_BASE = {"max_epochs": 1, "patience": 1, "seed": 0}
 
 
 @pytest.fixture(scope="module")
-def tiny_dataset(tmp_path_factory) -> Path:
-    from pipeline.records_source import synthesize_records
-    from pipeline.sl.dataset import build_dataset
-
-    d = tmp_path_factory.mktemp("sl")
-    synthesize_records(d / "records", 3, seed=0, progress=False)
-    build_dataset(d / "records", d / "sl", val_fraction=0.34, seed=0, source="synthetic", progress=False)
-    return d / "sl"
-
-
-@pytest.fixture(scope="module")
 def mlflow_db(tmp_path_factory) -> str:
     # One store for the module: creating an MLflow SQLite schema takes seconds. Each test's runs
     # are told apart by their parent run id.

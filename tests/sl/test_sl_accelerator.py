@@ -1,0 +1,35 @@
+"""``sl_train.accelerator``: checked, refused where no GPU is seen, and (with CUDA) a tiny run on the GPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pipeline.modelio import load_model
+from pipeline.sl.train import check_params, resolved, train_sl
+
+TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "patience": 1,
+        "card_logit": []}
+
+
+def test_accelerator_is_checked():
+    with pytest.raises(ValueError, match=r"sl_train\.accelerator must be auto \| cpu \| gpu"):
+        check_params({"accelerator": "tpu"})
+    assert resolved(check_params({"accelerator": "cpu"}))["accelerator"] == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machines without a GPU")
+def test_gpu_without_a_gpu_is_one_clear_error():
+    assert resolved(check_params({}))["accelerator"] == "cpu"  # auto
+    with pytest.raises(ValueError, match=r"^sl_train\.accelerator is gpu but torch sees no CUDA GPU"):
+        resolved(check_params({"accelerator": "gpu"}))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU (torch.cuda.is_available() is false)")
+def test_a_tiny_run_trains_on_the_gpu(synthetic_dataset, tmp_path):
+    r = train_sl(synthetic_dataset, tmp_path / "model", {**TINY, "accelerator": "gpu"}, logger=False, progress=False)
+    assert 0.0 <= r["val/acc"] <= 1.0 and r["epochs"] == 1
+    net, meta = load_model(tmp_path / "model")  # loads on the CPU
+    assert meta["params"]["accelerator"] == "gpu" and meta["params"]["precision"] in ("bf16-mixed", "16-mixed",
+                                                                                         "32-true")
+    assert all(p.device.type == "cpu" for p in net.parameters())
