@@ -1,0 +1,93 @@
+"""Writes a kill cannot leave half done: each file is written beside its target and renamed over it.
+
+``os.replace`` within one directory is atomic on POSIX, so a reader (or the next run after a kill)
+sees the old file or the new one, never a truncated one. ``replace_dir`` swaps a whole directory
+built beside its target: at every instant either the old or the new tree is at the target or kept
+beside it under a ``.old-`` name that the next swap removes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextmanager
+def _temp_beside(path: Path, mode: str) -> Iterator[IO[Any]]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """``path.write_text(text)``, atomically."""
+    path = Path(path)
+    with _temp_beside(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """``path.write_bytes(data)``, atomically."""
+    path = Path(path)
+    with _temp_beside(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def write_with(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
+    """``write(f)`` into a binary file object that becomes ``path`` only once ``write`` returned
+    (e.g. ``lambda f: torch.save(obj, f)``)."""
+    path = Path(path)
+    with _temp_beside(path, "wb") as f:
+        write(f)
+    return path
+
+
+def torch_save(obj: Any, path: str | Path) -> Path:
+    """``torch.save(obj, path)``, atomically."""
+    import torch
+
+    return write_with(path, lambda f: torch.save(obj, f))
+
+
+@contextmanager
+def building_dir(target: str | Path) -> Iterator[Path]:
+    """A fresh directory beside ``target`` to build into; it replaces ``target`` only when the block
+    ends without an exception (else it is removed and ``target`` is left as it was)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    olds = sorted(target.parent.glob(f".{target.name}.old-*"))
+    if olds and not target.exists():  # a kill between the two renames of an earlier swap: put the old tree back
+        os.replace(olds[-1], target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    replace_dir(tmp, target)
+
+
+def replace_dir(new: Path, target: Path) -> None:
+    """Put directory ``new`` at ``target`` (same parent), removing the old tree afterwards."""
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    for stale in target.parent.glob(f".{target.name}.old-*"):  # left by a kill between the two renames
+        shutil.rmtree(stale, ignore_errors=True)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(new, target)
+    shutil.rmtree(old, ignore_errors=True)

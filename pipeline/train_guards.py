@@ -1,0 +1,57 @@
+"""Lightning callbacks that every training run (SL, RL) carries, so a fault ends it cleanly.
+
+- ``StopOnNonFiniteLoss``: a NaN or infinite training loss stops the run at once with a one-line
+  ``NonFiniteLoss`` (a ``ValueError``), before anything is saved: the previous model stays.
+- ``PassInterrupt``: Lightning turns Ctrl-C into ``sys.exit(1)`` and ignores SIGINT from then on;
+  this hands the ``KeyboardInterrupt`` on instead, so the command ends with its one line and exit
+  code 130 and the MLflow run is marked KILLED (``pipeline.runstate``).
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+from typing import Any
+
+import lightning.pytorch as pl
+import torch
+
+
+class NonFiniteLoss(ValueError):
+    """The training loss became NaN or infinite."""
+
+
+class StopOnNonFiniteLoss(pl.Callback):
+    """Raise ``NonFiniteLoss`` after the first training step whose loss is not finite.
+
+    ``section`` names the params section (``sl_train``, ``rl``) whose ``lr`` the message points at."""
+
+    def __init__(self, section: str) -> None:
+        self.section = section
+
+    def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        loss = outputs.get("loss") if isinstance(outputs, dict) else outputs
+        if not isinstance(loss, torch.Tensor):
+            return
+        value = float(loss.detach().float().mean())
+        if not math.isfinite(value):
+            raise NonFiniteLoss(f"training loss is {value} at epoch {trainer.current_epoch + 1}, "
+                                f"step {trainer.global_step}: training stopped and nothing was saved (the previous "
+                                f"model is kept); lower {self.section}.lr")
+
+
+class PassInterrupt(pl.Callback):
+    """Re-raise Ctrl-C (``KeyboardInterrupt``) out of ``Trainer.fit`` instead of Lightning's ``sys.exit(1)``."""
+
+    def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
+        if isinstance(exception, KeyboardInterrupt):
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.default_int_handler)  # Lightning set SIG_IGN
+            raise exception
+
+
+def guards(section: str) -> list[pl.Callback]:
+    """The callbacks every Trainer of ``section`` gets."""
+    return [StopOnNonFiniteLoss(section), PassInterrupt()]
