@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import atomic
 from ..agents import load_agent
 from ..encoding import MAX_ROUNDS
 from .plots import rl_curves, winrate_matrix
@@ -151,13 +152,13 @@ def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True, registe
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
     ratings = ratings_of(keys, results, cfg.anchor)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    (out / "ratings.json").write_text(json.dumps({
+    atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    atomic.write_text(out / "ratings.json", json.dumps({
         "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
                  "elo = strength * 400 / ln 10",
         "anchor": cfg.anchor, "games_per_pairing": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
         "ratings": ratings}, indent=2) + "\n")
-    (out / "table.md").write_text(table_markdown(keys, results, ratings))
+    atomic.write_text(out / "table.md", table_markdown(keys, results, ratings))
     winrate_matrix(keys, results, out / "winrate_matrix.png")
     _, missing = rl_curves(cfg.rl_curves, out / "rl_curves.png")
     if cfg.attention is not None:
@@ -183,10 +184,11 @@ def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds:
              register: bool) -> None:
     import mlflow
 
+    from ..runstate import tracked_run
     from ..tracking import setup_experiment
 
     exp = setup_experiment("duels")
-    with mlflow.start_run(experiment_id=exp, run_name="duels") as run:
+    with tracked_run(experiment_id=exp, run_name="duels") as run:
         mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
                            "seed": cfg.seed,
                            "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor})

@@ -1,12 +1,19 @@
+import gc
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from pipeline.agents import Agent, HeuristicAgent, RandomAgent
 from pipeline.cli import main
-from pipeline.duel.runner import duel_seeds, play_duel, play_duel_states, score_duel
-from pipeline.engine import Observation
+from pipeline.duel.runner import DuelResult, duel_games, duel_seeds, play_duel
+from pipeline.engine import GameState, Observation
 
 
 class Recorder(Agent):
@@ -23,8 +30,11 @@ class Recorder(Agent):
 
 def test_duplicate_deals_repeat_cards_with_seats_swapped():
     a, b = Recorder(HeuristicAgent(0)), Recorder(RandomAgent(1))
-    first, second = play_duel_states(a, b, games=6, seed=40)
+    games = list(duel_games(a, b, games=6, seed=40))
+    first = sorted((s for seat, s in games if seat == 0), key=lambda s: s.results[0].deal)
+    second = sorted((s for seat, s in games if seat == 1), key=lambda s: s.results[0].deal)
     assert len(first) == len(second) == 3
+    assert [seat for seat, _ in games] == [0, 0, 0, 1, 1, 1]  # every deal with A seated 0, then seated 1
     for g0, g1 in zip(first, second):
         r0, r1 = g0.results[0], g1.results[0]
         assert r0.deal == r1.deal  # same hands, field and stock order
@@ -34,42 +44,73 @@ def test_duplicate_deals_repeat_cards_with_seats_swapped():
         assert {(0, hand0), (1, hand1)} <= a.dealt and {(1, hand1), (0, hand0)} <= b.dealt
     assert {seat for seat, _ in a.dealt} == {0, 1}
     assert len(a.dealt) == len(b.dealt) == 6  # each agent played both hands of each of the 3 deals
-    seeds = duel_seeds(6, 40)
-    assert seeds == [40, 41, 42]
+    assert list(duel_seeds(6, 40)) == [40, 41, 42]
     assert len({f.results[0].deal[0] for f in first}) == 3  # distinct deals across pairs
     with pytest.raises(ValueError, match="even"):
         duel_seeds(5, 0)
 
 
-def test_seats_swap_between_the_two_calls(monkeypatch):
+def test_seats_swap_between_the_two_seatings(monkeypatch):
     calls = []
     import pipeline.duel.runner as runner
 
-    real = runner.play_games
+    real = runner.stream_games
 
     def spy(agents, seeds, **kw):
         calls.append((agents, list(seeds)))
         return real(agents, seeds, **kw)
 
-    monkeypatch.setattr(runner, "play_games", spy)
+    monkeypatch.setattr(runner, "stream_games", spy)
     a, b = RandomAgent(0), RandomAgent(1)
     play_duel(a, b, games=4, seed=7)
     assert [c[0] for c in calls] == [(a, b), (b, a)]  # A first seat, then second seat
-    assert calls[0][1] == calls[1][1] == [7, 8]  # one batched call per seating over all deals
+    assert calls[0][1] == calls[1][1] == [7, 8]  # one stream per seating over all deals
 
 
-def test_score_duel_counts_from_a_side():
+def test_duel_counts_from_a_side():
     a, b = HeuristicAgent(0), RandomAgent(1)
-    first, second = play_duel_states(a, b, games=10, seed=0)
-    r = score_duel(first, second, 30, 1.0)
+    r = DuelResult()
+    games = list(duel_games(a, b, games=10, seed=0))
+    for seat, state in games:
+        r.add(state, seat, 30)
     assert r.games == 10 and r.wins + r.losses + r.draws == 10
-    assert r.diffs[0] == first[0].points[0] - 30 and r.diffs[1] == second[0].points[1] - 30
+    assert r.points == sum(s.points[seat] - 30 for seat, s in games)
     assert r.win_rate == pytest.approx((r.wins + 0.5 * r.draws) / 10)
     lo, hi = r.ci95
     assert lo <= r.win_rate <= hi
     # swapping the roles mirrors the result
-    back = score_duel([s for s in second], [s for s in first], 30, 1.0)
+    back = DuelResult()
+    for seat, state in games:
+        back.add(state, 1 - seat, 30)
     assert back.wins == r.losses and back.point_diff == pytest.approx(-r.point_diff)
+    # the same duel played again in one call: the same totals
+    again = play_duel(HeuristicAgent(0), RandomAgent(1), games=10, seed=0)
+    assert again.summary() == r.summary()
+
+
+class Census(Agent):
+    """A random agent that counts the game states alive (in memory) now and then, and its batch sizes."""
+
+    def __init__(self) -> None:
+        self.inner, self.calls, self.most_alive, self.largest_batch = RandomAgent(0), 0, 0, 0
+
+    def act(self, observations: Sequence[Observation]) -> list[int]:
+        self.calls += 1
+        self.largest_batch = max(self.largest_batch, len(observations))
+        if self.calls % 25 == 1:
+            alive = sum(1 for o in gc.get_objects() if type(o) is GameState)
+            self.most_alive = max(self.most_alive, alive)
+        return self.inner.act(observations)
+
+
+def test_a_duel_keeps_at_most_its_concurrency_of_games_in_memory():
+    census = Census()
+    r = play_duel(census, RandomAgent(1), games=400, seed=0, concurrency=16)
+    assert r.games == 400 and r.wins + r.losses + r.draws == 400
+    assert census.calls > 25 and census.largest_batch <= 16
+    assert 0 < census.most_alive <= 16 + 1  # + the game last counted; not the 200 deals of a seating
+    with pytest.raises(ValueError, match="concurrency"):
+        play_duel(census, RandomAgent(1), games=2, concurrency=0)
 
 
 def test_duel_command_prints_json(capsys):
@@ -87,3 +128,24 @@ def test_duel_command_bad_spec(spec, capsys):
     assert main(["duel", "heuristic", spec, "--games", "2"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("koikoi duel: error:") and spec in err
+
+
+def test_ctrl_c_stops_a_long_duel_with_one_line_and_exit_130(tmp_path):
+    koikoi = Path(sys.executable).with_name("koikoi")
+    proc = subprocess.Popen([str(koikoi), "duel", "random", "random", "--games", "1000000"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60  # wait until it plays: its own threads, past the imports
+        while time.monotonic() < deadline and proc.poll() is None and _cpu_seconds(proc.pid) < 1.0:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip() == "koikoi duel: interrupted" and out == ""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -81,7 +81,8 @@ def test_table_and_rl_vs_sl_sentence():
     from pipeline.duel.runner import DuelResult
 
     def res(w, losses, pd):
-        return DuelResult(games=w + losses, wins=w, losses=losses, draws=0, point_diff=pd, seconds=1.0)
+        n = w + losses
+        return DuelResult(games=n, wins=w, losses=losses, draws=0, points=round(pd * n), seconds=1.0)
 
     results = {("rl_wp", "sl"): res(130, 70, 3.0), ("rl_point", "sl"): res(95, 105, -0.5),
                ("sl", "random"): res(196, 4, 20.0), ("rl_wp", "rl_point"): res(100, 100, 0.0),

@@ -1,0 +1,45 @@
+"""A duel's speed and memory: games/s and the process's peak RSS, which stays flat as --games grows
+(games are streamed, at most --concurrency in memory at once)."""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from ..cli import UserError, int_range
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--games", type=int_range(2), default=10_000, help="games to play, even (default 10000)")
+    p.add_argument("--a", default="random", help="agent A: random, heuristic or a model directory (default random)")
+    p.add_argument("--b", default="random", help="agent B (default random)")
+    p.add_argument("--concurrency", type=int_range(1), default=None,
+                   help="games in memory at once (default: the duel's own, pipeline.arena.CONCURRENCY)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run(args: argparse.Namespace) -> dict:
+    from ..agents import load_agent
+    from ..arena import CONCURRENCY
+    from ..duel.runner import play_duel
+
+    if args.games % 2:
+        raise UserError(f"--games must be even (each deal is played twice), got {args.games}")
+    try:
+        a, b = load_agent(args.a, seed=args.seed), load_agent(args.b, seed=args.seed + 1)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    concurrency = args.concurrency or CONCURRENCY
+    before = peak_rss_mb()
+    t0 = time.perf_counter()
+    r = play_duel(a, b, args.games, args.seed, concurrency=concurrency)
+    wall = time.perf_counter() - t0
+    return {"games": r.games, "games_per_s": round(r.games / wall, 1), "seconds": round(wall, 2),
+            "peak_rss_mb": round(peak_rss_mb(), 1), "peak_rss_mb_before_play": round(before, 1),
+            "concurrency": concurrency, "a": args.a, "b": args.b, "win_rate": round(r.win_rate, 4)}
