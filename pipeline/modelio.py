@@ -7,10 +7,13 @@ A directory is loadable on its own. ``meta`` always records the feature layout (
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import torch
 
+from . import atomic
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
 
@@ -19,13 +22,16 @@ CONFIG_FILE = "config.json"
 
 
 def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None) -> Path:
-    """Write ``net`` to ``directory`` (created if needed); returns the directory."""
+    """Write ``net`` to ``directory`` (created if needed); returns the directory.
+
+    Each file is written beside its target and renamed over it, so a kill leaves the old file or the
+    new one, never a truncated one (the weights go first: a config always describes whole weights)."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
     state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-    torch.save(state, d / MODEL_FILE)
-    (d / CONFIG_FILE).write_text(json.dumps({"config": net.config.to_dict(), "meta": meta}, indent=2) + "\n")
+    atomic.torch_save(state, d / MODEL_FILE)
+    atomic.write_text(d / CONFIG_FILE, json.dumps({"config": net.config.to_dict(), "meta": meta}, indent=2) + "\n")
     return d
 
 
@@ -54,9 +60,48 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
         raise ValueError(f"model in {d} was built for features {version!r} ({config.num_features} rows), "
                          f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
     net = KoiKoiNet(config)
+    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
     try:
-        net.load_state_dict(torch.load(d / MODEL_FILE, map_location="cpu", weights_only=True))
-    except (RuntimeError, OSError, EOFError) as e:
-        raise ValueError(f"cannot load weights {d / MODEL_FILE}: {str(e).splitlines()[0]}") from None
+        net.load_state_dict(read_weights(d / MODEL_FILE, fix))
+    except RuntimeError as e:  # other tensor names or shapes than config.json describes
+        raise ValueError(f"weights {d / MODEL_FILE} do not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
+                         f"{fix}") from None
     net.eval()
     return net, meta
+
+
+def read_weights(path: str | Path, fix: str = "restore or rebuild it") -> dict:
+    """A state dict saved with ``torch.save``, loaded safely (tensors and plain containers only) on the CPU.
+
+    ``ValueError`` with one line naming the file and what to do (``fix``) when it is empty, cut short or
+    not a torch file at all (torch's own message would advise turning safe loading off: never do that here).
+    """
+    path = Path(path)
+    size = path.stat().st_size if path.is_file() else 0
+    if size == 0:
+        raise ValueError(f"{path} is empty (a kill while it was written?): {fix}")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated zip, random bytes, a pickle with objects: all unreadable here
+        reason = type(e).__name__ if "weights_only" in str(e) else f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        raise ValueError(f"{path} is corrupt or not a torch file ({reason[:120]}): "
+                         f"{fix}") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path} holds a {type(state).__name__}, not a state dict: {fix}")
+    return state
+
+
+def read_training_state(path: str | Path, who: str, set_aside: bool = True) -> dict | None:
+    """A training state file (``torch.save`` of plain containers and tensors), loaded safely; ``None``
+    when it is empty, cut short or corrupt (a kill while it was written by an older version, a full
+    disk), after one line on stderr naming it. ``set_aside`` moves such a file to ``corrupt-<name>`` so
+    that training restarts afresh and the file stays for a look."""
+    path = Path(path)
+    aside = path.with_name(f"corrupt-{path.name}")
+    try:
+        return read_weights(path, f"moved to {aside.name}, starting afresh" if set_aside else "not used")
+    except ValueError as e:
+        if set_aside:
+            os.replace(path, aside)
+        print(f"{who}: {e}", file=sys.stderr, flush=True)
+        return None
