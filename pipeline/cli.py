@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import math
 import pkgutil
 import re
 import sys
@@ -41,6 +42,22 @@ def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
         if value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be {f'{low}..{high}' if high is not None else f'>= {low}'}, "
                                              f"got {value}")
+        return value
+
+    return parse
+
+
+def float_range(low: float, high: float | None = None) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number in ``low..high`` (``high`` None: no upper bound); nan and inf
+    are refused."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or value < low or (high is not None and value > high):
+            bounds = f"in {low}..{high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"must be a finite number {bounds}, got {text}")
         return value
 
     return parse

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import UserError, int_range
+from ..cli import UserError, float_range, int_range
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,10 +20,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="games played at once per worker (default 64)")
     p.add_argument("--bf16", choices=("auto", "true", "false"), default="auto",
                    help="bf16 autocast for the forward passes (default auto: on CPUs with native bf16)")
-    p.add_argument("--epsilon", type=float, default=0.0, help="exploration rate of both seats (default 0)")
-    p.add_argument("--rollout", type=float, default=0.0,
+    p.add_argument("--epsilon", type=float_range(0.0, 1.0), default=0.0,
+                   help="exploration rate of both seats (default 0)")
+    p.add_argument("--rollout", type=float_range(0.0, 1.0), default=0.0,
                    help="rl.algorithm rollout_pi: share of seat 0's decisions that branch into rollouts (default 0)")
-    p.add_argument("--seconds", type=float, default=3.0, help="duration of the pure forward-pass measurement")
+    p.add_argument("--seconds", type=float_range(0.0), default=3.0,
+                   help="duration of the pure forward-pass measurement")
     p.add_argument("--seed", type=int, default=0)
 
 

@@ -12,7 +12,7 @@ import json
 import shlex
 from pathlib import Path
 
-from ..cli import UserError, int_range, plain
+from ..cli import UserError, float_range, int_range, plain
 from ..paths import repo_root
 
 
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--storage", help="Optuna RDB URL, e.g. postgresql://user:pass@host/db "
                    "(default: sqlite:///<repo>/mlruns/optuna.db)")
     p.add_argument("--study", help="study name (default: tune.study, else the target's name)")
-    p.add_argument("--timeout", type=float, help="stop starting trials after this many seconds")
+    p.add_argument("--timeout", type=float_range(0), help="stop starting trials after this many seconds")
     p.add_argument("--seed", type=int, help="sampler seed (default: tune.seed; use one per machine)")
     p.add_argument("--apply", action="store_true", help="merge results/tune/<study>/best_params.yaml into params.yaml")
     p.add_argument("--params", default=None, help="params file (default: <repo>/params.yaml)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -44,12 +45,12 @@ class _Reader:
 
     def float(self, key: str, lo: float, hi: float | None = None, lo_open: bool = False) -> float:
         v = self._get(key)
-        ok = isinstance(v, int | float) and not isinstance(v, bool)
+        ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)  # YAML .nan / .inf too
         if ok:
             ok = (v > lo if lo_open else v >= lo) and (hi is None or v <= hi)
         if not ok:
             rng = f"{'>' if lo_open else '>='} {lo}" + ("" if hi is None else f" and <= {hi}")
-            raise ParamError(f"{self.path}.{key} must be a number {rng}, got {v!r}")
+            raise ParamError(f"{self.path}.{key} must be a finite number {rng}, got {v!r}")
         return float(v)
 
     def choice(self, key: str, options: tuple) -> Any:

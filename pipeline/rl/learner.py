@@ -21,6 +21,7 @@ from ..encoding import encode
 from ..engine import DECISION_NAMES
 from ..model import KoiKoiNet
 from ..progress import on_terminal
+from ..train_guards import guards
 from .selfplay import Sample
 
 
@@ -156,7 +157,7 @@ def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int
     quiet_lightning()
     loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=collate)
     trainer = pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
-                         enable_checkpointing=False, enable_model_summary=False,
+                         enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
                          enable_progress_bar=progress and on_terminal(),
                          num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
     learner.train()  # self-play leaves the net in eval mode; training wants dropout back

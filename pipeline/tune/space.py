@@ -7,6 +7,7 @@ target's ``derive`` turns the sampled values into the keys of its params.yaml se
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,12 @@ def sample(trial: optuna.Trial, space: Space) -> dict[str, Any]:
                 raise ValueError(f"tune.space.{name}: a range needs low and high (and may have log, step), "
                                  f"got {dict(spec)}")
             low, high, log = spec["low"], spec["high"], bool(spec.get("log", False))
+            for bound in ("low", "high", "step"):
+                v = spec.get(bound)
+                if v is None and bound == "step":
+                    continue
+                if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                    raise ValueError(f"tune.space.{name}.{bound} must be a finite number, got {v!r}")
             if low > high:
                 raise ValueError(f"tune.space.{name}: low {low} > high {high}")
             if isinstance(low, float) or isinstance(high, float):
