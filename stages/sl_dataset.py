@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import yaml
 
+from pipeline import atomic
 from pipeline.records_source import resolve_records
+from pipeline.runstate import stage_exit
 from pipeline.sl.dataset import build_dataset
 
 KEYS = {"records_dir": str, "val_fraction": float, "seed": int, "synthetic_games": int}
@@ -40,22 +41,21 @@ def main() -> None:
     except (FileNotFoundError, ValueError) as e:
         sys.exit(f"sl_dataset: error: {e}")
     print(f"sl_dataset: records from {src.path} (source: {src.kind})", file=sys.stderr)
-    out = Path("data/sl")
-    if out.exists():
-        shutil.rmtree(out)
-    try:
-        metrics = build_dataset(src.path, out, val_fraction=float(p["val_fraction"]), seed=p["seed"],
-                                source=src.kind)
+    try:  # built beside data/sl and swapped in whole: bad records or a kill leave the old dataset as it was
+        with atomic.building_dir("data/sl") as out:
+            metrics = build_dataset(src.path, out, val_fraction=float(p["val_fraction"]), seed=p["seed"],
+                                    source=src.kind)
     except ValueError as e:
-        sys.exit(f"sl_dataset: error: {e}")
+        sys.exit(f"sl_dataset: error: {e}; data/sl left as it was")
     metrics["human_records"] = src.human
     if not src.human:
         metrics["warning"] = "no human records found: trained on heuristic self-play records"
     res = Path("results/sl_dataset")
     res.mkdir(parents=True, exist_ok=True)
-    (res / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    atomic.write_text(res / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     print(json.dumps(metrics))
 
 
 if __name__ == "__main__":
-    main()
+    with stage_exit("sl_dataset"):  # Ctrl-C: one line, exit code 130
+        main()

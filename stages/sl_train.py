@@ -11,7 +11,9 @@ from pathlib import Path
 
 import yaml
 
+from pipeline import atomic
 from pipeline.registry import register_enabled
+from pipeline.runstate import stage_exit
 from pipeline.sl import DECISION_NAMES
 from pipeline.sl.train import train_sl
 
@@ -40,9 +42,10 @@ def main() -> None:
         "dataset_source": info.get("source"),
         "mlflow_run_id": r.get("run_id"),
     }
-    (res / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    atomic.write_text(res / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     print(json.dumps(metrics))
 
 
 if __name__ == "__main__":
-    main()
+    with stage_exit("sl_train"):  # Ctrl-C: one line, exit code 130
+        main()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
 import os
 import shutil
 import sys
@@ -31,6 +32,8 @@ from ..hardware import ACCELERATORS, PRECISIONS, resolve_accelerator, resolve_pr
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
 from ..progress import on_terminal
+from ..runstate import ending_runs, log_metrics_once, owner_tags
+from ..train_guards import guards
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .data import SLDataModule
@@ -81,6 +84,10 @@ def check_params(params: dict) -> dict:
 
     def bad(key: str, what: str) -> ValueError:
         return ValueError(f"sl_train.{key} must be {what}, got {p[key]!r}")
+
+    for key, v in p.items():  # YAML .nan and .inf pass every comparison below that nan fails silently
+        if isinstance(v, float) and not math.isfinite(v):
+            raise bad(key, "a finite number")
 
     for key in ("width", "ff", "heads", "layers", "batch_size", "max_epochs"):
         if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1:
@@ -233,13 +240,13 @@ def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback
     else:  # three networks: each at its own best epoch; checkpoints only for resuming
         # the latest epoch as last.ckpt (Lightning writes save_last only beside a top-k save)
         best = ModelCheckpoint(dirpath=ckpt_dir, filename="last", monitor=None, save_top_k=1,
-                               enable_version_counter=False, save_on_train_epoch_end=False)
+                               enable_version_counter=False, save_on_train_epoch_end=True)
         cbs = [per_type, best, curves]
     if run_info is not None:
         cbs.append(run_info)
     trainer = pl.Trainer(
         max_epochs=max_epochs, accelerator=p["accelerator"], devices=1, precision=p["precision"],
-        logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks],
+        logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks, *guards("sl_train")],
         enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
         deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
     )
@@ -322,9 +329,15 @@ def train_sl(
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
                                 "train_samples": len(dm.train_set), "val_samples": len(dm.val_set)})
         logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
+    client = logger.experiment if own_logger else None
+    if client is not None:  # this process owns the run now (a resumed run was KILLED or FAILED)
+        client.update_run(run_id, status="RUNNING")
+        for k, v in owner_tags().items():
+            client.set_tag(run_id, k, v)
 
-    net, metrics, curves, epochs_run = _fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
-                                            _RunInfo(fp, run_id))
+    with ending_runs(client, run_id):  # Ctrl-C: the run ends KILLED, an error (a NaN loss): FAILED
+        net, metrics, curves, epochs_run = _fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
+                                                _RunInfo(fp, run_id))
     best_epoch = min(curves.rows, key=lambda r: r.get("val_loss", float("inf")))["epoch"] if curves.rows else 0
     per_type = [v for k, v in metrics.items() if k.startswith("best_epoch_")]
     if per_type:  # three networks, each kept at its own best epoch: the last of those
@@ -380,10 +393,9 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
     if run_id is None:
         return
     client = logger.experiment
-    step = int(result.get("epochs", 0))
-    for k, v in result.items():
-        if isinstance(v, int | float) and not isinstance(v, bool) and k != "run_id":
-            client.log_metric(run_id, "final/" + k.replace("/", "_"), float(v), step=step)
+    final = {"final/" + k.replace("/", "_"): float(v) for k, v in result.items()
+             if isinstance(v, int | float) and not isinstance(v, bool) and k != "run_id"}
+    log_metrics_once(client, run_id, final, step=int(result.get("epochs", 0)))
     if curves_path is not None and Path(curves_path).is_file():
         client.log_artifact(run_id, str(curves_path))
     if log_model:

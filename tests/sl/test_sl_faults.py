@@ -1,0 +1,99 @@
+"""Faults in SL: NaN params and losses, Ctrl-C and resuming with every curve row, a bad records directory."""
+
+from __future__ import annotations
+
+import csv
+import json
+import runpy
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import lightning.pytorch as pl
+import mlflow
+import pytest
+import yaml
+
+from pipeline.sl.train import check_params, train_sl
+
+STAGES = Path(__file__).resolve().parents[2] / "stages"
+TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
+        "precision": "32-true", "threads": 1}
+
+
+@pytest.mark.parametrize("key", ["lr", "weight_decay", "dropout", "ema", "label_smoothing", "card_logit_c"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_nan_and_inf_params_are_refused_by_name(key, value):
+    with pytest.raises(ValueError, match=rf"^sl_train.{key} must be a finite number, got {value!r}$"):
+        check_params({key: value})
+
+
+def _stage(project: Path, monkeypatch, name: str) -> None:
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "argv", [f"{name}.py"])
+    runpy.run_path(str(STAGES / f"{name}.py"), run_name="__main__")
+
+
+def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    shutil.copytree(synthetic_dataset, tmp_path / "data/sl")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"sl_train": TINY}))
+    _stage(tmp_path, monkeypatch, "sl_train")
+    model = tmp_path / "models/sl/model.pt"
+    before = model.read_bytes()
+    client = mlflow.MlflowClient()
+    assert [str(v.version) for v in client.search_model_versions("name='koikoi-sl'")] == ["1"]
+
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"sl_train": {**TINY, "lr": 1e30}}))  # finite: allowed
+    with pytest.raises(SystemExit) as e:
+        _stage(tmp_path, monkeypatch, "sl_train")
+    assert str(e.value.code).startswith("sl_train: error: training loss is ")
+    assert str(e.value.code).endswith("lower sl_train.lr") and "\n" not in str(e.value.code)
+    assert model.read_bytes() == before
+    assert [str(v.version) for v in client.search_model_versions("name='koikoi-sl'")] == ["1"]  # nothing registered
+    runs = client.search_runs([client.get_experiment_by_name("sl").experiment_id], order_by=["start_time DESC"])
+    assert runs[0].info.status == "FAILED"
+
+
+class _CtrlC(pl.Callback):
+    def on_train_epoch_start(self, trainer, pl_module):
+        if trainer.current_epoch == 1:
+            raise KeyboardInterrupt
+
+
+def test_ctrl_c_ends_the_run_killed_and_the_resumed_run_keeps_every_curve_row(synthetic_dataset, tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    out, curves = tmp_path / "m", tmp_path / "curves.csv"
+    params = {**TINY, "max_epochs": 3}
+    with pytest.raises(KeyboardInterrupt):  # Lightning would have turned it into sys.exit(1)
+        train_sl(synthetic_dataset, out, params, callbacks=[_CtrlC()], progress=False, log_model=False)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    client = mlflow.MlflowClient()
+    (run,) = client.search_runs([client.get_experiment_by_name("sl").experiment_id])
+    assert run.info.status == "KILLED"
+
+    r = train_sl(synthetic_dataset, out, params, progress=False, curves_path=curves, log_model=False)
+    assert r["run_id"] == run.info.run_id and client.get_run(r["run_id"]).info.status == "FINISHED"
+    rows = list(csv.DictReader(curves.open()))
+    assert [row["epoch"] for row in rows] == ["1", "2", "3"]
+    assert all(row[col] != "" for row in rows for col in ("train_loss", "val_loss", "val_acc"))  # epoch 1 too
+
+
+def test_a_bad_records_directory_leaves_the_previous_dataset(tmp_path, monkeypatch):
+    old = tmp_path / "data/sl"
+    old.mkdir(parents=True)
+    (old / "info.json").write_text('{"old": true}\n')
+    bad = tmp_path / "bad-records"
+    bad.mkdir()
+    for name in ("1.json", "2.json"):
+        (bad / name).write_text('{"not": "a record"}')
+    monkeypatch.setenv("KOIKOI_RECORDS", str(bad))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"sl_dataset": {
+        "records_dir": "", "val_fraction": 0.5, "seed": 0, "synthetic_games": 2}}))
+    with pytest.raises(SystemExit) as e:
+        _stage(tmp_path, monkeypatch, "sl_dataset")
+    assert json.loads((old / "info.json").read_text()) == {"old": True}
+    assert str(e.value.code).startswith("sl_dataset: error: ") and "data/sl left as it was" in str(e.value.code)
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["sl"]  # no half-built directory left
