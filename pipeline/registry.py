@@ -1,6 +1,7 @@
 """MLflow models that work outside the repository, their registration, and the ``champion`` alias.
 
-``log_model(model_dir, register)`` logs a model directory into the active MLflow run as a
+``log_model(model_dir, register)`` logs a model directory into the active MLflow run (once: a rerun
+reuses what a killed run logged) as a
 pyfunc model with MLflow's loader-module workflow: the directory (``model.pt`` + ``config.json``)
 is the model's data, the project's ``pipeline`` package travels with it (``code_paths``) and
 ``_load_pyfunc`` below rebuilds the network, so from any directory with torch and mlflow installed::
@@ -21,6 +22,7 @@ import json
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +86,22 @@ def input_example() -> dict[str, np.ndarray]:
     return {"x": encode(obs), "decision": decisions(obs)}
 
 
-def log_model(model_dir: str | Path, register: bool = False) -> Any:
+@dataclass(frozen=True)
+class LoggedModelRef:
+    """What ``log_model`` logged (or found already logged): its URI and id, and the registered version."""
+
+    model_uri: str
+    model_id: str | None
+    registered_model_version: str | None = None
+
+
+def log_model(model_dir: str | Path, register: bool = False) -> LoggedModelRef:
     """Log ``model_dir`` into the active MLflow run as artifact ``model``; with ``register``, also as a
-    new version of its registered model (``registered_name`` of its meta). Returns MLflow's ``ModelInfo``."""
+    new version of its registered model (``registered_name`` of its meta).
+
+    Idempotent within a run, so a rerun that finishes a killed run again adds nothing twice: a model
+    of the run that holds the same weights (tag ``model_sha256``) is reused, and a half-logged one
+    (PENDING, left by a kill while it was logged, or FAILED) is deleted first."""
     import mlflow
     import torch
 
@@ -95,23 +110,58 @@ def log_model(model_dir: str | Path, register: bool = False) -> Any:
     registered_model_name = registered_name(_meta(model_dir)) if register else None
     if register and registered_model_name is None:
         raise ValueError(f"{model_dir}: no registered model for meta kind {_meta(model_dir).get('kind')!r}")
-    with tempfile.TemporaryDirectory(prefix="koikoi-model-") as tmp:
-        data = Path(tmp) / "model_dir"
-        data.mkdir()
-        for f in (MODEL_FILE, CONFIG_FILE):  # not the checkpoints beside them
-            shutil.copy2(Path(model_dir) / f, data / f)
-        code = Path(tmp) / "pipeline"
-        shutil.copytree(Path(__file__).resolve().parent, code, ignore=shutil.ignore_patterns("__pycache__"))
-        info = mlflow.pyfunc.log_model(
-            name=ARTIFACT, loader_module=__name__, data_path=str(data), code_paths=[str(code)],
-            signature=signature(), input_example=input_example(),
-            pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", f"numpy=={np.__version__}"],
-            registered_model_name=registered_model_name,
-        )
+    sha = weights_sha256(model_dir)
+    run = mlflow.active_run()
+    if run is None:
+        raise ValueError("log_model: no active MLflow run")
+    client = mlflow.MlflowClient()
+    done = _logged_before(client, run.info.experiment_id, run.info.run_id, sha)
+    if done is not None:
+        version = _version_of(client, registered_model_name, run.info.run_id, sha) if registered_model_name else None
+        if registered_model_name and version is None:
+            version = mlflow.register_model(done.model_uri, registered_model_name).version
+        ref = LoggedModelRef(done.model_uri, done.model_id, None if version is None else str(version))
+    else:
+        with tempfile.TemporaryDirectory(prefix="koikoi-model-") as tmp:
+            data = Path(tmp) / "model_dir"
+            data.mkdir()
+            for f in (MODEL_FILE, CONFIG_FILE):  # not the checkpoints beside them
+                shutil.copy2(Path(model_dir) / f, data / f)
+            code = Path(tmp) / "pipeline"
+            shutil.copytree(Path(__file__).resolve().parent, code, ignore=shutil.ignore_patterns("__pycache__"))
+            info = mlflow.pyfunc.log_model(
+                name=ARTIFACT, loader_module=__name__, data_path=str(data), code_paths=[str(code)],
+                signature=signature(), input_example=input_example(),
+                pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", f"numpy=={np.__version__}"],
+                registered_model_name=registered_model_name, tags={SHA_TAG: sha},
+            )
+        ref = LoggedModelRef(info.model_uri, info.model_id, info.registered_model_version)
     if registered_model_name is not None:
-        mlflow.MlflowClient().set_model_version_tag(registered_model_name, info.registered_model_version, SHA_TAG,
-                                                    weights_sha256(model_dir))
-    return info
+        client.set_model_version_tag(registered_model_name, ref.registered_model_version, SHA_TAG, sha)
+    return ref
+
+
+def _logged_before(client: Any, experiment_id: str, run_id: str, sha: str) -> Any | None:
+    """The READY model ``model`` of the run holding weights ``sha``; deletes the run's half-logged ones."""
+    from mlflow.entities import LoggedModelStatus
+
+    found = None
+    for m in client.search_logged_models([experiment_id]):
+        if m.source_run_id != run_id or m.name != ARTIFACT:
+            continue
+        if m.status != LoggedModelStatus.READY:
+            client.delete_logged_model(m.model_id)
+        elif m.tags.get(SHA_TAG) == sha and found is None:
+            found = m
+    return found
+
+
+def _version_of(client: Any, name: str, run_id: str, sha: str) -> str | None:
+    """The version of registered model ``name`` made from run ``run_id`` with weights ``sha``, if any."""
+    for v in client.search_model_versions(f"name='{name}'"):
+        if v.run_id == run_id and v.tags.get(SHA_TAG, sha) == sha:
+            return str(v.version)
+    return None
 
 
 class KoiKoiPredictor:

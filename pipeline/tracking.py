@@ -49,14 +49,34 @@ def artifact_location() -> str | None:
 
 
 def setup_experiment(name: str) -> str:
-    """Point MLflow at the store and return the id of experiment ``name`` (created if missing)."""
-    import mlflow
+    """Point MLflow at the store and return the id of experiment ``name`` (created if missing).
 
-    mlflow.set_tracking_uri(tracking_uri())
-    exp = mlflow.get_experiment_by_name(name)
-    if exp is not None:
-        return exp.experiment_id
-    return mlflow.create_experiment(name, artifact_location=artifact_location())
+    Safe when several processes start at once on a fresh store: a SQLite store is created and migrated
+    by the first of them under a file lock, and an experiment another process has just created is
+    found, not created twice. Runs of the experiment left RUNNING by a process that is gone are closed
+    as KILLED (``runstate.close_dead_runs``)."""
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    from .runstate import close_dead_runs
+    from .store_lock import sqlite_lock
+
+    uri = tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    with sqlite_lock(uri):
+        client = mlflow.MlflowClient(uri)  # the first client of a store creates and migrates its tables
+        exp = client.get_experiment_by_name(name)
+        if exp is not None:
+            exp_id = exp.experiment_id
+        else:
+            try:
+                exp_id = client.create_experiment(name, artifact_location=artifact_location())
+            except MlflowException as e:  # a server store (no file lock): another process was first
+                if e.error_code != "RESOURCE_ALREADY_EXISTS":
+                    raise
+                exp_id = client.get_experiment_by_name(name).experiment_id
+    close_dead_runs(client, exp_id)
+    return exp_id
 
 
 if __name__ == "__main__":  # `python -m pipeline.tracking` prints the URI (used by `make ui`)

@@ -1,10 +1,11 @@
 """MLflow bookkeeping of a study: one parent run per study, one nested run per trial.
 
 The parent run's id is kept as a study user attribute, so a resumed study (same storage, same
-name) logs its new trials under the same parent. A trial's run records its sampled params, the
+name) logs its new trials under the same parent; sessions that start together agree on one parent
+(``store_lock.named_lock`` on the study's storage). A trial's run records its sampled params, the
 intermediate values (``optuna/intermediate_value``, step = epoch), the final ``optuna/value``
 and the tag ``optuna.state`` (COMPLETE, PRUNED or FAIL). A pruned trial ends with status FINISHED
-(it did what it was asked: stop early); only a trial that raised ends FAILED.
+(it did what it was asked: stop early); a trial that raised ends FAILED, one stopped by Ctrl-C KILLED.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 import optuna
 
+from ..runstate import owner_tags, tracked_run
+from ..store_lock import named_lock
 from ..tracking import setup_experiment
 
 EXPERIMENT = "tune"
@@ -39,18 +42,24 @@ def _run_exists(run_id: str | None, experiment_id: str) -> bool:
 
 
 @contextmanager
-def study_run(study: optuna.Study, tags: Mapping[str, Any], params: Mapping[str, Any]) -> Iterator[str]:
-    """The study's parent run (resumed when the study already has one in this store), active inside."""
+def study_run(study: optuna.Study, tags: Mapping[str, Any], params: Mapping[str, Any],
+              storage_url: str) -> Iterator[str]:
+    """The study's one parent run, active inside: created by the first session (under a lock on the study's
+    storage, so sessions starting together do not make two), resumed by every later one in this store."""
     import mlflow
+    from mlflow.tracking.context.registry import resolve_tags
 
     exp = setup_experiment(EXPERIMENT)
-    run_id = study.user_attrs.get(PARENT_ATTR)
-    if not _run_exists(run_id, exp):
-        run_id = None
-    with mlflow.start_run(run_id=run_id, experiment_id=exp, run_name=None if run_id else study.study_name,
-                          tags={"optuna.study_name": study.study_name, **tags}) as run:
-        if run_id is None:
-            study.set_user_attr(PARENT_ATTR, run.info.run_id)
+    tags = {"optuna.study_name": study.study_name, **tags}
+    with named_lock(storage_url, f"koikoi-tune-{study.study_name}"):
+        run_id = study.user_attrs.get(PARENT_ATTR)
+        new = not _run_exists(run_id, exp)
+        if new:
+            run_id = mlflow.MlflowClient().create_run(exp, run_name=study.study_name,
+                                                      tags=resolve_tags(tags)).info.run_id
+            study.set_user_attr(PARENT_ATTR, run_id)
+    with tracked_run(run_id=run_id, tags=tags) as run:
+        if new:
             mlflow.log_params(params)  # params are write-once in MLflow: only when the run is new
         yield run.info.run_id
 
@@ -65,7 +74,7 @@ def tracked(objective: Callable[[optuna.Trial, str], float], parent_run_id: str)
         run = mlflow.start_run(run_name=f"trial-{trial.number}", nested=True, parent_run_id=parent_run_id,
                                experiment_id=experiment_id,
                                tags={"optuna.study_name": trial.study.study_name,
-                                     "optuna.trial_number": str(trial.number)})
+                                     "optuna.trial_number": str(trial.number), **owner_tags()})
         trial.set_user_attr(RUN_ATTR, run.info.run_id)
         status = "FAILED"
         try:
@@ -75,8 +84,10 @@ def tracked(objective: Callable[[optuna.Trial, str], float], parent_run_id: str)
         except optuna.TrialPruned:
             status = "FINISHED"
             raise
-        except BaseException:
+        except BaseException as e:
             mlflow.set_tag(STATE_TAG, "FAIL")
+            if isinstance(e, KeyboardInterrupt):
+                status = "KILLED"
             raise
         finally:
             mlflow.end_run(status=status)

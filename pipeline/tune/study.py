@@ -8,14 +8,17 @@ at one server database (``postgresql://...``) work on one study at once.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import optuna
 
 from ..progress import on_terminal
+from ..store_lock import sqlite_lock
 from ..tracking import store_dir
 from . import report, runs
 from .objectives import Objective
@@ -52,8 +55,9 @@ class TuneConfig:
             raise ValueError(f"tune.target must be one of {sorted(TARGETS)}, got {self.target!r}")
         for key in ("trials", "max_epochs", "timeout"):
             v = getattr(self, key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v < 0):
-                raise ValueError(f"tune.{key} must be a number >= 0 or null, got {v!r}")
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
+                                  or v < 0):
+                raise ValueError(f"tune.{key} must be a finite number >= 0 or null, got {v!r}")
         if self.trials is None and self.timeout is None:
             raise ValueError("tune: set trials or timeout (both null would run forever)")
         for key in ("seed", "startup_trials", "warmup_epochs"):
@@ -77,6 +81,40 @@ class TuneConfig:
         return self
 
 
+class TrialSeededSampler(optuna.samplers.BaseSampler):
+    """TPE whose random stream is seeded from ``(seed, trial number)``, not from the session: the storage
+    hands out each trial number once, so sessions running at once draw distinct trials, and a trial
+    draws the same point (given the same finished trials) whichever session runs it."""
+
+    def __init__(self, seed: int, n_startup_trials: int) -> None:
+        self.seed, self.n_startup_trials = seed, n_startup_trials
+        self._by_trial: dict[int, optuna.samplers.TPESampler] = {}
+
+    def _tpe(self, trial: optuna.trial.FrozenTrial) -> optuna.samplers.TPESampler:
+        if trial.number not in self._by_trial:
+            seed = int(np.random.SeedSequence([self.seed, trial.number]).generate_state(1)[0])
+            self._by_trial[trial.number] = optuna.samplers.TPESampler(seed=seed,
+                                                                      n_startup_trials=self.n_startup_trials)
+        return self._by_trial[trial.number]
+
+    def infer_relative_search_space(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> dict:
+        return self._tpe(trial).infer_relative_search_space(study, trial)
+
+    def sample_relative(self, study: optuna.Study, trial: optuna.trial.FrozenTrial, search_space: dict) -> dict:
+        return self._tpe(trial).sample_relative(study, trial, search_space)
+
+    def sample_independent(self, study: optuna.Study, trial: optuna.trial.FrozenTrial, param_name: str,
+                           param_distribution: Any) -> Any:
+        return self._tpe(trial).sample_independent(study, trial, param_name, param_distribution)
+
+    def before_trial(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        self._tpe(trial).before_trial(study, trial)
+
+    def after_trial(self, study: optuna.Study, trial: optuna.trial.FrozenTrial, state: Any,
+                    values: Any) -> None:
+        self._by_trial.pop(trial.number, self._tpe(trial)).after_trial(study, trial, state, values)
+
+
 def default_storage() -> str:
     return f"sqlite:///{store_dir() / STORAGE_FILE}"
 
@@ -94,28 +132,30 @@ def redact(url: str) -> str:
 def open_study(cfg: TuneConfig, pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
     """The study ``cfg.study_name`` in ``cfg.storage``, created if missing, with a seeded TPE sampler.
 
-    The sampler's seed is ``seed + trials already in the study``, so a resumed study draws new points
-    instead of repeating the first session's. ``ValueError`` when the study exists for another target.
+    Each trial is sampled by a TPE sampler seeded from ``(seed, trial number)`` (``TrialSeededSampler``):
+    a resumed study draws new points instead of repeating the first session's, and sessions running at
+    once (each trial number is handed out once by the storage) never draw the same trial.
+    ``ValueError`` when the study exists for another target.
     """
     url = cfg.storage or default_storage()
-    try:
-        with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9; they work
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            storage = optuna.storages.RDBStorage(url, heartbeat_interval=HEARTBEAT_S)
-    except Exception as e:  # bad URL, missing driver, unreachable server
-        raise ValueError(f"cannot open Optuna storage {redact(url)}: {str(e).splitlines()[0]}") from None
-    study = optuna.create_study(storage=storage, study_name=cfg.study_name, direction="maximize",
-                                load_if_exists=True,
-                                pruner=pruner or optuna.pruners.MedianPruner(
-                                    n_startup_trials=cfg.startup_trials, n_warmup_steps=cfg.warmup_epochs))
+    with sqlite_lock(url):  # sessions starting together on a fresh SQLite file: one creates its tables
+        try:
+            with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9; they work
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                storage = optuna.storages.RDBStorage(url, heartbeat_interval=HEARTBEAT_S)
+        except Exception as e:  # bad URL, missing driver, unreachable server
+            raise ValueError(f"cannot open Optuna storage {redact(url)}: {str(e).splitlines()[0]}") from None
+        study = optuna.create_study(storage=storage, study_name=cfg.study_name, direction="maximize",
+                                    load_if_exists=True,
+                                    pruner=pruner or optuna.pruners.MedianPruner(
+                                        n_startup_trials=cfg.startup_trials, n_warmup_steps=cfg.warmup_epochs))
     owner = study.user_attrs.get(TARGET_ATTR)
     if owner is None:
         study.set_user_attr(TARGET_ATTR, cfg.target)
     elif owner != cfg.target:
         raise ValueError(f"study {cfg.study_name!r} in {redact(url)} tunes {owner!r}, not {cfg.target!r}; "
                          "pick another --study")
-    done = len(study.get_trials(deepcopy=False))
-    study.sampler = optuna.samplers.TPESampler(seed=cfg.seed + done, n_startup_trials=cfg.startup_trials)
+    study.sampler = TrialSeededSampler(cfg.seed, cfg.startup_trials)
     return study
 
 
@@ -138,7 +178,7 @@ def run_tune(cfg: TuneConfig, objective: Objective | None, out_root: str | Path,
     import mlflow
 
     mine: list[int] = []  # this session's trial numbers (other processes may add trials to the study meanwhile)
-    with runs.study_run(study, tags, params) as parent:
+    with runs.study_run(study, tags, params, url) as parent:
         try:
             if run_trials:
                 tracked = runs.tracked(objective, parent)
