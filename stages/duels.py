@@ -10,6 +10,7 @@ import yaml
 
 from pipeline.duel.tournament import DuelsConfig, DuelsError, run_duels
 from pipeline.registry import register_enabled
+from pipeline.runstate import stage_exit
 
 
 def main(params_file: str = "params.yaml", out_dir: str = "results/duels") -> None:
@@ -24,4 +25,5 @@ def main(params_file: str = "params.yaml", out_dir: str = "results/duels") -> No
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    with stage_exit("duels"):  # Ctrl-C: one line, exit code 130
+        main(*sys.argv[1:3])

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import yaml
 
+from pipeline import atomic
 from pipeline.benchmarks.engine import play_random_games
 from pipeline.engine import replay_dir
 from pipeline.records_source import shared_records_dir
+from pipeline.runstate import stage_exit
 
 
 def main() -> None:
@@ -20,7 +22,7 @@ def main() -> None:
     out = Path("results/engine")
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/engine"], capture_output=True, text=True)
-    (out / "pytest.txt").write_text(proc.stdout + proc.stderr)
+    atomic.write_text(out / "pytest.txt", proc.stdout + proc.stderr)
     if proc.returncode != 0:
         sys.exit(f"engine_tests: the engine's tests failed, see {out / 'pytest.txt'}")
 
@@ -40,9 +42,10 @@ def main() -> None:
     dt = time.perf_counter() - t0
     metrics.update(engine_games_per_s=round(params["bench_games"] / dt, 1),
                    engine_decisions_per_s=round(decisions / dt))
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     print(json.dumps(metrics))
 
 
 if __name__ == "__main__":
-    main()
+    with stage_exit("engine_tests"):  # Ctrl-C: one line, exit code 130
+        main()

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.rl.stages import rl_stage
+from pipeline.runstate import stage_exit
 
 
 def main() -> None:
@@ -26,4 +27,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with stage_exit("rl_phase1"):  # Ctrl-C: one line, exit code 130
+        main()

@@ -13,6 +13,7 @@ import yaml
 
 from pipeline.registry import register_enabled
 from pipeline.rl.stages import rl_stage
+from pipeline.runstate import stage_exit
 
 
 def main() -> None:
@@ -27,4 +28,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with stage_exit("rl_phase2"):  # Ctrl-C: one line, exit code 130
+        main()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+from pipeline.runstate import stage_exit
 from pipeline.tune import session
 
 
@@ -20,4 +21,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with stage_exit("tune"):  # Ctrl-C: one line, exit code 130
+        main()

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.rl.stages import winprob_stage
+from pipeline.runstate import stage_exit
 
 
 def main() -> None:
@@ -21,4 +22,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with stage_exit("winprob"):  # Ctrl-C: one line, exit code 130
+        main()

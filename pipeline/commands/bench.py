@@ -1,7 +1,7 @@
 """``koikoi bench TARGET``: speed benchmarks; each prints a JSON object as its last line.
 
-Targets live in ``pipeline/benchmarks/<target>.py`` with ``add_arguments(parser)`` and
-``run(args) -> dict``.
+Targets live in ``pipeline/benchmarks/<target>.py`` (``rl_memory.py`` is ``rl-memory``) with
+``add_arguments(parser)`` and ``run(args) -> dict``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for mod in sorted(pkgutil.iter_modules(benchmarks.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{benchmarks.__name__}.{mod.name}")
         doc = plain(module.__doc__)
-        t = targets.add_parser(mod.name, help=doc.splitlines()[0], description=doc)
+        t = targets.add_parser(mod.name.replace("_", "-"), help=doc.splitlines()[0], description=doc)
         module.add_arguments(t)
         t.set_defaults(func=lambda a, m=module: _run(m, a))
 

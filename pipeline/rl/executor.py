@@ -16,7 +16,11 @@ or the split: games are seeded one by one and ``PlayResult.merge`` orders them.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue as queue_mod
+import signal
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -90,9 +94,23 @@ class InlineExecutor(Executor):
             return [fn(j) for j in jobs]
 
 
-def _init_worker(progress_queue: Any, threads: int) -> None:
+def watch_parent(parent_pid: int, every_s: float = 0.5) -> None:
+    """End this process soon after its parent is gone: a kill -9 of the parent leaves no orphan worker
+    (a parent-death signal would fire when the thread that started the worker ends, not the process)."""
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+
+
+def _init_worker(progress_queue: Any, threads: int, parent_pid: int) -> None:
     global _sink
     import torch
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool (map)
+    watch_parent(parent_pid)
 
     torch.set_num_threads(threads)  # one process per core beats intra-op threads for small batches
     _sink = progress_queue.put
@@ -118,7 +136,7 @@ class ProcessExecutor(Executor):
             ctx = mp.get_context(self.start_method)
             self._queue = ctx.Queue()
             self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker,
-                                             initargs=(self._queue, self.threads))
+                                             initargs=(self._queue, self.threads, os.getpid()))
         return self._pool
 
     def _drain(self, progress: Progress | None, timeout: float) -> None:
@@ -136,13 +154,24 @@ class ProcessExecutor(Executor):
 
     def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
         pool = self._get_pool()
-        futures = [pool.submit(fn, j) for j in jobs]
-        pending = set(futures)
-        while pending:
-            _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            self._drain(progress, timeout=0.01)
-        self._drain(progress, timeout=0.05)
-        return [f.result() for f in futures]
+        try:
+            futures = [pool.submit(fn, j) for j in jobs]
+            pending = set(futures)
+            while pending:
+                _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                self._drain(progress, timeout=0.01)
+            self._drain(progress, timeout=0.05)
+            return [f.result() for f in futures]
+        except BaseException:  # Ctrl-C or a failed job: stop the workers now rather than after their jobs
+            self._terminate()
+            raise
+
+    def _terminate(self) -> None:
+        if self._pool is not None:
+            for p in list((self._pool._processes or {}).values()):  # no public way before Python 3.14
+                p.terminate()
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def close(self) -> None:
         if self._pool is not None:

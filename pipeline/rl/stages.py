@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .. import atomic
 from ..modelio import is_model_dir
 from .config import ParamError, check_variant, parse_rl, parse_winprob
 
@@ -49,14 +50,16 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
                "log_loss": round(log_loss(table, outcomes), 4), "games_per_s": round(wp.games / seconds, 2),
                "p_dealer_round8_at_30": round(table.prob(8, 30, True), 4),
                "p_round1_dealer": round(table.prob(1, 30, True), 4)}
-    (results_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    atomic.write_text(results_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     if mlflow:
         import mlflow as mlf
 
         from ..tracking import setup_experiment
 
         exp = setup_experiment("rl")
-        with mlf.start_run(experiment_id=exp, run_name="winprob"):
+        from ..runstate import tracked_run
+
+        with tracked_run(experiment_id=exp, run_name="winprob"):
             mlf.log_params({f"winprob.{k}": v for k, v in vars(wp).items()})
             mlf.log_metrics({k: float(v) for k, v in metrics.items()})
             mlf.log_artifact(str(path))
@@ -68,6 +71,7 @@ def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow:
              root: Path = Path("."), register: bool = False) -> dict:
     """Phase 1 (``models/rl_phase1/<variant>``) or phase 2 (``models/rl/<variant>``) of one reward model;
     ``register``: phase 2 registers its model as ``koikoi-rl-<variant>`` (the DVC stage asks for it)."""
+    from ..runstate import ending_runs
     from .training import PhaseConfig, PhaseRunner
 
     check_variant(variant)
@@ -91,4 +95,5 @@ def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow:
     cfg = PhaseConfig(phase=phase, variant=variant, params=params, winprob=wp, sl_dir=sl_dir, out_dir=out_dir,
                       results_dir=results_dir, init_dir=init_dir, winprob_path=winprob_path, progress=progress,
                       mlflow=mlflow, register=register)
-    return PhaseRunner(cfg).run()
+    with ending_runs():  # Ctrl-C: the MLflow run ends KILLED, an error: FAILED (never FINISHED)
+        return PhaseRunner(cfg).run()

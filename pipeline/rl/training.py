@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import os
 import time
@@ -26,10 +27,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .. import atomic
 from ..engine import DECISION_NAMES
 from ..hardware import resolve_accelerator, resolve_bf16, resolve_precision, torch_device
+from ..memory import release_free_memory
 from ..model import KoiKoiNet
-from ..modelio import MODEL_FILE, load_model, save_model
+from ..modelio import MODEL_FILE, load_model, read_training_state, save_model
 from .config import RLParams, WinProbParams
 from .executor import Executor, make_executor
 from .learner import QLearner, SampleBuffer, fit_pass
@@ -41,6 +44,7 @@ from .winprob import WinProbTable, fit_table, simulate
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
 STATE_FILE = "state.pt"
 CURVE_FILE = "curve.csv"
+RUN_RECORD = "mlflow_run.json"  # the MLflow run id, written as the run starts (state.pt comes a loop later)
 
 
 @dataclass
@@ -180,8 +184,8 @@ class PhaseRunner:
             if curve.is_file():
                 state.curve = read_curve(curve)
             prev = c.init_dir / "checkpoints" / STATE_FILE
-            if prev.is_file():  # continue Adam's moments across the phase boundary
-                opt_state = torch.load(prev, map_location="cpu", weights_only=False).get("optimizer")
+            if prev.is_file() and (ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
+                opt_state = ck.get("optimizer")  # continue Adam's moments across the phase boundary
         if c.variant == "wp":
             if c.phase == 2 and "winprob" in meta:  # phase 1's last refit, kept in its model's meta
                 table = WinProbTable.from_dict(meta["winprob"])
@@ -195,8 +199,7 @@ class PhaseRunner:
     def _load_or_start(self) -> tuple[QLearner, RunState]:
         path = self.ckpt_dir / STATE_FILE
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        if path.is_file():
-            ck = torch.load(path, map_location="cpu", weights_only=False)
+        if path.is_file() and (ck := read_training_state(path, f"rl_phase{self.cfg.phase}")) is not None:
             state = RunState(**ck["state"])
             budget = self.p.phase1_loops if self.cfg.phase == 1 else self.p.phase2_loops
             if state.fingerprint == self._fingerprint() and state.loop <= budget:
@@ -259,8 +262,8 @@ class PhaseRunner:
         return net
 
     def _save_snapshot(self, learner: QLearner, state: RunState) -> None:
-        torch.save({k: v.detach().cpu() for k, v in learner.net.state_dict().items()},
-                   self.ckpt_dir / f"snapshot-{state.loop:05d}.pt")
+        _atomic_save({k: v.detach().cpu() for k, v in learner.net.state_dict().items()},
+                     self.ckpt_dir / f"snapshot-{state.loop:05d}.pt")
         state.snapshots.append(state.loop)
         while len(state.snapshots) > self.p.pool_size:  # files go after the next checkpoint no longer lists them
             self._dropped.append(state.snapshots.pop(0))
@@ -378,6 +381,7 @@ class PhaseRunner:
         for loop in self._dropped:
             (self.ckpt_dir / f"snapshot-{loop:05d}.pt").unlink(missing_ok=True)
         self._dropped.clear()
+        release_free_memory()  # after every loop: glibc would keep the loop's freed buffers (README "RL memory")
 
     def _finish(self, learner: QLearner, state: RunState, tracker: _Tracker | None) -> dict:
         c = self.cfg
@@ -388,14 +392,16 @@ class PhaseRunner:
                    "ci95": [final["ci_low"], final["ci_high"]], "point_diff": final["point_diff"],
                    "eval_games": final["eval_games"], "stop_reason": state.stop_reason,
                    "epsilon": state.epsilon, "train_seconds": round(state.seconds, 1)}
-        meta = {"kind": "rl", "variant": c.variant, "reward": c.variant, **summary}
+        # no wall-clock values in the model's meta: its config.json must hash the same on every run (a DVC dep)
+        meta = {"kind": "rl", "variant": c.variant, "reward": c.variant,
+                **{k: v for k, v in summary.items() if k != "train_seconds"}}
         if state.winprob:  # RL-WP: the table the last loops were rewarded with (phase 2 starts from it)
             meta["winprob"] = {k: v for k, v in state.winprob.items() if k != "grid"}
         save_model(learner.net, c.out_dir, meta)
         write_curve(state.curve, c.out_dir / CURVE_FILE)
         c.results_dir.mkdir(parents=True, exist_ok=True)
         write_curve(state.curve, c.results_dir / CURVE_FILE)
-        (c.results_dir / "metrics.json").write_text(json.dumps(summary, indent=2) + "\n")
+        atomic.write_text(c.results_dir / "metrics.json", json.dumps(summary, indent=2) + "\n")
         if tracker:
             tracker.finish(learner.net, c.results_dir / CURVE_FILE, summary, state.winprob)
         self._say(f"done ({state.stop_reason}): {state.loop} loops; final evaluation {summary['win_rate']:.3f} "
@@ -410,20 +416,25 @@ class _Tracker:
     def __init__(self, cfg: PhaseConfig, state: RunState) -> None:
         import mlflow
 
+        from ..runstate import owner_tags, remember_run, remembered_run
         from ..tracking import setup_experiment
 
         self.mlflow = mlflow
         self.cfg = cfg
         exp = setup_experiment("rl")
         run = None
-        if state.run_id:
+        record = cfg.out_dir / "checkpoints" / RUN_RECORD
+        run_id = state.run_id or remembered_run(record, state.fingerprint)  # killed before its first checkpoint
+        if run_id:
             try:
-                run = mlflow.start_run(run_id=state.run_id)
+                run = mlflow.start_run(run_id=run_id, tags=owner_tags())
+                state.run_id = run_id
             except Exception:  # the store was moved or wiped: log to a new run
                 run = None
         if run is None:
-            run = mlflow.start_run(experiment_id=exp, run_name=f"rl-phase{cfg.phase}-{cfg.variant}")
+            run = mlflow.start_run(experiment_id=exp, run_name=f"rl-phase{cfg.phase}-{cfg.variant}", tags=owner_tags())
             state.run_id = run.info.run_id
+            remember_run(record, state.run_id, state.fingerprint)
             flat = {f"rl.{k}": v for k, v in asdict(cfg.params).items()}
             flat.update({"phase": cfg.phase, "variant": cfg.variant, "sl_dir": str(cfg.sl_dir)})
             if cfg.variant == "wp":
@@ -437,6 +448,7 @@ class _Tracker:
 
     def finish(self, net: KoiKoiNet, curve: Path, summary: dict, winprob: dict | None) -> None:
         from ..registry import log_model
+        from ..runstate import log_metrics_once
 
         mlflow = self.mlflow
         mlflow.log_artifact(str(curve))
@@ -445,19 +457,19 @@ class _Tracker:
         final = {f"final/{k}": float(v) for k, v in summary.items() if isinstance(v, int | float)}
         lo, hi = summary["ci95"]
         final.update({"final/ci95": (hi - lo) / 2, "final/ci95_low": lo, "final/ci95_high": hi})
-        mlflow.log_metrics(final)
+        log_metrics_once(mlflow.MlflowClient(), mlflow.active_run().info.run_id, final)  # a rerun repeats none
         mlflow.set_tag("stop_reason", summary["stop_reason"])
         log_model(self.cfg.out_dir, register=self.cfg.register and self.cfg.phase == 2)
         mlflow.end_run()
 
 
 def write_curve(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CURVE_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r[k] for k in CURVE_COLUMNS})
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=CURVE_COLUMNS)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: r[k] for k in CURVE_COLUMNS})
+    atomic.write_text(path, f.getvalue())
 
 
 def read_curve(path: Path) -> list[dict]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import atomic
 from .rewards import game_outcome
 from .selfplay import GameOutcome
 
@@ -64,7 +65,7 @@ class WinProbTable:
     def save(self, directory: str | Path) -> Path:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        (d / TABLE_FILE).write_text(json.dumps(self.to_dict()) + "\n")
+        atomic.write_text(d / TABLE_FILE, json.dumps(self.to_dict()) + "\n")
         return d / TABLE_FILE
 
     @classmethod

@@ -1,0 +1,232 @@
+"""Faults in the RL stages: NaN params and losses, Ctrl-C, kill -9, kills while logging, corrupt state files."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import mlflow
+import psutil
+import pytest
+import torch
+import yaml
+
+from pipeline.rl.config import ParamError
+from pipeline.rl.stages import rl_stage
+from pipeline.rl.training import STATE_FILE
+
+STAGES = Path(__file__).resolve().parents[2] / "stages"
+
+
+def _runs(name: str = "rl") -> list:
+    client = mlflow.MlflowClient()
+    exp = client.get_experiment_by_name(name)
+    return client.search_runs([exp.experiment_id]) if exp else []
+
+
+@pytest.mark.parametrize("path", [("rl", "lr"), ("rl", "epsilon", "start"), ("rl", "reward_scale", "wp"),
+                                  ("rl", "rollout", "temperature"), ("winprob", "C")])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_nan_and_inf_params_are_refused_by_name(project, params, path, value):
+    d = params
+    for k in path[:-1]:
+        d = d[k]
+    d[path[-1]] = value
+    with pytest.raises(ParamError, match=rf"{'.'.join(path)} must be a finite number"):
+        rl_stage(1, "point", params, progress=False, mlflow=False)
+
+
+def test_a_non_finite_loss_stops_training_and_keeps_the_previous_model(project, params):
+    params["rl"]["phase1"]["loops"] = 1
+    rl_stage(1, "point", params, progress=False, mlflow=False)
+    model = project / "models/rl_phase1/point/model.pt"
+    before = model.read_bytes()
+    state = project / "models/rl_phase1/point/checkpoints" / STATE_FILE
+    params["rl"]["lr"] = 1e30  # finite, so allowed; Adam's first step makes the weights overflow
+    params["rl"]["phase1"]["loops"] = 3
+    with pytest.raises(ValueError, match=r"^training loss is (nan|inf) at epoch 1, .*lower rl.lr$"):
+        rl_stage(1, "point", params, progress=False)
+    assert model.read_bytes() == before  # the earlier run's model is untouched
+    assert torch.load(state, weights_only=True)["state"]["loop"] <= 1  # no loop with NaN weights was kept
+    (run,) = [r for r in _runs() if r.info.run_name == "rl-phase1-point"]
+    assert run.info.status == "FAILED"
+
+
+def _write_project_params(project: Path, params: dict) -> None:
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+
+
+def test_ctrl_c_in_training_is_one_line_exit_130_and_a_killed_run_the_rerun_finishes(project, params,
+                                                                                     monkeypatch, capfd):
+    from pipeline.rl.learner import QLearner
+
+    _write_project_params(project, params)
+    real_step = QLearner.training_step
+
+    def interrupted(self, batch, batch_idx):
+        raise KeyboardInterrupt  # as Ctrl-C inside Lightning's fit
+
+    monkeypatch.setattr(QLearner, "training_step", interrupted)
+    monkeypatch.setattr(sys, "argv", ["rl_phase1.py", "point"])
+    with pytest.raises(SystemExit) as e:
+        runpy.run_path(str(STAGES / "rl_phase1.py"), run_name="__main__")
+    assert e.value.code == 130
+    err = capfd.readouterr().err.strip().splitlines()
+    assert err[-1] == "rl_phase1: interrupted" and not any("Traceback" in line for line in err)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Lightning's SIG_IGN undone
+    (run,) = _runs()
+    assert run.info.status == "KILLED"
+
+    monkeypatch.setattr(QLearner, "training_step", real_step)
+    rl_stage(1, "point", params, progress=False)
+    (again,) = _runs()  # the rerun continued the same run and finished it
+    assert again.info.run_id == run.info.run_id and again.info.status == "FINISHED"
+
+
+def test_a_kill_while_the_model_is_logged_leaves_one_model_and_final_metrics_once(project, params, monkeypatch):
+    params["rl"]["phase1"]["loops"] = 1
+    real_log = mlflow.pyfunc.log_model
+
+    def killed_while_logging(*args, **kwargs):  # what a kill -9 inside log_model leaves: a PENDING model
+        run = mlflow.active_run()
+        mlflow.MlflowClient().create_logged_model(run.info.experiment_id, name="model",
+                                                  source_run_id=run.info.run_id)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mlflow.pyfunc, "log_model", killed_while_logging)
+    with pytest.raises(KeyboardInterrupt):
+        rl_stage(1, "point", params, progress=False)
+    (run,) = _runs()
+    assert run.info.status == "KILLED"
+
+    monkeypatch.setattr(mlflow.pyfunc, "log_model", real_log)
+    rl_stage(1, "point", params, progress=False)
+    (run,) = _runs()
+    assert run.info.status == "FINISHED"
+    client = mlflow.MlflowClient()
+    models = [m for m in client.search_logged_models([run.info.experiment_id]) if m.source_run_id == run.info.run_id]
+    assert [m.status.name for m in models] == ["READY"]
+    assert len(client.get_metric_history(run.info.run_id, "final/win_rate")) == 1
+    rl_stage(1, "point", params, progress=False)  # finished: a third run adds nothing either
+    assert len(client.get_metric_history(run.info.run_id, "final/win_rate")) == 1
+    assert len([m for m in client.search_logged_models([run.info.experiment_id])]) == 1
+
+
+def test_a_corrupt_state_file_is_set_aside_with_one_line_and_training_restarts(project, params, capfd):
+    params["rl"]["phase1"]["loops"] = 1
+    rl_stage(1, "point", params, progress=False, mlflow=False)
+    ckpt = project / "models/rl_phase1/point/checkpoints"
+    state = ckpt / STATE_FILE
+    state.write_bytes(state.read_bytes()[:100])  # cut short
+    out = rl_stage(1, "point", params, progress=False, mlflow=False)
+    assert out["loops"] == 1
+    err = capfd.readouterr().err
+    line = next(x for x in err.splitlines() if "state.pt" in x)
+    assert line.startswith("rl_phase1: models/rl_phase1/point/checkpoints/state.pt is corrupt")
+    assert line.endswith("moved to corrupt-state.pt, starting afresh")
+    assert "weights_only" not in err and "Traceback" not in err
+    assert (ckpt / f"corrupt-{STATE_FILE}").is_file() and state.is_file()
+
+
+def test_the_model_meta_holds_no_wall_clock_value(project, params):
+    params["rl"]["phase1"]["loops"] = 1
+    first = rl_stage(1, "point", params, progress=False, mlflow=False)
+    config = project / "models/rl_phase1/point/config.json"
+    before = config.read_bytes()
+    (project / "models/rl_phase1/point/checkpoints" / STATE_FILE).unlink()
+    second = rl_stage(1, "point", params, progress=False, mlflow=False)  # the same run again, from the start
+    assert config.read_bytes() == before  # byte-identical: a DVC dependency that does not change by itself
+    assert "train_seconds" not in json.loads(before)["meta"] and "train_seconds" in first
+    assert json.loads((project / "results/rl_phase1/point/metrics.json").read_text())["train_seconds"] >= 0
+    assert second["win_rate"] == first["win_rate"]
+
+
+def _spawned_children(pid: int) -> list[psutil.Process]:
+    try:
+        return [c for c in psutil.Process(pid).children(recursive=True)
+                if "spawn_main" in " ".join(c.cmdline()) or "resource_tracker" in " ".join(c.cmdline())]
+    except psutil.Error:
+        return []
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.slow
+def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_its_run(project, params):
+    params["rl"]["selfplay"]["workers"] = 2
+    params["rl"]["eval_games"] = 64
+    _write_project_params(project, params)
+    stage = subprocess.Popen([sys.executable, str(STAGES / "rl_phase1.py"), "point"], cwd=project,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        workers: list[psutil.Process] = []
+        while time.monotonic() < deadline and stage.poll() is None:
+            workers = _spawned_children(stage.pid)
+            if sum("spawn_main" in " ".join(w.cmdline()) for w in workers if _alive(w)) >= 2:
+                break  # the run has started (before the pool): kill it while its workers start
+            time.sleep(0.2)
+        assert stage.poll() is None, stage.stderr.read()[-2000:]
+        assert len(workers) >= 3  # two workers and the resource tracker
+        os.kill(stage.pid, signal.SIGKILL)
+        stage.wait(timeout=30)
+    finally:
+        stage.kill()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.2)
+    assert not [w.pid for w in workers if _alive(w)], "orphaned workers outlived the killed stage"
+    (run,) = _runs()
+    assert run.info.status == "RUNNING"  # what the kill left
+
+    params["rl"]["selfplay"]["workers"] = 0  # not part of the checkpoint's fingerprint: still the same run
+    rl_stage(1, "point", params, progress=False)
+    (run_after,) = _runs()  # no second run: the rerun closed the dead one (KILLED) and continued it
+    assert run_after.info.run_id == run.info.run_id and run_after.info.status == "FINISHED"
+    assert "koikoi.closed" in run_after.data.tags
+
+
+def test_close_dead_runs_only_closes_runs_of_ended_processes(tmp_path, monkeypatch):
+    from pipeline.runstate import HOST_TAG, PID_TAG, STARTED_TAG, owner_tags
+    from pipeline.tracking import setup_experiment
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    exp = setup_experiment("rl")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    started = psutil.Process(gone.pid).create_time()
+    gone.wait()
+    client = mlflow.MlflowClient()
+    dead = client.create_run(exp, tags={HOST_TAG: owner_tags()[HOST_TAG], PID_TAG: str(gone.pid),
+                                        STARTED_TAG: f"{started:.3f}"}).info.run_id
+    mine = client.create_run(exp, tags=owner_tags()).info.run_id
+    elsewhere = client.create_run(exp, tags={HOST_TAG: "another-host", PID_TAG: "1", STARTED_TAG: "0"}).info.run_id
+    setup_experiment("rl")
+    status = {r: client.get_run(r).info.status for r in (dead, mine, elsewhere)}
+    assert status == {dead: "KILLED", mine: "RUNNING", elsewhere: "RUNNING"}
+
+
+def test_bench_rl_memory_reports_the_main_process_rss_after_every_loop(monkeypatch, capsys):
+    from pipeline import memory
+    from pipeline.cli import main
+    from pipeline.rl import training
+
+    released = []
+    monkeypatch.setattr(training, "release_free_memory", lambda: released.append(1) or memory.release_free_memory())
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the bench reads the project's params.yaml
+    assert main(["bench", "rl-memory", "--loops", "2", "--games", "2", "--eval-games", "2", "--width", "16",
+                 "--workers", "0"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert len(out["rss_mb_per_loop"]) == 2 and all(v > 0 for v in out["rss_mb_per_loop"])
+    assert out["release"] is True and "growth_mb_per_loop_second_half" in out
+    assert len(released) >= 3  # once after every loop's checkpoint (and the start evaluation's)
