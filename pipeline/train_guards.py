@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import signal
 import threading
@@ -42,8 +43,16 @@ class StopOnNonFiniteLoss(pl.Callback):
                                 f"model is kept); lower {self.section}.lr")
 
 
+def _not_lightnings_shutdown_note(record: logging.LogRecord) -> bool:
+    return "Detected KeyboardInterrupt" not in record.getMessage()
+
+
 class PassInterrupt(pl.Callback):
-    """Re-raise Ctrl-C (``KeyboardInterrupt``) out of ``Trainer.fit`` instead of Lightning's ``sys.exit(1)``."""
+    """Re-raise Ctrl-C (``KeyboardInterrupt``) out of ``Trainer.fit`` instead of Lightning's ``sys.exit(1)``
+    (and drop Lightning's "attempting graceful shutdown" note: the command says "interrupted" itself)."""
+
+    def __init__(self) -> None:
+        logging.getLogger("lightning.pytorch.utilities.rank_zero").addFilter(_not_lightnings_shutdown_note)
 
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
         if isinstance(exception, KeyboardInterrupt):

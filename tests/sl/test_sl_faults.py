@@ -63,13 +63,15 @@ class _CtrlC(pl.Callback):
 
 
 def test_ctrl_c_ends_the_run_killed_and_the_resumed_run_keeps_every_curve_row(synthetic_dataset, tmp_path,
-                                                                              monkeypatch):
+                                                                              monkeypatch, capfd, caplog):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     out, curves = tmp_path / "m", tmp_path / "curves.csv"
     params = {**TINY, "max_epochs": 3}
     with pytest.raises(KeyboardInterrupt):  # Lightning would have turned it into sys.exit(1)
         train_sl(synthetic_dataset, out, params, callbacks=[_CtrlC()], progress=False, log_model=False)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert "KeyboardInterrupt" not in "".join(capfd.readouterr())  # no traceback
+    assert not [r for r in caplog.records if "KeyboardInterrupt" in r.getMessage()]  # nor Lightning's shutdown note
     client = mlflow.MlflowClient()
     (run,) = client.search_runs([client.get_experiment_by_name("sl").experiment_id])
     assert run.info.status == "KILLED"
