@@ -108,3 +108,53 @@ def score_duel(first: list[GameState], second: list[GameState], init_points: int
     n = len(scores)
     return DuelResult(games=n, wins=wins, losses=losses, draws=draws, point_diff=sum(diffs) / n if n else 0.0,
                       seconds=seconds, scores=scores, diffs=diffs)
+
+
+def play_model_duel(net_a: object, net_b: object, games: int, seed: int = 0, num_rounds: int = 8,
+                    init_points: int = 30, workers: int = 2, progress: str | None = None,
+                    bf16: bool | str = "auto") -> DuelResult:
+    """``play_duel`` for two networks, on the RL self-play engine: worker processes, batched forward passes,
+    bf16 autocast where the CPU has it natively. The same deals and seatings as ``play_duel``."""
+    from ..hardware import resolve_bf16
+    from ..progress import progress_bar
+    from ..rl.executor import make_executor
+    from ..rl.policies import NetSpec
+    from ..rl.selfplay import GameSpec, PlayJob
+
+    seeds = duel_seeds(games, seed)
+    specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in seeds)
+    job = PlayJob(players=(NetSpec.from_net(net_a, "A"), NetSpec.from_net(net_b, "B")), games=specs,
+                  bf16=resolve_bf16(bf16), num_rounds=num_rounds, init_points=init_points)
+    t0 = time.perf_counter()
+    with make_executor(workers) as ex, progress_bar(total=len(specs), desc=progress, unit="game", leave=False,
+                                                     enabled=progress is not None) as bar:
+        outcomes = {(o.seed, o.seats): o for o in ex.run(job, progress=bar.update).outcomes}
+    wins = losses = draws = 0
+    scores: list[float] = []
+    diffs: list[int] = []
+    for s in seeds:  # pair order: A seated 0, then A seated 1
+        for seats, a_seat in (((0, 1), 0), ((1, 0), 1)):
+            o = outcomes[(s, seats)]
+            if o.winner is None:
+                draws += 1
+                scores.append(0.5)
+            elif o.winner == a_seat:
+                wins += 1
+                scores.append(1.0)
+            else:
+                losses += 1
+                scores.append(0.0)
+            diffs.append(o.points[a_seat] - init_points)
+    n = len(scores)
+    return DuelResult(games=n, wins=wins, losses=losses, draws=draws, point_diff=sum(diffs) / n,
+                      seconds=time.perf_counter() - t0, scores=scores, diffs=diffs)
+
+
+def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
+                init_points: int = 30, workers: int = 2, progress: str | None = None) -> DuelResult:
+    """Two model agents play on the self-play engine (``workers`` processes); any other pairing in this process."""
+    from ..agents.model_agent import ModelAgent
+
+    if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
+        return play_model_duel(agent_a.net, agent_b.net, games, seed, num_rounds, init_points, workers, progress)
+    return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress)

@@ -16,7 +16,9 @@ the end of the round. These branches join the batches like any game. The round r
 branches share the deal, the stock order and the opponent's hand, so their differences measure the
 actions and little else; the true state is only used for these training targets, never by a player.
 The sample's target is ``softmax(prior + reward / temperature)`` over the legal actions, ``prior``
-being the recording player's own outputs at the decision (a soft policy-iteration step).
+being the recording player's own outputs at the decision (a soft policy-iteration step), or those of
+an anchor network (``RolloutSpec.anchor``: the SL policy, so the targets do not compound from loop
+to loop and the learner stays a KL-regularised improvement of SL).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class RolloutSpec:
     temperature: float = 1.0  # reward units per nat of the target's log-probability
     decisions: tuple[int, ...] = (0, 1, 2)  # decision types that branch (discard, pick, koi-koi); others record nothing
     top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
+    anchor: int | None = None  # the job's player whose outputs are the prior (e.g. SL); None: the recording player
 
     def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
         """Whether this recorded decision branches (only where there is a choice)."""
@@ -275,20 +278,29 @@ def play_job(job: PlayJob) -> PlayResult:
         actions = values.argmax(axis=1).tolist()
         eps = player.epsilon
         changed = False
-        for i, (g, o, a) in enumerate(zip(group, obs, actions)):
-            s = g.state
+        branching = []  # indices in the group of decisions that branch
+        for i, (g, o) in enumerate(zip(group, obs)):
             if g.parent is None:  # branches play greedily and record nothing
                 if eps > 0.0 and g.rng.random() < eps:
                     legal = legal_list(o)
-                    a = legal[int(g.rng.integers(len(legal)))]
-                if g.spec.record[s.player]:
+                    actions[i] = legal[int(g.rng.integers(len(legal)))]
+                if g.spec.record[g.state.player]:
                     if job.rollout is None:
-                        g.trace.append((s.round, s.player, o, a))
+                        g.trace.append((g.state.round, g.state.player, o, actions[i]))
                     elif job.rollout.branches(o, g.rng):
-                        p, kids = _branch(g, o, values[i], a, eps == 0.0, job)
-                        g.trace.append((s.round, s.player, o, a, p))
-                        active += kids
-                        changed = True  # a koi-koi "stop" branch has already ended its round
+                        branching.append(i)
+        if branching:
+            prior = values[branching]
+            if job.rollout.anchor is not None:  # the targets tilt the anchor's outputs, not the player's
+                prior = players[job.rollout.anchor].values([obs[i] for i in branching])
+            for i, q in zip(branching, prior):
+                g = group[i]
+                p, kids = _branch(g, obs[i], q, actions[i], eps == 0.0, job)
+                g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
+                active += kids
+            changed = True  # a koi-koi "stop" branch has already ended its round
+        for g, a in zip(group, actions):
+            s = g.state
             s.step(a)
             g.decisions += 1
             if g.own and _round_over(s, g.own[0].round):

@@ -104,3 +104,16 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params):
     assert rl_stage(1, "point", params, progress=False, mlflow=False)["loops"] == 2
     p2 = rl_stage(2, "point", params, progress=False, mlflow=False)
     assert p2["global_loops"] == 3
+
+
+def test_an_anchor_prior_tilts_the_anchor_not_the_player(make_net):
+    """With the other net as anchor, a hot target's mode is the anchor's greedy choice, not the player's."""
+    job = _job(make_net, temperature=1e6)
+    job = replace(job, rollout=replace(job.rollout, anchor=1))
+    samples = play_job(job).samples
+    anchor = job.players[1].build()
+    from pipeline.rl.policies import NetPlayer
+
+    best = NetPlayer(anchor).values([s.obs for s in samples]).argmax(1)
+    assert [int(s.target.argmax()) for s in samples] == best.tolist()
+    assert any(s.action != b for s, b in zip(samples, best))  # the two nets disagree somewhere
