@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..agents.base import Agent
@@ -90,24 +91,18 @@ def play_duel(
 
 def score_duel(first: list[GameState], second: list[GameState], init_points: int, seconds: float) -> DuelResult:
     """Score paired games where A sat in seat 0 in ``first`` and seat 1 in ``second``."""
-    wins = losses = draws = 0
-    scores: list[float] = []
-    diffs: list[int] = []
-    for g0, g1 in zip(first, second, strict=True):
-        for state, seat in ((g0, 0), (g1, 1)):
-            if state.winner is None:
-                draws += 1
-                scores.append(0.5)
-            elif state.winner == seat:
-                wins += 1
-                scores.append(1.0)
-            else:
-                losses += 1
-                scores.append(0.0)
-            diffs.append(state.points[seat] - init_points)
+    games = [(state.winner, seat, state.points[seat]) for g0, g1 in zip(first, second, strict=True)
+             for state, seat in ((g0, 0), (g1, 1))]
+    return tally(games, init_points, seconds)
+
+
+def tally(games: Sequence[tuple[int | None, int, int]], init_points: int, seconds: float) -> DuelResult:
+    """A's result from ``(winner seat or None, A's seat, A's final points)`` per game, in pair order."""
+    scores = [0.5 if w is None else float(w == seat) for w, seat, _ in games]
+    diffs = [points - init_points for _, _, points in games]
     n = len(scores)
-    return DuelResult(games=n, wins=wins, losses=losses, draws=draws, point_diff=sum(diffs) / n if n else 0.0,
-                      seconds=seconds, scores=scores, diffs=diffs)
+    return DuelResult(games=n, wins=scores.count(1.0), losses=scores.count(0.0), draws=scores.count(0.5),
+                      point_diff=sum(diffs) / n if n else 0.0, seconds=seconds, scores=scores, diffs=diffs)
 
 
 def play_model_duel(net_a: object, net_b: object, games: int, seed: int = 0, num_rounds: int = 8,
@@ -129,25 +124,9 @@ def play_model_duel(net_a: object, net_b: object, games: int, seed: int = 0, num
     with make_executor(workers) as ex, progress_bar(total=len(specs), desc=progress, unit="game", leave=False,
                                                      enabled=progress is not None) as bar:
         outcomes = {(o.seed, o.seats): o for o in ex.run(job, progress=bar.update).outcomes}
-    wins = losses = draws = 0
-    scores: list[float] = []
-    diffs: list[int] = []
-    for s in seeds:  # pair order: A seated 0, then A seated 1
-        for seats, a_seat in (((0, 1), 0), ((1, 0), 1)):
-            o = outcomes[(s, seats)]
-            if o.winner is None:
-                draws += 1
-                scores.append(0.5)
-            elif o.winner == a_seat:
-                wins += 1
-                scores.append(1.0)
-            else:
-                losses += 1
-                scores.append(0.0)
-            diffs.append(o.points[a_seat] - init_points)
-    n = len(scores)
-    return DuelResult(games=n, wins=wins, losses=losses, draws=draws, point_diff=sum(diffs) / n,
-                      seconds=time.perf_counter() - t0, scores=scores, diffs=diffs)
+    games = [(o.winner, a_seat, o.points[a_seat]) for s in seeds  # pair order: A seated 0, then A seated 1
+             for o, a_seat in ((outcomes[(s, (0, 1))], 0), (outcomes[(s, (1, 0))], 1))]
+    return tally(games, init_points, time.perf_counter() - t0)
 
 
 def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
