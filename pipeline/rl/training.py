@@ -35,7 +35,8 @@ from .executor import Executor, make_executor
 from .learner import QLearner, SampleBuffer, fit_pass
 from .policies import NetSpec
 from .rewards import RewardModel
-from .selfplay import GameSpec, PlayJob, PlayResult, RolloutSpec
+from .rollouts import RolloutSpec
+from .selfplay import GameSpec, PlayJob, PlayResult
 from .winprob import WinProbTable, fit_table, simulate
 
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")

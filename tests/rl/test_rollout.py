@@ -10,7 +10,8 @@ from pipeline.encoding import legal_masks
 from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
-from pipeline.rl.selfplay import GameSpec, PlayJob, RolloutSpec, play_job, play_one_by_one
+from pipeline.rl.rollouts import RolloutSpec
+from pipeline.rl.selfplay import GameSpec, PlayJob, play_job, play_one_by_one
 from pipeline.rl.stages import rl_stage
 
 
