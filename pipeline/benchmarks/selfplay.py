@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> dict:
     from ..rl.executor import make_executor
     from ..rl.policies import NetSpec
     from ..rl.rewards import RewardModel
-    from ..rl.selfplay import GameSpec, PlayJob, RolloutSpec
+    from ..rl.rollouts import RolloutSpec
+    from ..rl.selfplay import GameSpec, PlayJob
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")

@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=int_range(1, MAX_ROUNDS), default=8,
                    help=f"rounds per game, 1..{MAX_ROUNDS}: what the observation encoding covers (default 8)")
     p.add_argument("--points", type=int_range(1), default=30, help="initial points of each player (default 30)")
+    p.add_argument("--workers", type=int_range(0, 64), default=2,
+                   help="worker processes when both agents are models (default 2; 0: play in this process)")
     p.add_argument("--threads", type=int_range(1), default=1,
                    help="torch threads for model agents (default 1: small batches gain nothing from more, "
                         "and extra threads stall badly on a busy machine)")
@@ -28,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..agents import load_agent
-    from ..duel.runner import play_duel, set_torch_threads
+    from ..duel.runner import duel_agents, set_torch_threads
 
     try:
         a = load_agent(args.a, seed=args.seed)
@@ -39,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     games = args.games + args.games % 2
     if games != args.games:
         print(f"koikoi duel: playing {games} games, not {args.games}: each deal is played twice", file=sys.stderr)
-    result = play_duel(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
-                       progress=f"{args.a} vs {args.b}")
+    result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
+                         workers=args.workers, progress=f"{args.a} vs {args.b}")
     out = result.summary()
     out.update(seconds=round(result.seconds, 2), games_per_s=round(games / max(result.seconds, 1e-9), 1))
     print(json.dumps(out))

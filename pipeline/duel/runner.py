@@ -49,14 +49,18 @@ class DuelResult:
 
     def add(self, state: GameState, seat: int, init_points: int) -> None:
         """Count one finished game in which A sat in ``seat`` (running totals: no game is kept)."""
+        self.add_outcome(state.winner, seat, state.points[seat], init_points)
+
+    def add_outcome(self, winner: int | None, seat: int, points: int, init_points: int) -> None:
+        """Count one game from its winner seat (None: a draw), A's seat and A's final points."""
         self.games += 1
-        if state.winner is None:
+        if winner is None:
             self.draws += 1
-        elif state.winner == seat:
+        elif winner == seat:
             self.wins += 1
         else:
             self.losses += 1
-        self.points += state.points[seat] - init_points
+        self.points += points - init_points
 
     def summary(self) -> dict:
         """The JSON fields of ``koikoi duel`` and of the duels metrics."""
@@ -107,3 +111,47 @@ def play_duel(
         result.add(state, seat, init_points)
     result.seconds = time.perf_counter() - t0
     return result
+
+
+MODEL_DUEL_BLOCK = 2048  # deals per self-play job: bounds the specs and outcomes held at once
+
+
+def play_model_duel(net_a: object, net_b: object, games: int, seed: int = 0, num_rounds: int = 8,
+                    init_points: int = 30, workers: int = 2, progress: str | None = None,
+                    bf16: bool | str = "auto") -> DuelResult:
+    """``play_duel`` for two networks, on the RL self-play engine: worker processes, batched forward passes,
+    bf16 autocast where the CPU has it natively. The same deals and seatings as ``play_duel``; run in
+    blocks of deals, so memory does not grow with ``games``."""
+    from ..hardware import resolve_bf16
+    from ..progress import progress_bar
+    from ..rl.executor import make_executor
+    from ..rl.policies import NetSpec
+    from ..rl.selfplay import GameSpec, PlayJob
+
+    seeds = duel_seeds(games, seed)
+    players = (NetSpec.from_net(net_a, "A"), NetSpec.from_net(net_b, "B"))
+    use_bf16 = resolve_bf16(bf16)
+    result = DuelResult()
+    t0 = time.perf_counter()
+    with make_executor(workers) as ex, progress_bar(total=games, desc=progress, unit="game", leave=False,
+                                                     enabled=progress is not None) as bar:
+        for start in range(0, len(seeds), MODEL_DUEL_BLOCK):
+            block = seeds[start:start + MODEL_DUEL_BLOCK]
+            specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in block)
+            job = PlayJob(players=players, games=specs, bf16=use_bf16, num_rounds=num_rounds,
+                          init_points=init_points)
+            for o in ex.run(job, progress=bar.update).outcomes:
+                a_seat = o.seats.index(0)  # seats[k] is the player index in seat k; A is player 0
+                result.add_outcome(o.winner, a_seat, o.points[a_seat], init_points)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
+                init_points: int = 30, workers: int = 2, progress: str | None = None) -> DuelResult:
+    """Two model agents play on the self-play engine (``workers`` processes); any other pairing in this process."""
+    from ..agents.model_agent import ModelAgent
+
+    if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
+        return play_model_duel(agent_a.net, agent_b.net, games, seed, num_rounds, init_points, workers, progress)
+    return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress)

@@ -20,7 +20,7 @@ from ..encoding import MAX_ROUNDS
 from .plots import rl_curves, winrate_matrix
 from .ratings import fit_bradley_terry
 from .report import key_name, table_markdown
-from .runner import DuelResult, play_duel, set_torch_threads
+from .runner import DuelResult, duel_agents, set_torch_threads
 
 BUILTIN = ("random", "heuristic")
 
@@ -34,6 +34,7 @@ class DuelsConfig:
     agents: list[str]
     games: int = 200
     rl_vs_sl_games: int = 2000  # pairings of an RL model (models/rl/...) with models/sl: the paper's 2,000
+    workers: int = 2  # processes for model-vs-model pairings (0: in this process)
     seed: int = 0
     rounds: int = 8
     points: int = 30
@@ -46,8 +47,8 @@ class DuelsConfig:
     def from_params(cls, p: dict) -> DuelsConfig:
         if not isinstance(p, dict):
             raise DuelsError("params 'duels' must be a mapping")
-        known = {"agents", "games", "rl_vs_sl_games", "seed", "rounds", "points", "anchor", "rl_curves", "attention",
-                 "torch_threads"}
+        known = {"agents", "games", "rl_vs_sl_games", "workers", "seed", "rounds", "points", "anchor", "rl_curves",
+                 "attention", "torch_threads"}
         unknown = sorted(set(p) - known)
         if unknown:
             raise DuelsError(f"unknown param(s) duels.{', duels.'.join(unknown)}; known: {sorted(known)}")
@@ -57,9 +58,9 @@ class DuelsConfig:
         keys = [key_name(a) for a in agents]
         if len(set(keys)) != len(keys):
             raise DuelsError(f"duels.agents names must be distinct, got {keys}")
-        for name in ("games", "rl_vs_sl_games", "seed", "rounds", "points", "torch_threads"):
+        for name in ("games", "rl_vs_sl_games", "workers", "seed", "rounds", "points", "torch_threads"):
             v = p.get(name, getattr(cls, name))
-            if not isinstance(v, int) or isinstance(v, bool) or (v < 1 and name != "seed") or v < 0:
+            if not isinstance(v, int) or isinstance(v, bool) or (v < 1 and name not in ("seed", "workers")) or v < 0:
                 raise DuelsError(f"duels.{name} must be a non-negative int (games/rounds/points >= 1), got {v!r}")
         if p.get("rounds", cls.rounds) > MAX_ROUNDS:
             raise DuelsError(f"duels.rounds must be 1..{MAX_ROUNDS} (what the observation encoding covers), "
@@ -81,7 +82,8 @@ class DuelsConfig:
         if not isinstance(curves, dict):
             raise DuelsError("duels.rl_curves must map a label to a curve CSV path")
         return cls(agents=list(agents), games=p.get("games", cls.games),
-                   rl_vs_sl_games=p.get("rl_vs_sl_games", cls.rl_vs_sl_games), seed=p.get("seed", 0),
+                   rl_vs_sl_games=p.get("rl_vs_sl_games", cls.rl_vs_sl_games), workers=p.get("workers", cls.workers),
+                   seed=p.get("seed", 0),
                    rounds=p.get("rounds", 8),
                    points=p.get("points", 30), anchor=key_name(anchor), rl_curves=dict(curves), attention=att,
                    torch_threads=p.get("torch_threads", 1))
@@ -107,7 +109,7 @@ def is_rl_vs_sl(a: str, b: str) -> bool:
 
 def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points: int = 30,
                 progress: bool = True, torch_threads: int = 1,
-                rl_vs_sl_games: int | None = None) -> dict[tuple[str, str], DuelResult]:
+                rl_vs_sl_games: int | None = None, workers: int = 0) -> dict[tuple[str, str], DuelResult]:
     """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys.
 
     RL-vs-SL pairings play ``rl_vs_sl_games`` (default ``games``); their first deals are the others' deals.
@@ -125,7 +127,7 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         agent_b = load_agent(b, seed=seed + 2 * k + 1)
         label = f"{key_name(a)} vs {key_name(b)}" if progress else None
         n = rl_vs_sl_games if rl_vs_sl_games and is_rl_vs_sl(a, b) else games
-        results[(key_name(a), key_name(b))] = play_duel(agent_a, agent_b, n, seed, rounds, points, label)
+        results[(key_name(a), key_name(b))] = duel_agents(agent_a, agent_b, n, seed, rounds, points, workers, label)
     return results
 
 
@@ -148,7 +150,7 @@ def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True, registe
     keys = [key_name(a) for a in cfg.agents]
     t0 = time.perf_counter()
     results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads,
-                          rl_vs_sl_games=cfg.rl_vs_sl_games)
+                          rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
     ratings = ratings_of(keys, results, cfg.anchor)

@@ -91,8 +91,10 @@ class RLParams:
     lr: float
     epochs: int  # optimization passes over each loop's samples
     rollout_fraction: float
-    rollout_temperature: float
+    rollout_temperature: float  # RL-Point's; RL-WP's is rollout_temperature_wp
+    rollout_temperature_wp: float
     rollout_decisions: tuple[str, ...]
+    rollout_prior: str  # sl: targets tilt the SL policy (KL-regularised to SL) | self: the learner's own outputs
     epsilon_start: float
     epsilon_end: float
     point_scale: float
@@ -163,13 +165,15 @@ def parse_rl(doc: Any) -> RLParams:
     r = _Reader(doc, "rl")
     eps, scale, sp = r.section("epsilon"), r.section("reward_scale"), r.section("selfplay")
     p1, p2, ro = r.section("phase1"), r.section("phase2"), r.section("rollout")
+    temp = ro.section("temperature")
     p = RLParams(
         seed=r.int("seed"), algorithm=r.choice("algorithm", ALGORITHMS), init=r.choice("init", INITS),
         games_per_loop=r.int("games_per_loop", 1, 1_000_000),
         batch_size=r.int("batch_size", 1), lr=r.float("lr", 0.0, lo_open=True), epochs=r.int("epochs", 1, 100),
         rollout_fraction=ro.float("fraction", 0.0, 1.0, lo_open=True),
-        rollout_temperature=ro.float("temperature", 0.0, lo_open=True),
-        rollout_decisions=_decisions(ro, "decisions"),
+        rollout_temperature=temp.float("point", 0.0, lo_open=True),
+        rollout_temperature_wp=temp.float("wp", 0.0, lo_open=True),
+        rollout_decisions=_decisions(ro, "decisions"), rollout_prior=ro.choice("prior", ("sl", "self")),
         epsilon_start=eps.float("start", 0.0, 1.0), epsilon_end=eps.float("end", 0.0, 1.0),
         point_scale=scale.float("point", 0.0, lo_open=True), wp_scale=scale.float("wp", 0.0, lo_open=True),
         wp_baseline=r.float("wp_baseline", 0.0, 1.0),
@@ -189,7 +193,7 @@ def parse_rl(doc: Any) -> RLParams:
     for key in ("eval_games", "final_eval_games"):
         if getattr(p, key) % 2:
             raise ParamError(f"rl.{key} must be even (each deal is played from both seats), got {getattr(p, key)}")
-    for sec in (eps, scale, sp, p1, p2, ro, r):
+    for sec in (eps, scale, sp, p1, p2, temp, ro, r):
         sec.done()
     return p
 

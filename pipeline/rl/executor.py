@@ -67,8 +67,13 @@ class Executor(ABC):
         return PlayResult.merge(self.map(play_job, self.parts(job), progress))
 
     def parts(self, job: PlayJob) -> list[PlayJob]:
-        """``job`` split into one job per worker, each to run on this executor's device."""
-        return [replace(j, device=self.device) for j in job.split(self.workers)]
+        """``job`` split into parts for the workers, each to run on this executor's device.
+
+        One part per worker, but four with rollouts: a game's branches make its cost vary a lot, and
+        with one part each a worker that drew cheap games would sit idle while the other finishes.
+        """
+        per_worker = 4 if job.rollout is not None and self.workers > 1 else 1
+        return [replace(j, device=self.device) for j in job.split(self.workers * per_worker)]
 
     def close(self) -> None:
         """Release workers (a no-op for in-process execution)."""

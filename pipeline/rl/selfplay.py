@@ -16,7 +16,9 @@ the end of the round. These branches join the batches like any game. The round r
 branches share the deal, the stock order and the opponent's hand, so their differences measure the
 actions and little else; the true state is only used for these training targets, never by a player.
 The sample's target is ``softmax(prior + reward / temperature)`` over the legal actions, ``prior``
-being the recording player's own outputs at the decision (a soft policy-iteration step).
+being the recording player's own outputs at the decision (a soft policy-iteration step), or those of
+an anchor network (``RolloutSpec.anchor``: the SL policy, so the targets do not compound from loop
+to loop and the learner stays a KL-regularised improvement of SL).
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..agents.base import legal_list
-from ..encoding import NUM_TOKENS
 from ..engine import GAME_OVER, GameState, Observation
 from .policies import NetPlayer, NetSpec
 from .rewards import RewardModel
+from .rollouts import Link, Pending, RolloutSpec, credit, round_over, target
 
 
 class Sample(NamedTuple):
@@ -46,21 +48,6 @@ class Sample(NamedTuple):
     action: int
     reward: float
     target: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class RolloutSpec:
-    """Rollout targets: which recorded decisions branch, and how branch rewards tilt the prior."""
-
-    fraction: float = 1.0  # share of recorded decisions (with 2+ legal actions) that branch
-    temperature: float = 1.0  # reward units per nat of the target's log-probability
-    decisions: tuple[int, ...] = (0, 1, 2)  # decision types that branch (discard, pick, koi-koi); others record nothing
-    top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
-
-    def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
-        """Whether this recorded decision branches (only where there is a choice)."""
-        return (obs.decision in self.decisions and bool(obs.legal_mask & (obs.legal_mask - 1))
-                and (self.fraction >= 1.0 or rng.random() < self.fraction))
 
 
 @dataclass(frozen=True)
@@ -144,49 +131,30 @@ class _Game:
     __slots__ = ("spec", "state", "rng", "trace", "decisions", "open", "parent", "own")
 
     def __init__(self, spec: GameSpec, job: PlayJob, state: GameState | None = None,
-                 parent: _Branch | None = None) -> None:
+                 parent: Link | None = None) -> None:
         self.spec = spec
         self.state = state or GameState(seed=spec.seed, num_rounds=job.num_rounds, init_points=job.init_points)
         self.rng = np.random.default_rng((job.explore_seed, spec.seed, *spec.seats))
-        self.trace: list[tuple] = []  # (round, player, obs, action[, _Pending])
+        self.trace: list[tuple] = []  # (round, player, obs, action[, Pending])
         self.decisions = 0
         self.open = 0  # reward slots of this game's decisions still open
         self.parent = parent  # set on a branch: where its round reward goes
-        self.own: list[_Branch] = []  # slots this greedy game fills itself at the end of the round
-
-
-class _Pending:
-    """A decision whose branches are playing: one reward slot per legal action."""
-
-    __slots__ = ("actions", "prior", "rewards", "left")
-
-    def __init__(self, actions: list[int], prior: np.ndarray) -> None:
-        self.actions, self.prior = actions, prior
-        self.rewards = [0.0] * len(actions)
-        self.left = len(actions)
-
-
-class _Branch(NamedTuple):
-    game: _Game  # the game that branched
-    pending: _Pending
-    slot: int
-    round: int
-    player: int
+        self.own: list[Link] = []  # slots this greedy game fills itself at the end of the round
 
 
 def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: bool,
-            job: PlayJob) -> tuple[_Pending, list[_Game]]:
+            job: PlayJob) -> tuple[Pending, list[_Game]]:
     """Clone the game once per branched action. A greedy game is itself the branch of the action it takes."""
     actions = legal_list(obs)
     if job.rollout.top and len(actions) > job.rollout.top:
         best = sorted(actions, key=lambda a: -prior[a])[:job.rollout.top]
         actions = sorted(set(best) | {taken})
-    pending = _Pending(actions, prior[actions].astype(np.float64))
+    pending = Pending(actions, prior[actions].astype(np.float64))
     s = g.state
     spec = replace(g.spec, record=(False, False))
     kids = []
     for slot, a in enumerate(actions):
-        link = _Branch(g, pending, slot, s.round, s.player)
+        link = Link(g, pending, slot, s.round, s.player)
         if greedy and a == taken:
             g.own.append(link)
             continue
@@ -197,32 +165,12 @@ def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: b
     return pending, kids
 
 
-def _credit(link: _Branch, s: GameState, reward: RewardModel) -> None:
-    game, pending, slot, rnd, player = link
-    over = s.phase == GAME_OVER and len(s.results) == rnd
-    pending.rewards[slot] = reward.reward(s.results[rnd - 1], player, over, s.winner)
-    pending.left -= 1
-    game.open -= 1
-
-
-def _round_over(s: GameState, rnd: int) -> bool:
-    return s.round != rnd or s.phase == GAME_OVER
-
-
 def _branch_done(b: _Game, reward: RewardModel) -> bool:
     """If branch ``b`` finished its round, credit its reward to the decision it branched from."""
-    if not _round_over(b.state, b.parent.round):
+    if not round_over(b.state, b.parent.round):
         return False
-    _credit(b.parent, b.state, reward)
+    credit(b.parent, b.state, reward)
     return True
-
-
-def _target(p: _Pending, temperature: float) -> np.ndarray:
-    z = p.prior + np.asarray(p.rewards) / temperature
-    z = np.exp(z - z.max())
-    out = np.zeros(NUM_TOKENS, dtype=np.float32)
-    out[p.actions] = np.maximum(z / z.sum(), 1e-30)  # > 0 marks the branched actions (the loss's support)
-    return out
 
 
 def _outcome(g: _Game) -> GameOutcome:
@@ -243,7 +191,7 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
     if job.rollout is not None:
         out = []
         for _, _, o, a, p in g.trace:
-            out.append(Sample(o, a, p.rewards[p.actions.index(a)], _target(p, job.rollout.temperature)))
+            out.append(Sample(o, a, p.rewards[p.actions.index(a)], target(p, job.rollout.temperature)))
         return out
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]
@@ -275,25 +223,34 @@ def play_job(job: PlayJob) -> PlayResult:
         actions = values.argmax(axis=1).tolist()
         eps = player.epsilon
         changed = False
-        for i, (g, o, a) in enumerate(zip(group, obs, actions)):
-            s = g.state
+        branching = []  # indices in the group of decisions that branch
+        for i, (g, o) in enumerate(zip(group, obs)):
             if g.parent is None:  # branches play greedily and record nothing
                 if eps > 0.0 and g.rng.random() < eps:
                     legal = legal_list(o)
-                    a = legal[int(g.rng.integers(len(legal)))]
-                if g.spec.record[s.player]:
+                    actions[i] = legal[int(g.rng.integers(len(legal)))]
+                if g.spec.record[g.state.player]:
                     if job.rollout is None:
-                        g.trace.append((s.round, s.player, o, a))
+                        g.trace.append((g.state.round, g.state.player, o, actions[i]))
                     elif job.rollout.branches(o, g.rng):
-                        p, kids = _branch(g, o, values[i], a, eps == 0.0, job)
-                        g.trace.append((s.round, s.player, o, a, p))
-                        active += kids
-                        changed = True  # a koi-koi "stop" branch has already ended its round
+                        branching.append(i)
+        if branching:
+            prior = values[branching]
+            if job.rollout.anchor is not None:  # the targets tilt the anchor's outputs, not the player's
+                prior = players[job.rollout.anchor].values([obs[i] for i in branching])
+            for i, q in zip(branching, prior):
+                g = group[i]
+                p, kids = _branch(g, obs[i], q, actions[i], eps == 0.0, job)
+                g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
+                active += kids
+            changed = True  # a koi-koi "stop" branch has already ended its round
+        for g, a in zip(group, actions):
+            s = g.state
             s.step(a)
             g.decisions += 1
-            if g.own and _round_over(s, g.own[0].round):
+            if g.own and round_over(s, g.own[0].round):
                 for link in g.own:
-                    _credit(link, s, job.reward)
+                    credit(link, s, job.reward)
                 g.own.clear()
             changed |= s.phase == GAME_OVER or g.parent is not None
         decisions += len(group)

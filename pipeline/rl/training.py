@@ -38,7 +38,8 @@ from .executor import Executor, make_executor
 from .learner import QLearner, SampleBuffer, fit_pass
 from .policies import NetSpec
 from .rewards import RewardModel
-from .selfplay import GameSpec, PlayJob, PlayResult, RolloutSpec
+from .rollouts import RolloutSpec
+from .selfplay import GameSpec, PlayJob, PlayResult
 from .winprob import WinProbTable, fit_table, simulate
 
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
@@ -249,8 +250,14 @@ class PhaseRunner:
         scale = p.point_scale if c.variant == "point" else p.wp_scale
         rollout = None
         if p.algorithm == "rollout_pi":
-            rollout = RolloutSpec(p.rollout_fraction, p.rollout_temperature,
-                                  tuple(DECISION_NAMES.index(d) for d in p.rollout_decisions))
+            anchor = None
+            if p.rollout_prior == "sl":  # the SL net rides along unseated in phase 2
+                if self.sl_spec not in players:
+                    players = (*players, self.sl_spec)
+                anchor = players.index(self.sl_spec)
+            temperature = p.rollout_temperature if c.variant == "point" else p.rollout_temperature_wp
+            rollout = RolloutSpec(p.rollout_fraction, temperature,
+                                  tuple(DECISION_NAMES.index(d) for d in p.rollout_decisions), anchor=anchor)
         return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.concurrency,
                        reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
                        explore_seed=base)

@@ -149,3 +149,21 @@ def test_ctrl_c_stops_a_long_duel_with_one_line_and_exit_130(tmp_path):
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_model_duel_on_the_selfplay_engine_equals_the_arena_duel():
+    """Two networks on the batched self-play engine: the same deals, seats and scores as ``play_duel``."""
+    import torch
+
+    from pipeline.agents.model_agent import ModelAgent
+    from pipeline.duel.runner import play_duel, play_model_duel
+    from pipeline.model import KoiKoiNet, ModelConfig
+
+    nets = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        nets.append(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval())
+    arena = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5, num_rounds=3)
+    engine = play_model_duel(nets[0], nets[1], 8, seed=5, num_rounds=3, workers=0, bf16=False)
+    assert (engine.wins, engine.losses, engine.draws, engine.points) == (
+        arena.wins, arena.losses, arena.draws, arena.points)

@@ -103,3 +103,25 @@ def test_attention_command(tiny_model, tmp_path, capsys):
     assert "argument --turn: must be 1..16, got 17" in capsys.readouterr().err
     assert main(["attention", "--model", str(tmp_path), "--out", str(out)]) == 2
     assert "not a model directory" in capsys.readouterr().err
+
+
+def test_rl_vs_sl_pairings_play_their_own_game_count(tmp_path):
+    from pipeline.duel.tournament import is_rl_vs_sl, round_robin
+    from pipeline.model import KoiKoiNet, ModelConfig
+    from pipeline.modelio import save_model
+
+    assert is_rl_vs_sl("models/rl/wp", "models/sl") and is_rl_vs_sl("models/sl", "models/rl/point")
+    assert not is_rl_vs_sl("models/rl/wp", "models/rl/point") and not is_rl_vs_sl("models/sl", "heuristic")
+    tiny = ModelConfig(width=16, ff=32, heads=2, layers=1)
+    specs = [str(save_model(KoiKoiNet(tiny), tmp_path / "models" / d, {"kind": "rl"})) for d in ("rl/wp", "sl")]
+    specs = [s.replace(str(tmp_path) + "/", "") for s in specs]
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        results = round_robin([*specs, "random"], games=2, seed=0, rounds=1, progress=False, rl_vs_sl_games=6)
+    finally:
+        os.chdir(cwd)
+    assert {k: r.games for k, r in results.items()} == {("rl_wp", "sl"): 6, ("rl_wp", "random"): 2,
+                                                         ("sl", "random"): 2}

@@ -10,7 +10,8 @@ from pipeline.encoding import legal_masks
 from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
-from pipeline.rl.selfplay import GameSpec, PlayJob, RolloutSpec, play_job, play_one_by_one
+from pipeline.rl.rollouts import RolloutSpec
+from pipeline.rl.selfplay import GameSpec, PlayJob, play_job, play_one_by_one
 from pipeline.rl.stages import rl_stage
 
 
@@ -104,3 +105,16 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params):
     assert rl_stage(1, "point", params, progress=False, mlflow=False)["loops"] == 2
     p2 = rl_stage(2, "point", params, progress=False, mlflow=False)
     assert p2["global_loops"] == 3
+
+
+def test_an_anchor_prior_tilts_the_anchor_not_the_player(make_net):
+    """With the other net as anchor, a hot target's mode is the anchor's greedy choice, not the player's."""
+    job = _job(make_net, temperature=1e6)
+    job = replace(job, rollout=replace(job.rollout, anchor=1))
+    samples = play_job(job).samples
+    anchor = job.players[1].build()
+    from pipeline.rl.policies import NetPlayer
+
+    best = NetPlayer(anchor).values([s.obs for s in samples]).argmax(1)
+    assert [int(s.target.argmax()) for s in samples] == best.tolist()
+    assert any(s.action != b for s, b in zip(samples, best))  # the two nets disagree somewhere

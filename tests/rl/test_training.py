@@ -14,9 +14,11 @@ def _curve(path):
         return list(csv.DictReader(f))
 
 
-def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project, params, monkeypatch):
+@pytest.mark.parametrize("algorithm", ["mc_dqn", "rollout_pi"])
+def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project, params, monkeypatch, algorithm):
     from pipeline.rl import training
 
+    params["rl"]["algorithm"] = algorithm
     straight = rl_stage(1, "point", params, progress=False, mlflow=False)  # 2 loops
     w_straight = torch.load(project / "models/rl_phase1/point/model.pt")
     rows_straight = _curve(project / "results/rl_phase1/point/curve.csv")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sl.train import EXPERIMENT, REGISTERED_MODEL, train_sl
+from pipeline.registry import REGISTERED
+from pipeline.sl.train import EXPERIMENT, train_sl
 
 TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "patience": 1,
         "threads": 1, "card_logit": []}
@@ -62,7 +63,7 @@ def test_sl_training_logs_to_a_tracking_server(tracking_server, synthetic_datase
     import mlflow
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking_server)
-    result = train_sl(synthetic_dataset, tmp_path / "model", TINY, progress=False)
+    result = train_sl(synthetic_dataset, tmp_path / "model", TINY, progress=False, register=True)
 
     client = mlflow.MlflowClient(tracking_server)
     run = client.get_run(result["run_id"])
@@ -70,9 +71,7 @@ def test_sl_training_logs_to_a_tracking_server(tracking_server, synthetic_datase
     assert run.data.params["width"] == "16" and run.data.params["accelerator"] == "cpu"
     assert 0.0 <= run.data.metrics["final/val_acc"] <= 1.0
     assert "val/loss" in run.data.metrics  # the per-epoch curves, logged by Lightning's MLflow logger
-    artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "model_dir")}
-    assert artifacts == {"model_dir/model.pt", "model_dir/config.json"}
-    (version,) = client.search_model_versions(f"name='{REGISTERED_MODEL}'")
+    (version,) = client.search_model_versions(f"name='{REGISTERED['sl']}'")
     assert version.run_id == run.info.run_id
     assert any((tmp_path / "artifacts").rglob("model.pt"))  # the server stored the files, in its own folder
 

@@ -1,0 +1,78 @@
+"""Rollout targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth.
+
+``selfplay.play_job`` clones a game once per legal action at a branching decision and plays the
+clones to the end of the round; this module holds the bookkeeping: a :class:`Pending` decision with
+one reward slot per branched action, the :class:`Link` from a branch (or a greedy game itself) to its
+slot, and the target distribution once every slot is filled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..encoding import NUM_TOKENS
+from ..engine import GAME_OVER, GameState, Observation
+from .rewards import RewardModel
+
+
+@dataclass(frozen=True)
+class RolloutSpec:
+    """Rollout targets: which recorded decisions branch, and how branch rewards tilt the prior."""
+
+    fraction: float = 1.0  # share of recorded decisions (with 2+ legal actions) that branch
+    temperature: float = 1.0  # reward units per nat of the target's log-probability
+    decisions: tuple[int, ...] = (0, 1, 2)  # decision types that branch (discard, pick, koi-koi); others record nothing
+    top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
+    anchor: int | None = None  # the job's player whose outputs are the prior (e.g. SL); None: the recording player
+
+    def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
+        """Whether this recorded decision branches (only where there is a choice)."""
+        return (obs.decision in self.decisions and bool(obs.legal_mask & (obs.legal_mask - 1))
+                and (self.fraction >= 1.0 or rng.random() < self.fraction))
+
+
+class Pending:
+    """A decision whose branches are playing: one reward slot per legal action."""
+
+    __slots__ = ("actions", "prior", "rewards", "left")
+
+    def __init__(self, actions: list[int], prior: np.ndarray) -> None:
+        self.actions, self.prior = actions, prior
+        self.rewards = [0.0] * len(actions)
+        self.left = len(actions)
+
+
+class Link(NamedTuple):
+    """Where a branch's round reward goes: its game's decision, the slot of its action, whose reward."""
+
+    game: Any  # the game that branched (selfplay._Game)
+    pending: Pending
+    slot: int
+    round: int
+    player: int
+
+
+def credit(link: Link, s: GameState, reward: RewardModel) -> None:
+    """Fill ``link``'s slot with the reward of its round, which state ``s`` has just finished."""
+    game, pending, slot, rnd, player = link
+    over = s.phase == GAME_OVER and len(s.results) == rnd
+    pending.rewards[slot] = reward.reward(s.results[rnd - 1], player, over, s.winner)
+    pending.left -= 1
+    game.open -= 1
+
+
+def round_over(s: GameState, rnd: int) -> bool:
+    """Whether round ``rnd`` of ``s`` has ended (a new round began, or the game is over)."""
+    return s.round != rnd or s.phase == GAME_OVER
+
+
+def target(p: Pending, temperature: float) -> np.ndarray:
+    """``softmax(prior + reward / temperature)`` over the branched actions, as float32 ``(50,)``."""
+    z = p.prior + np.asarray(p.rewards) / temperature
+    z = np.exp(z - z.max())
+    out = np.zeros(NUM_TOKENS, dtype=np.float32)
+    out[p.actions] = np.maximum(z / z.sum(), 1e-30)  # > 0 marks the branched actions (the loss's support)
+    return out
