@@ -25,13 +25,14 @@ STAGES = Path(__file__).resolve().parents[2] / "stages"
 
 
 def _runs(name: str = "rl") -> list:
-    client = mlflow.MlflowClient()
+    # the project's store by name: an earlier test's in-process run left MLflow's global URI on its own store
+    client = mlflow.MlflowClient(os.environ["MLFLOW_TRACKING_URI"])
     exp = client.get_experiment_by_name(name)
     return client.search_runs([exp.experiment_id]) if exp else []
 
 
 @pytest.mark.parametrize("path", [("rl", "lr"), ("rl", "epsilon", "start"), ("rl", "reward_scale", "wp"),
-                                  ("rl", "rollout", "temperature"), ("winprob", "C")])
+                                  ("rl", "rollout", "temperature", "wp"), ("winprob", "C")])
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_nan_and_inf_params_are_refused_by_name(project, params, path, value):
     d = params
