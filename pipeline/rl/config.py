@@ -95,6 +95,7 @@ class RLParams:
     rollout_temperature_wp: float
     rollout_decisions: tuple[str, ...]
     rollout_prior: str  # sl: targets tilt the SL policy (KL-regularised to SL) | self: the learner's own outputs
+    rollout_loss: str  # cross_entropy (distribution targets) | logit_mse (logit targets, linear in the rewards)
     epsilon_start: float
     epsilon_end: float
     point_scale: float
@@ -174,6 +175,7 @@ def parse_rl(doc: Any) -> RLParams:
         rollout_temperature=temp.float("point", 0.0, lo_open=True),
         rollout_temperature_wp=temp.float("wp", 0.0, lo_open=True),
         rollout_decisions=_decisions(ro, "decisions"), rollout_prior=ro.choice("prior", ("sl", "self")),
+        rollout_loss=ro.choice("loss", ("cross_entropy", "logit_mse")),
         epsilon_start=eps.float("start", 0.0, 1.0), epsilon_end=eps.float("end", 0.0, 1.0),
         point_scale=scale.float("point", 0.0, lo_open=True), wp_scale=scale.float("wp", 0.0, lo_open=True),
         wp_baseline=r.float("wp_baseline", 0.0, 1.0),

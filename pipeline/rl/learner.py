@@ -82,25 +82,30 @@ def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
     if samples[0].target is None:
         return x, d, a, r
     t = torch.from_numpy(np.stack([s.target for s in samples]))
-    return x, d, a, r, t, t > 0  # the loss's support: the branched actions
+    if torch.isnan(t).any():  # logit targets: NaN off the branched actions
+        support = ~torch.isnan(t)
+        return x, d, a, r, t.nan_to_num(0.0), support
+    return x, d, a, r, t, t > 0  # distribution targets: > 0 on the branched actions
 
 
 class QLearner(pl.LightningModule):
     """The paper's Monte-Carlo DQN loss, or the rollout policy-iteration loss, depending on the batch.
 
     - Monte-Carlo samples (``mc_dqn``): MSE between the output at the taken action's token and the round reward.
-    - Rollout samples (``rollout_pi``): cross-entropy between the softmax of the outputs over the legal
-      tokens and the sample's target distribution. The SL outputs are classification logits, so this
-      continues from them without first re-scaling them into values.
+    - Rollout samples (``rollout_pi``), ``rl.rollout.loss``: ``cross_entropy`` between the softmax of the
+      outputs over the branched tokens and the target distribution, or ``logit_mse``: the squared error
+      between the outputs and the target logits, both centred over the branched tokens. The SL outputs
+      are classification logits, so either continues from them without re-scaling them into values.
 
     The Adam optimizer is created once and kept, so its moments carry over from loop to loop (and
     into checkpoints) although every loop runs its own ``Trainer.fit``.
     """
 
-    def __init__(self, net: KoiKoiNet, lr: float = 1e-4) -> None:
+    def __init__(self, net: KoiKoiNet, lr: float = 1e-4, rollout_loss: str = "cross_entropy") -> None:
         super().__init__()
         self.net = net
         self.lr = lr
+        self.rollout_loss = rollout_loss
         self.optimizer: torch.optim.Optimizer | None = None
         self.reset_stats()
 
@@ -116,7 +121,12 @@ class QLearner(pl.LightningModule):
         if len(batch) == 4:
             return F.mse_loss(self.q_taken(x, d, a).float(), r)
         target, legal = batch[4:]
-        logp = torch.log_softmax(self.net(x, d).float().masked_fill(~legal, float("-inf")), dim=1)
+        out = self.net(x, d).float()
+        if self.rollout_loss == "logit_mse":
+            n = legal.sum(1, keepdim=True)
+            centred = out - out.masked_fill(~legal, 0.0).sum(1, keepdim=True) / n
+            return ((centred - target).square().masked_fill(~legal, 0.0).sum(1) / n.squeeze(1)).mean()
+        logp = torch.log_softmax(out.masked_fill(~legal, float("-inf")), dim=1)
         return -(target * logp.masked_fill(~legal, 0.0)).sum(1).mean()
 
     def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:

@@ -27,6 +27,7 @@ class RolloutSpec:
     decisions: tuple[int, ...] = (0, 1, 2)  # decision types that branch (discard, pick, koi-koi); others record nothing
     top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
     anchor: int | None = None  # the job's player whose outputs are the prior (e.g. SL); None: the recording player
+    loss: str = "cross_entropy"  # cross_entropy (a distribution target) | logit_mse (a logit target, linear in rewards)
 
     def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
         """Whether this recorded decision branches (only where there is a choice)."""
@@ -69,9 +70,19 @@ def round_over(s: GameState, rnd: int) -> bool:
     return s.round != rnd or s.phase == GAME_OVER
 
 
-def target(p: Pending, temperature: float) -> np.ndarray:
-    """``softmax(prior + reward / temperature)`` over the branched actions, as float32 ``(50,)``."""
+def target(p: Pending, temperature: float, loss: str = "cross_entropy") -> np.ndarray:
+    """The learner's target over the branched actions, float32 ``(50,)``.
+
+    - ``cross_entropy``: the distribution ``softmax(prior + reward / temperature)``, 0 elsewhere.
+    - ``logit_mse``: the logits ``prior + reward / temperature``, centred over the branched actions, NaN
+      elsewhere. Linear in the rewards, so the mean of many noisy one-sample targets is the target of the
+      mean reward: the softmax of a noisy reward is not, and favours actions whose outcomes vary most.
+    """
     z = p.prior + np.asarray(p.rewards) / temperature
+    if loss == "logit_mse":
+        out = np.full(NUM_TOKENS, np.nan, dtype=np.float32)  # finite marks the branched actions (the support)
+        out[p.actions] = z - z.mean()
+        return out
     z = np.exp(z - z.max())
     out = np.zeros(NUM_TOKENS, dtype=np.float32)
     out[p.actions] = np.maximum(z / z.sum(), 1e-30)  # > 0 marks the branched actions (the loss's support)

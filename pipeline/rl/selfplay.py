@@ -191,7 +191,7 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
     if job.rollout is not None:
         out = []
         for _, _, o, a, p in g.trace:
-            out.append(Sample(o, a, p.rewards[p.actions.index(a)], target(p, job.rollout.temperature)))
+            out.append(Sample(o, a, p.rewards[p.actions.index(a)], target(p, job.rollout.temperature, job.rollout.loss)))
         return out
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]

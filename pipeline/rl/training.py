@@ -206,7 +206,7 @@ class PhaseRunner:
             if state.fingerprint == self._fingerprint() and state.loop <= budget:
                 net, _ = load_model(self.cfg.sl_dir)  # architecture; weights from the checkpoint
                 net.load_state_dict(ck["model"])
-                learner = QLearner(net, self.p.lr)
+                learner = QLearner(net, self.p.lr, self.p.rollout_loss)
                 learner.configure_optimizers().load_state_dict(ck["optimizer"])
                 self._say(f"resuming from {path} after loop {state.loop} ({state.games} games)")
                 return learner, state
@@ -215,7 +215,7 @@ class PhaseRunner:
             self._say(f"checkpoint {path} was made with other params or a larger budget; moved to {stale.name}, "
                       "starting afresh")
         net, state, opt_state = self._initial()
-        learner = QLearner(net, self.p.lr)
+        learner = QLearner(net, self.p.lr, self.p.rollout_loss)
         if opt_state is not None:
             learner.configure_optimizers().load_state_dict(opt_state)
         return learner, state
@@ -257,7 +257,8 @@ class PhaseRunner:
                 anchor = players.index(self.sl_spec)
             temperature = p.rollout_temperature if c.variant == "point" else p.rollout_temperature_wp
             rollout = RolloutSpec(p.rollout_fraction, temperature,
-                                  tuple(DECISION_NAMES.index(d) for d in p.rollout_decisions), anchor=anchor)
+                                  tuple(DECISION_NAMES.index(d) for d in p.rollout_decisions), anchor=anchor,
+                                  loss=p.rollout_loss)
         return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.concurrency,
                        reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
                        explore_seed=base)

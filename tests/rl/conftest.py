@@ -19,7 +19,7 @@ PARAMS = {
         "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
         "epochs": 1,
         "rollout": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
-                    "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl"},
+                    "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy"},
         "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
         "eval_every": 1, "eval_games": 4, "final_eval_games": 6, "train_precision": "32-true", "train_threads": 1,
         "accelerator": "cpu",

@@ -89,9 +89,39 @@ def test_cross_entropy_pass_moves_the_policy_towards_the_targets(make_net):
     assert mean_ce() < before
 
 
+def test_logit_targets_are_the_prior_plus_reward_over_temperature_centred(make_net):
+    """``logit_mse`` targets: prior + reward / temperature on the branched actions, centred; NaN elsewhere.
+
+    The same branches as the distribution targets, whose softmax they are."""
+    job = _job(make_net, epsilon=0.2, temperature=2.0)
+    dist = play_job(job).samples
+    logit = play_job(replace(job, rollout=replace(job.rollout, loss="logit_mse"))).samples
+    assert len(dist) == len(logit) > 20
+    for d, lg in zip(dist, logit, strict=True):
+        support = ~np.isnan(lg.target)
+        assert (support == (d.target > 0)).all() and abs(float(lg.target[support].sum())) < 1e-4
+        z = np.exp(lg.target[support] - lg.target[support].max())
+        np.testing.assert_allclose(z / z.sum(), d.target[support], rtol=1e-4, atol=1e-6)
+
+
+def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
+    from pipeline.rl.learner import collate
+
+    job = _job(make_net, temperature=0.5)
+    samples = play_job(replace(job, rollout=replace(job.rollout, loss="logit_mse"))).samples
+    learner = QLearner(make_net(0), lr=3e-3, rollout_loss="logit_mse")
+    with torch.no_grad():
+        before = float(learner.loss(collate(samples)))
+    fit_pass(learner, SampleBuffer(samples), 32, seed=0, epochs=3)
+    with torch.no_grad():
+        assert float(learner.loss(collate(samples))) < before
+
+
 @pytest.mark.slow
-def test_rollout_pi_phases_resume_and_reproduce(project, params):
+@pytest.mark.parametrize("loss", ["cross_entropy", "logit_mse"])
+def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
     params["rl"].update(algorithm="rollout_pi", epochs=2)
+    params["rl"]["rollout"]["loss"] = loss
     params["rl"]["phase1"]["loops"] = 1
     first = rl_stage(1, "point", params, progress=False, mlflow=False)
     w1 = torch.load(project / "models/rl_phase1/point/model.pt")
