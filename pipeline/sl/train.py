@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import math
 import os
 import shutil
 import sys
@@ -28,9 +27,10 @@ import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
 from ..encoding import same_choice
-from ..hardware import ACCELERATORS, PRECISIONS, resolve_accelerator, resolve_precision
+from ..hardware import resolve_accelerator, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
+from ..params import SLTrainParams
 from ..progress import on_terminal
 from ..runstate import ending_runs, log_metrics_once, owner_tags
 from ..train_guards import guards
@@ -39,31 +39,11 @@ from .card_logit import fit_card_logits
 from .data import SLDataModule
 from .dataset import SampleSet, fold_games, load_info, load_split
 from .evaluate import predict
-from .module import SCHEDULERS, SLModule
+from .module import SLModule
 from .selection import PerDecisionBest
 
 EXPERIMENT = "sl"
 
-DEFAULTS: dict[str, Any] = {
-    "seed": 0,
-    # model (paper sizes)
-    "width": 256, "ff": 512, "heads": 4, "layers": 2, "dropout": 0.1, "shared_trunk": False,
-    # networks given, per card and yaku set, "in the set" x "share of it in my / the opponent's pile"
-    "yaku_cross": ["discard", "pick"],
-    # networks whose output adds a conditional logit on each card's own attributes (model.CardLogit),
-    # fit before training with inverse L2 strength card_logit_c (scikit-learn's C) and then held fixed
-    "card_logit": ["pick"], "card_logit_c": 30.0,
-    # data: relabel interchangeable months (engine.cards.MONTH_SWAPS) at random in training batches
-    "augment": True,
-    # optimisation (as params.yaml, but threads: 0 picks the idle cores)
-    "lr": 3e-4, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0, "ema": 0.99,
-    "batch_size": 128, "num_workers": 0, "max_epochs": 8, "patience": 3, "precision": "auto",
-    "threads": 0,
-    # Lightning accelerator: auto is the GPU when torch sees one (precision auto then picks bf16/fp16)
-    "accelerator": "auto",
-    # each network's epoch: lowest val loss, or highest val accuracy (the paper, on its test fold)
-    "select": "loss",
-}
 # Params that change how long or how fast a run goes but not what it computes: a checkpoint
 # written under other values of these can still be resumed.
 _RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
@@ -75,58 +55,10 @@ CURVE_COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc",
                  *(f"val_acc_{n}" for n in DECISION_NAMES), *(f"val_loss_{n}" for n in DECISION_NAMES), "lr")
 
 
-def check_params(params: dict) -> dict:
-    """``params`` over the defaults, validated; ``ValueError`` naming the bad ``sl_train.<key>``."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"sl_train: unknown param(s) {unknown}; known: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
-
-    def bad(key: str, what: str) -> ValueError:
-        return ValueError(f"sl_train.{key} must be {what}, got {p[key]!r}")
-
-    for key, v in p.items():  # YAML .nan and .inf pass every comparison below that nan fails silently
-        if isinstance(v, float) and not math.isfinite(v):
-            raise bad(key, "a finite number")
-
-    for key in ("width", "ff", "heads", "layers", "batch_size", "max_epochs"):
-        if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1:
-            raise bad(key, "a positive int")
-    for key in ("seed", "num_workers", "patience", "threads"):
-        if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 0:
-            raise bad(key, "an int >= 0")
-    if not isinstance(p["lr"], int | float) or not p["lr"] > 0:
-        raise bad("lr", "> 0")
-    if not isinstance(p["weight_decay"], int | float) or p["weight_decay"] < 0:
-        raise bad("weight_decay", ">= 0")
-    for key in ("dropout", "label_smoothing", "ema"):
-        if not isinstance(p[key], int | float) or not 0 <= p[key] < 1:
-            raise bad(key, "in [0, 1)")
-    if p["scheduler"] not in SCHEDULERS:
-        raise bad("scheduler", f"one of {SCHEDULERS}")
-    for key in ("shared_trunk", "augment"):
-        if not isinstance(p[key], bool):
-            raise bad(key, "true or false")
-    for key in ("yaku_cross", "card_logit"):
-        if not isinstance(p[key], list | tuple) or not set(p[key]) <= set(DECISION_NAMES):
-            raise bad(key, f"a list of decision types from {list(DECISION_NAMES)}")
-    if not isinstance(p["card_logit_c"], int | float) or isinstance(p["card_logit_c"], bool) \
-            or not p["card_logit_c"] > 0:
-        raise bad("card_logit_c", "> 0")
-    if p["select"] not in ("loss", "acc"):
-        raise bad("select", "loss or acc")
-    if p["precision"] not in PRECISIONS:
-        raise bad("precision", " | ".join(PRECISIONS))
-    if p["accelerator"] not in ACCELERATORS:
-        raise bad("accelerator", " | ".join(ACCELERATORS))
-    if p["width"] % p["heads"]:
-        raise bad("width", f"divisible by heads ({p['heads']})")
-    return p
-
-
-def resolved(p: dict) -> dict:
-    """Checked params with ``accelerator`` and ``precision`` made concrete for this machine (what runs, logs
+def resolved(params: SLTrainParams) -> dict:
+    """The params as a dict with ``accelerator`` and ``precision`` made concrete for this machine (what runs, logs
     and fingerprints); ``ValueError`` naming the param when it cannot run here (a GPU asked for, none seen)."""
+    p = params.model_dump()
     accelerator = resolve_accelerator(p["accelerator"], "sl_train.accelerator")
     precision = resolve_precision(p["precision"], accelerator, "sl_train.precision")
     return {**p, "accelerator": accelerator, "precision": precision}
@@ -275,7 +207,7 @@ def _sample_counts(s: SampleSet, prefix: str) -> dict[str, int]:
 def train_sl(
     dataset_dir: str | Path,
     out_dir: str | Path,
-    params: dict,
+    params: SLTrainParams,
     callbacks: Sequence[Callback] = (),
     logger: Any = None,
     max_epochs: int | None = None,
@@ -287,7 +219,7 @@ def train_sl(
 ) -> dict:
     """Train on ``dataset_dir`` (``train.npz``/``val.npz``) and write the best model to ``out_dir``.
 
-    ``params``: the ``sl_train`` section (see ``DEFAULTS``; unknown keys are an error).
+    ``params``: the ``sl_train`` section (``pipeline.params``).
     ``callbacks``: extra Lightning callbacks (e.g. an Optuna pruning callback on ``val/acc``).
     ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model);
     ``False`` logs nothing; any Lightning logger is used as given. ``max_epochs`` overrides
@@ -301,7 +233,7 @@ def train_sl(
     ``run_id``.
     """
     t0 = time.perf_counter()
-    p = resolved(check_params(params))
+    p = resolved(params)
     epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
     threads = resolve_threads(p["threads"])
     torch.set_num_threads(threads)
@@ -407,7 +339,7 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
             log_pyfunc(out, register)
 
 
-def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_epochs: int | None = None,
+def cross_validate(dataset_dir: str | Path, params: SLTrainParams, folds: int = 5, max_epochs: int | None = None,
                    progress: bool = True, decisions: Sequence[str] | None = None) -> dict:
     """k-fold cross-validation by game over train+val of ``dataset_dir`` (as the paper's Table I).
 
@@ -420,7 +352,7 @@ def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_ep
     for a fraction of the time; the batch shrinks in proportion so each network still takes the same
     number of steps of the same expected size as in a full run.
     """
-    p = resolved(check_params(params))
+    p = resolved(params)
     epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
     torch.set_num_threads(resolve_threads(p["threads"]))
     train, layout = load_split(dataset_dir, "train")
