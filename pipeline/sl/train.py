@@ -1,4 +1,4 @@
-"""Supervised training entry points: ``train_sl`` (one run, tracked) and ``cross_validate`` (k folds by game).
+"""Supervised training: ``train_sl`` (one run, tracked); ``cross_validation`` holds the k-fold variant.
 
 ``train_sl`` is what the ``sl_train`` stage and the Optuna tuner call: it trains a ``KoiKoiNet`` on
 a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (resuming from
@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -22,11 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as pl
-import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
-from ..encoding import same_choice
 from ..hardware import resolve_accelerator, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
@@ -37,8 +34,7 @@ from ..train_guards import guards
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .data import SLDataModule
-from .dataset import SampleSet, fold_games, load_info, load_split
-from .evaluate import predict
+from .dataset import SampleSet, load_info
 from .module import SLModule
 from .selection import PerDecisionBest
 
@@ -151,7 +147,7 @@ def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
     return None, None
 
 
-def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
+def fit_model(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
          max_epochs: int, progress: bool, ckpt_path: Path | None, run_info: _RunInfo | None,
          ) -> tuple[KoiKoiNet, dict[str, float], CurvesCallback, int]:
     """Train with early stopping on val/loss; returns the net at its best epoch, its val metrics, the
@@ -268,7 +264,7 @@ def train_sl(
             client.set_tag(run_id, k, v)
 
     with ending_runs(client, run_id):  # Ctrl-C: the run ends KILLED, an error (a NaN loss): FAILED
-        net, metrics, curves, epochs_run = _fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
+        net, metrics, curves, epochs_run = fit_model(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
                                                 _RunInfo(fp, run_id))
     best_epoch = min(curves.rows, key=lambda r: r.get("val_loss", float("inf")))["epoch"] if curves.rows else 0
     per_type = [v for k, v in metrics.items() if k.startswith("best_epoch_")]
@@ -337,65 +333,3 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
         mlflow.set_tracking_uri(getattr(logger, "_tracking_uri", None) or tracking_uri())
         with mlflow.start_run(run_id=run_id):
             log_pyfunc(out, register)
-
-
-def cross_validate(dataset_dir: str | Path, params: SLTrainParams, folds: int = 5, max_epochs: int | None = None,
-                   progress: bool = True, decisions: Sequence[str] | None = None) -> dict:
-    """k-fold cross-validation by game over train+val of ``dataset_dir`` (as the paper's Table I).
-
-    Each fold trains from scratch with early stopping on its held-out games; the result pools the
-    held-out predictions of all folds: accuracy per decision type and overall, with sample counts,
-    plus the per-fold accuracies.
-
-    ``decisions`` (e.g. ``["pick", "koikoi"]``) trains and scores only those networks. With three
-    networks (no shared trunk) each learns from its own samples alone, so this gives their figures
-    for a fraction of the time; the batch shrinks in proportion so each network still takes the same
-    number of steps of the same expected size as in a full run.
-    """
-    p = resolved(params)
-    epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
-    torch.set_num_threads(resolve_threads(p["threads"]))
-    train, layout = load_split(dataset_dir, "train")
-    val, _ = load_split(dataset_dir, "val")
-    every = SampleSet.concat([train, val])
-    names = list(DECISION_NAMES) if decisions is None else list(dict.fromkeys(decisions))
-    unknown = sorted(set(names) - set(DECISION_NAMES))
-    if unknown or not names:
-        raise ValueError(f"decisions must be some of {list(DECISION_NAMES)}, got {list(decisions or [])}")
-    if len(names) < len(DECISION_NAMES):
-        if p["shared_trunk"]:
-            raise ValueError("decisions: a subset needs three networks (sl_train.shared_trunk false)")
-        keep = np.isin(every.decision, [DECISION_NAMES.index(n) for n in names])
-        p["batch_size"] = max(1, round(p["batch_size"] * keep.mean()))
-        every = every.select(keep)
-    games = np.unique(every.game)
-    groups = fold_games(games.size, folds, p["seed"])
-    correct = {n: 0 for n in ("all", *DECISION_NAMES)}
-    total = dict(correct)
-    per_fold = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, g in enumerate(groups):
-            held = np.isin(every.game, games[g])
-            dm = SLDataModule(train=every.select(~held), val=every.select(held), layout=layout,
-                              batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"],
-                              augment=p["augment"])
-            net, metrics, _, _ = _fit(dm, p, Path(tmp) / f"fold{i}", (), None, epochs, progress, None, None)
-            pred = predict(net, dm)
-            hit = same_choice(pred, dm.val_set.action)
-            per_fold.append(round(float(hit.mean()), 4))
-            print(f"sl-cv: fold {i + 1}/{folds}: {int(held.sum())} held-out samples ({', '.join(names)}), "
-                  f"accuracy {per_fold[-1]:.4f}", file=sys.stderr)
-            for d, name in enumerate(DECISION_NAMES):
-                sel = dm.val_set.decision == d
-                correct[name] += int(hit[sel].sum())
-                total[name] += int(sel.sum())
-            correct["all"] += int(hit.sum())
-            total["all"] += int(hit.size)
-    out = {name: round(correct[name] / max(1, total[name]), 4) for name in names}
-    if len(names) == len(DECISION_NAMES):
-        out["overall"] = round(correct["all"] / max(1, total["all"]), 4)
-    out["samples"] = total["all"]
-    out.update({f"samples_{n}": total[n] for n in names})
-    out["folds"] = folds
-    out["fold_acc"] = per_fold
-    return out

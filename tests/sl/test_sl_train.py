@@ -154,7 +154,7 @@ def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
     data, metrics = two_game_dataset
     assert main(["sl-cv", "--folds", "2", "--dataset", str(data), "--params", "/nonexistent.yaml"]) == 2
     assert "/nonexistent.yaml: no such params file" in capsys.readouterr().err
-    from pipeline.sl.train import cross_validate
+    from pipeline.sl.cross_validation import cross_validate
 
     r = cross_validate(data, sl_params(), folds=2, progress=False)
     assert r["samples"] == metrics["samples"] and r["folds"] == 2 and len(r["fold_acc"]) == 2
@@ -178,7 +178,7 @@ def test_precision_auto_follows_the_cpu(monkeypatch):
 
 @pytest.mark.slow
 def test_cross_validation_of_some_networks_only(two_game_dataset):
-    from pipeline.sl.train import cross_validate
+    from pipeline.sl.cross_validation import cross_validate
 
     data, metrics = two_game_dataset
     r = cross_validate(data, sl_params(), folds=2, progress=False, decisions=["pick", "koikoi"])
