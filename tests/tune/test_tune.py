@@ -169,9 +169,9 @@ def test_study_of_another_target_is_refused(tmp_path):
         open_study(tune_cfg(target="rl", study="s", storage=storage))
 
 
-def test_space_values_the_sl_train_model_refuses_fail_before_any_trial(tiny_dataset):
-    with pytest.raises(ParamError, match=r"tune.space.sl over params.yaml: sl_train.width must be divisible by heads"):
-        sl_objective(tiny_dataset, sl_base(), merged_space("sl", {"heads": [3], "head_dim": [8]}), 1)
+def test_space_key_unknown_to_sl_train_fails_before_any_trial(tiny_dataset):
+    with pytest.raises(ParamError, match=r"tune\.space\.sl\.lrr names no sl_train key"):
+        sl_objective(tiny_dataset, sl_base(), merged_space("sl", {"lrr": [0.1]}), 1)
 
 
 def test_endless_session_is_refused():
