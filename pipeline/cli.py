@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 from . import commands
+from .params import ParamError
 
 
 class UserError(Exception):
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0)
     try:
         return int(args.func(args) or 0)
-    except UserError as e:
+    except (UserError, ParamError) as e:
         command = " ".join(filter(None, (args.command, getattr(args, "target", None))))
         print(f"koikoi {command}: error: {e}", file=sys.stderr)
         return 2

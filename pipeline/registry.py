@@ -37,15 +37,6 @@ ARTIFACT = "model"
 REGISTERED = {"sl": "koikoi-sl", "rl/point": "koikoi-rl-point", "rl/wp": "koikoi-rl-wp"}
 
 
-def register_enabled(params: dict) -> bool:
-    """``registry.register`` of a params document (default true); ``ValueError`` naming it otherwise."""
-    section = params.get("registry") or {}
-    value = section.get("register", True) if isinstance(section, dict) else None
-    if not isinstance(value, bool):
-        raise ValueError(f"registry.register must be true or false, got {value!r}")
-    return value
-
-
 def registered_name(meta: dict) -> str | None:
     """The registered model for a model directory's meta: ``koikoi-sl``, ``koikoi-rl-point``, ``koikoi-rl-wp``."""
     key = meta.get("kind") if meta.get("kind") != "rl" else f"rl/{meta.get('variant')}"

@@ -167,9 +167,15 @@ def remembered_run(path: str | Path, fingerprint: str) -> str | None:
 
 @contextmanager
 def stage_exit(stage: str) -> Iterator[None]:
-    """Around a stage script's ``main()``: Ctrl-C ends it with one line on stderr and exit code 130."""
+    """Around a stage script's ``main()``: Ctrl-C ends it with one line on stderr and exit code 130, a bad
+    param (``ParamError``) with one line and exit code 2."""
+    from .params import ParamError
+
     try:
         yield
+    except ParamError as e:
+        print(f"{stage}: error: {e}", file=sys.stderr, flush=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         print(f"{stage}: interrupted", file=sys.stderr, flush=True)
         sys.exit(INTERRUPTED)

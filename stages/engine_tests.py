@@ -8,17 +8,16 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from pipeline import atomic
 from pipeline.benchmarks.engine import play_random_games
 from pipeline.engine import replay_dir
+from pipeline.params import load_params
 from pipeline.records_source import shared_records_dir
 from pipeline.runstate import stage_exit
 
 
 def main() -> None:
-    params = yaml.safe_load(Path("params.yaml").read_text())["engine_tests"]
+    params = load_params().engine_tests
     out = Path("results/engine")
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/engine"], capture_output=True, text=True)
@@ -38,9 +37,9 @@ def main() -> None:
         metrics.update(replay_games=0, replay_note="no human records found; see README 'Records'")
 
     t0 = time.perf_counter()
-    decisions, _ = play_random_games(params["bench_games"], params["seed"])
+    decisions, _ = play_random_games(params.bench_games, params.seed)
     dt = time.perf_counter() - t0
-    metrics.update(engine_games_per_s=round(params["bench_games"] / dt, 1),
+    metrics.update(engine_games_per_s=round(params.bench_games / dt, 1),
                    engine_decisions_per_s=round(decisions / dt))
     atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     print(json.dumps(metrics))

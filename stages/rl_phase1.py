@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-import yaml
-
+from pipeline.params import load_params
 from pipeline.rl.stages import rl_stage
 from pipeline.runstate import stage_exit
 
@@ -18,9 +16,9 @@ from pipeline.runstate import stage_exit
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("rl_phase1: error: usage: python stages/rl_phase1.py point|wp")
-    doc = yaml.safe_load(Path("params.yaml").read_text())
+    params = load_params()
     try:
-        summary = rl_stage(1, sys.argv[1], doc)
+        summary = rl_stage(1, sys.argv[1], params)
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"rl_phase1: error: {e}")
     print(json.dumps(summary))

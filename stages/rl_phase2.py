@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-import yaml
-
-from pipeline.registry import register_enabled
+from pipeline.params import load_params
 from pipeline.rl.stages import rl_stage
 from pipeline.runstate import stage_exit
 
@@ -19,9 +16,9 @@ from pipeline.runstate import stage_exit
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("rl_phase2: error: usage: python stages/rl_phase2.py point|wp")
-    doc = yaml.safe_load(Path("params.yaml").read_text())
+    params = load_params()
     try:
-        summary = rl_stage(2, sys.argv[1], doc, register=register_enabled(doc))
+        summary = rl_stage(2, sys.argv[1], params, register=params.registry.enabled)
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"rl_phase2: error: {e}")
     print(json.dumps(summary))

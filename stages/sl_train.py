@@ -9,22 +9,20 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 from pipeline import atomic
-from pipeline.registry import register_enabled
+from pipeline.params import load_params
 from pipeline.runstate import stage_exit
 from pipeline.sl import DECISION_NAMES
 from pipeline.sl.train import train_sl
 
 
 def main() -> None:
-    doc = yaml.safe_load(Path("params.yaml").read_text()) or {}
+    params = load_params()
     res = Path("results/sl")
     res.mkdir(parents=True, exist_ok=True)
     try:
-        r = train_sl("data/sl", "models/sl", doc.get("sl_train") or {}, curves_path=res / "curves.csv",
-                     register=register_enabled(doc))
+        r = train_sl("data/sl", "models/sl", params.sl_train, curves_path=res / "curves.csv",
+                     register=params.registry.enabled)
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"sl_train: error: {e}")
     info = json.loads(Path("data/sl/info.json").read_text())

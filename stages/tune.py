@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import sys
 
+from pipeline.params import load_params
 from pipeline.runstate import stage_exit
 from pipeline.tune import session
 
 
 def main() -> None:
+    params = load_params()
     try:
-        params = session.load_params(session.PARAMS_FILE)
-        cfg = session.config_from_params(params.get("tune"))
-        summary = session.tune(cfg, params)
+        summary = session.tune(params.tune, params)
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"tune: error: {str(e).splitlines()[0]}")
     print(json.dumps(summary))

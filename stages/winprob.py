@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-import yaml
-
+from pipeline.params import load_params
 from pipeline.rl.stages import winprob_stage
 from pipeline.runstate import stage_exit
 
 
 def main() -> None:
-    doc = yaml.safe_load(Path("params.yaml").read_text())
+    params = load_params()
     try:
-        metrics = winprob_stage(doc)
+        metrics = winprob_stage(params.winprob)
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"winprob: error: {e}")
     print(json.dumps(metrics))

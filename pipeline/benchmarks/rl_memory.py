@@ -4,7 +4,6 @@ network as the SL model), flat after the first loops; --no-release shows the gro
 from __future__ import annotations
 
 import argparse
-import copy
 import tempfile
 import time
 from pathlib import Path
@@ -26,27 +25,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict:
     import torch
-    import yaml
 
     from ..memory import rss_mb
     from ..model import KoiKoiNet, ModelConfig
     from ..modelio import save_model
-    from ..paths import repo_root
+    from ..params import params_with
     from ..rl import training
-    from ..rl.config import parse_rl, parse_winprob
 
     if args.width % 4:
         raise UserError(f"--width must be divisible by the 4 heads, got {args.width}")
-    doc = yaml.safe_load((repo_root() / "params.yaml").read_text()) or {}
-    rl = copy.deepcopy(doc.get("rl") or {})
-    rl.update(games_per_loop=args.games, eval_games=args.eval_games, final_eval_games=args.eval_games, eval_every=1,
-              accelerator="cpu", seed=args.seed)
-    rl["selfplay"] = {**rl.get("selfplay", {}), "workers": args.workers, "backend": "process"}
-    rl["phase1"] = {**rl.get("phase1", {}), "loops": args.loops, "target_win_rate": 1.0}
-    try:
-        params, wp = parse_rl(rl), parse_winprob(doc.get("winprob"))
-    except ValueError as e:
-        raise UserError(f"params.yaml: {e}") from None
+    sp, p1 = "rl.selfplay", "rl.phase1"
+    params = params_with({
+        "rl.games_per_loop": args.games, "rl.eval_games": args.eval_games, "rl.final_eval_games": args.eval_games,
+        "rl.eval_every": 1, "rl.accelerator": "cpu", "rl.seed": args.seed, f"{sp}.workers": args.workers,
+        f"{sp}.backend": "process", f"{p1}.loops": args.loops, f"{p1}.target_win_rate": 1.0})
     rss: list[float] = []
 
     class Measured(training.PhaseRunner):
@@ -63,7 +55,7 @@ def run(args: argparse.Namespace) -> dict:
             torch.manual_seed(args.seed)
             sl = save_model(KoiKoiNet(ModelConfig(width=args.width, ff=2 * args.width, heads=4, layers=2)),
                             Path(tmp) / "sl", {"kind": "sl"})
-            cfg = training.PhaseConfig(phase=1, variant="point", params=params, winprob=wp, sl_dir=sl,
+            cfg = training.PhaseConfig(phase=1, variant="point", params=params.rl, winprob=params.winprob, sl_dir=sl,
                                        out_dir=Path(tmp) / "rl", results_dir=Path(tmp) / "results",
                                        progress=False, mlflow=False)
             Measured(cfg).run()
@@ -76,4 +68,4 @@ def run(args: argparse.Namespace) -> dict:
             "growth_mb_per_loop_second_half": round((per_loop[-1] - per_loop[half - 1]) / (len(per_loop) - half), 2),
             "release": not args.no_release, "loops": args.loops, "games_per_loop": args.games,
             "eval_games": args.eval_games, "width": args.width, "workers": args.workers,
-            "algorithm": params.algorithm, "seconds": round(time.perf_counter() - t0, 1)}
+            "algorithm": params.rl.algorithm, "seconds": round(time.perf_counter() - t0, 1)}

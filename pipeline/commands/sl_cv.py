@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import yaml
 
@@ -26,16 +25,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        params = dict(yaml.safe_load(Path(args.params).read_text()).get("sl_train") or {})
-    except (OSError, yaml.YAMLError, AttributeError) as e:
-        raise UserError(f"--params {args.params}: cannot read an sl_train section ({e})") from None
+    from ..params import parse_params, read_doc, with_overrides
+
+    overrides = {}
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep:
             raise UserError(f"--set {item!r}: expected KEY=VALUE")
-        params[key] = yaml.safe_load(value)
-    from ..sl.train import cross_validate
+        overrides[f"sl_train.{key}"] = yaml.safe_load(value)
+    params = parse_params(with_overrides(read_doc(args.params), overrides), args.params).sl_train
+    from ..sl.cross_validation import cross_validate
 
     try:
         decisions = None if args.decisions is None else comma_list(args.decisions)

@@ -45,21 +45,22 @@ def apply_line(args: argparse.Namespace, study: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..params import PARAMS_FILE, load_params
     from ..tune import apply, report, session
 
     root = repo_root()
-    params_path = Path(args.params) if args.params else root / session.PARAMS_FILE
+    params_path = Path(args.params) if args.params else root / PARAMS_FILE
+    params = load_params(params_path)  # a ParamError is one line and exit code 2 (cli.main)
     try:
-        params = session.load_params(params_path)
-        section = dict(params.get("tune") or {})
-        if args.target and args.target != section.get("target", args.target) and not args.study:
-            section.pop("study", None)  # the params' study belongs to the other target
+        section = params.tune
+        study = args.study
+        if args.target and args.target != section.target and not study:
+            study = args.target  # the params' study belongs to the other target
         trials = args.trials
         if trials is None and args.apply:
             trials = 0
         cfg = session.config_from_params(section, target=args.target, trials=trials, max_epochs=args.max_epochs,
-                                         storage=args.storage, study=args.study, timeout=args.timeout,
-                                         seed=args.seed)
+                                         storage=args.storage, study=study, timeout=args.timeout, seed=args.seed)
         out_root = Path(args.out) if args.out else root / session.RESULTS
         summary: dict = {"study": cfg.study_name}
         if not (args.apply and args.trials is None):

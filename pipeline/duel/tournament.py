@@ -1,6 +1,6 @@
 """The round-robin of the ``duels`` stage: every pairing on the same duplicate deals, then the report.
 
-``DuelsConfig.from_params`` validates the ``duels`` section of params.yaml; ``run_duels`` plays,
+``run_duels`` plays the ``duels`` section of params.yaml (``pipeline.params.DuelsParams``),
 writes ``metrics.json``, ``table.md``, ``ratings.json``, the figures, logs one MLflow run and, when
 asked (the stage, ``registry.register``), points each played model's ``champion`` alias at its
 registered version, tagged with its rating.
@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import atomic
 from ..agents import load_agent
-from ..encoding import MAX_ROUNDS
+from ..params import DuelsParams
 from .plots import rl_curves, winrate_matrix
 from .ratings import fit_bradley_terry
 from .report import key_name, table_markdown
@@ -26,80 +25,21 @@ BUILTIN = ("random", "heuristic")
 
 
 class DuelsError(ValueError):
-    """Bad ``duels`` params or a missing model directory (one line, names the culprit)."""
+    """A missing model directory, or an attention figure no seed can draw (one line, names the culprit)."""
 
 
-@dataclass
-class DuelsConfig:
-    agents: list[str]
-    games: int = 200
-    rl_vs_sl_games: int = 2000  # pairings of an RL model (models/rl/...) with models/sl: the paper's 2,000
-    workers: int = 2  # processes for model-vs-model pairings (0: in this process)
-    seed: int = 0
-    rounds: int = 8
-    points: int = 30
-    anchor: str = "random"
-    torch_threads: int = 1
-    rl_curves: dict[str, str] = field(default_factory=dict)
-    attention: dict | None = None  # {"model": dir, "seed": int, "turn": int}, or None for no figure
+def check_models(cfg: DuelsParams) -> None:
+    """Every model the stage needs must be a saved model directory; name all that are not."""
+    from ..modelio import is_model_dir
 
-    @classmethod
-    def from_params(cls, p: dict) -> DuelsConfig:
-        if not isinstance(p, dict):
-            raise DuelsError("params 'duels' must be a mapping")
-        known = {"agents", "games", "rl_vs_sl_games", "workers", "seed", "rounds", "points", "anchor", "rl_curves",
-                 "attention", "torch_threads"}
-        unknown = sorted(set(p) - known)
-        if unknown:
-            raise DuelsError(f"unknown param(s) duels.{', duels.'.join(unknown)}; known: {sorted(known)}")
-        agents = p.get("agents")
-        if not isinstance(agents, list) or len(agents) < 2 or not all(isinstance(a, str) for a in agents):
-            raise DuelsError("duels.agents must be a list of at least two agent specs")
-        keys = [key_name(a) for a in agents]
-        if len(set(keys)) != len(keys):
-            raise DuelsError(f"duels.agents names must be distinct, got {keys}")
-        for name in ("games", "rl_vs_sl_games", "workers", "seed", "rounds", "points", "torch_threads"):
-            v = p.get(name, getattr(cls, name))
-            if not isinstance(v, int) or isinstance(v, bool) or (v < 1 and name not in ("seed", "workers")) or v < 0:
-                raise DuelsError(f"duels.{name} must be a non-negative int (games/rounds/points >= 1), got {v!r}")
-        if p.get("rounds", cls.rounds) > MAX_ROUNDS:
-            raise DuelsError(f"duels.rounds must be 1..{MAX_ROUNDS} (what the observation encoding covers), "
-                             f"got {p['rounds']}")
-        for name in ("games", "rl_vs_sl_games"):
-            games = p.get(name, getattr(cls, name))
-            if games < 2 or games % 2:
-                raise DuelsError(f"duels.{name} must be even and >= 2 (each deal is played twice), got {games}")
-        anchor = p.get("anchor", "random")
-        if key_name(anchor) not in keys:
-            raise DuelsError(f"duels.anchor {anchor!r} is not one of duels.agents")
-        att = p.get("attention")
-        if att is not None:
-            if not isinstance(att, dict) or set(att) != {"model", "seed", "turn"}:
-                raise DuelsError("duels.attention must be null or a mapping with model, seed and turn")
-            if not isinstance(att["turn"], int) or not 1 <= att["turn"] <= 16:
-                raise DuelsError(f"duels.attention.turn must be an int in 1..16, got {att['turn']!r}")
-        curves = p.get("rl_curves") or {}
-        if not isinstance(curves, dict):
-            raise DuelsError("duels.rl_curves must map a label to a curve CSV path")
-        return cls(agents=list(agents), games=p.get("games", cls.games),
-                   rl_vs_sl_games=p.get("rl_vs_sl_games", cls.rl_vs_sl_games), workers=p.get("workers", cls.workers),
-                   seed=p.get("seed", 0),
-                   rounds=p.get("rounds", 8),
-                   points=p.get("points", 30), anchor=key_name(anchor), rl_curves=dict(curves), attention=att,
-                   torch_threads=p.get("torch_threads", 1))
-
-    def check_models(self) -> None:
-        """Every model the stage needs must be a saved model directory; name all that are not."""
-        from ..modelio import is_model_dir
-
-        needed = [a for a in self.agents if a not in BUILTIN]
-        if self.attention is not None:
-            needed.append(self.attention["model"])
-        missing = sorted({d for d in needed if not is_model_dir(d)})
-        if missing:
-            raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
-                             f"{', '.join(missing)} (model.pt + config.json): run the training stages first "
-                             "(dvc repro sl_train rl_phase2) or change duels.agents")
+    needed = [a for a in cfg.agents if a not in BUILTIN]
+    if cfg.attention is not None:
+        needed.append(cfg.attention.model)
+    missing = sorted({d for d in needed if not is_model_dir(d)})
+    if missing:
+        raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
+                         f"{', '.join(missing)} (model.pt + config.json): run the training stages first "
+                         "(dvc repro sl_train rl_phase2) or change duels.agents")
 
 
 def is_rl_vs_sl(a: str, b: str) -> bool:
@@ -141,10 +81,10 @@ def ratings_of(keys: list[str], results: dict[tuple[str, str], DuelResult], anch
     return fit_bradley_terry(keys, games, anchor=anchor)
 
 
-def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
+def run_duels(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
     """Play the round-robin and write every output into ``out_dir``; returns the metrics. ``register``
     (with ``track``) sets the ``champion`` aliases."""
-    cfg.check_models()
+    check_models(cfg)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     keys = [key_name(a) for a in cfg.agents]
@@ -168,21 +108,21 @@ def run_duels(cfg: DuelsConfig, out_dir: str | Path, track: bool = True, registe
 
         a = cfg.attention
         # A seed whose round 1 ends before the chosen turn cannot show it: try the next seeds.
-        for s in range(a["seed"], a["seed"] + 50):
+        for s in range(a.seed, a.seed + 50):
             try:
-                render_attention(a["model"], s, a["turn"], out / "attention.png")
+                render_attention(a.model, s, a.turn, out / "attention.png")
                 break
             except AttentionError:
                 continue
         else:
-            raise DuelsError(f"duels.attention: no seed in {a['seed']}..{a['seed'] + 49} reaches turn {a['turn']} "
+            raise DuelsError(f"duels.attention: no seed in {a.seed}..{a.seed + 49} reaches turn {a.turn} "
                              "of round 1; choose an earlier turn")
     if track:
         _log_run(cfg, metrics, ratings, out, seconds, missing, register)
     return metrics
 
 
-def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str],
+def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str],
              register: bool) -> None:
     import mlflow
 
@@ -208,7 +148,7 @@ def _log_run(cfg: DuelsConfig, metrics: dict, ratings: dict, out: Path, seconds:
             mlflow.set_tags({f"champion/{name}": version for name, version in crowned.items()})
 
 
-def _set_champions(cfg: DuelsConfig, ratings: dict, run_id: str) -> dict[str, str]:
+def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
     """``champion`` on the registered version of every model played, tagged with its rating and rank."""
     from ..registry import CHAMPION, set_champions
 

@@ -6,6 +6,5 @@
 - ``rewards``: the round reward models RL-Point and RL-WP.
 - ``winprob``: the win-probability table P(win | round, points, dealer), fitted by logistic regression.
 - ``learner``: the Lightning module (Q-learning by Monte-Carlo targets) and the per-type sample buffer.
-- ``config``: the ``rl`` / ``winprob`` params, checked before any work.
 - ``training``: the phase loops (phase 1 against SL, phase 2 self-play), evaluation, checkpoints, MLflow.
 """

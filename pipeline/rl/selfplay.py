@@ -190,8 +190,9 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
         raise ValueError("a game records trajectories but the play job has no reward model")
     if job.rollout is not None:
         out = []
+        spec = job.rollout
         for _, _, o, a, p in g.trace:
-            out.append(Sample(o, a, p.rewards[p.actions.index(a)], target(p, job.rollout.temperature, job.rollout.loss)))
+            out.append(Sample(o, a, p.rewards[p.actions.index(a)], target(p, spec.temperature, spec.loss)))
         return out
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]

@@ -1,7 +1,7 @@
 """What the DVC stages ``winprob``, ``rl_phase1@<reward>`` and ``rl_phase2@<reward>`` do (stages/ stay thin).
 
-Every param and input is checked before any work starts; problems are raised as :class:`ParamError`
-or ``FileNotFoundError``/``ValueError`` with a one-line message that the stage script prints.
+The params come checked (``pipeline.params``); inputs are checked before any work starts and raise
+``FileNotFoundError``/``ValueError`` with a one-line message that the stage script prints.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import atomic
 from ..modelio import is_model_dir
-from .config import ParamError, check_variant, parse_rl, parse_winprob
+from ..params import Params, WinProbParams, check_variant
 
 SL_DIR = Path("models/sl")
 WINPROB_DIR = Path("models/winprob")
@@ -22,7 +22,7 @@ def _need_model(path: Path, what: str) -> None:
         raise FileNotFoundError(f"{what} {path} is not a model directory (model.pt + config.json); run its stage first")
 
 
-def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Path("results/winprob"),
+def winprob_stage(wp: WinProbParams, out_dir: Path = WINPROB_DIR, results_dir: Path = Path("results/winprob"),
                   progress: bool = True, mlflow: bool = True) -> dict:
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
     import time
@@ -34,7 +34,6 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
     from .policies import NetSpec
     from .winprob import fit_table, log_loss, plot_table, simulate
 
-    wp = parse_winprob(doc.get("winprob"))
     _need_model(Path(wp.agent), "winprob.agent")
     net, _ = load_model(wp.agent)
     t0 = time.perf_counter()
@@ -54,20 +53,21 @@ def winprob_stage(doc: dict, out_dir: Path = WINPROB_DIR, results_dir: Path = Pa
     if mlflow:
         import mlflow as mlf
 
+        from ..params import dotted
         from ..tracking import setup_experiment
 
         exp = setup_experiment("rl")
         from ..runstate import tracked_run
 
         with tracked_run(experiment_id=exp, run_name="winprob"):
-            mlf.log_params({f"winprob.{k}": v for k, v in vars(wp).items()})
+            mlf.log_params(dotted(wp.model_dump(), "winprob"))
             mlf.log_metrics({k: float(v) for k, v in metrics.items()})
             mlf.log_artifact(str(path))
             mlf.log_artifact(str(png))
     return metrics
 
 
-def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow: bool = True,
+def rl_stage(phase: int, variant: str, params: Params, progress: bool = True, mlflow: bool = True,
              root: Path = Path("."), register: bool = False) -> dict:
     """Phase 1 (``models/rl_phase1/<variant>``) or phase 2 (``models/rl/<variant>``) of one reward model;
     ``register``: phase 2 registers its model as ``koikoi-rl-<variant>`` (the DVC stage asks for it)."""
@@ -75,8 +75,6 @@ def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow:
     from .training import PhaseConfig, PhaseRunner
 
     check_variant(variant)
-    params = parse_rl(doc.get("rl"))
-    wp = parse_winprob(doc.get("winprob"))
     sl_dir = root / SL_DIR
     _need_model(sl_dir, "the SL model")
     init_dir = winprob_path = None
@@ -91,9 +89,9 @@ def rl_stage(phase: int, variant: str, doc: dict, progress: bool = True, mlflow:
         init_dir = root / "models/rl_phase1" / variant
         _need_model(init_dir, "the phase-1 model")
     else:
-        raise ParamError(f"phase must be 1 or 2, got {phase}")
-    cfg = PhaseConfig(phase=phase, variant=variant, params=params, winprob=wp, sl_dir=sl_dir, out_dir=out_dir,
-                      results_dir=results_dir, init_dir=init_dir, winprob_path=winprob_path, progress=progress,
-                      mlflow=mlflow, register=register)
+        raise ValueError(f"phase must be 1 or 2, got {phase}")
+    cfg = PhaseConfig(phase=phase, variant=variant, params=params.rl, winprob=params.winprob, sl_dir=sl_dir,
+                      out_dir=out_dir, results_dir=results_dir, init_dir=init_dir, winprob_path=winprob_path,
+                      progress=progress, mlflow=mlflow, register=register)
     with ending_runs():  # Ctrl-C: the MLflow run ends KILLED, an error: FAILED (never FINISHED)
         return PhaseRunner(cfg).run()

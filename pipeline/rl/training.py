@@ -33,7 +33,7 @@ from ..hardware import resolve_accelerator, resolve_bf16, resolve_precision, tor
 from ..memory import release_free_memory
 from ..model import KoiKoiNet
 from ..modelio import MODEL_FILE, load_model, read_training_state, save_model
-from .config import RLParams, WinProbParams
+from ..params import RLParams, WinProbParams, dotted
 from .executor import Executor, make_executor
 from .learner import QLearner, SampleBuffer, fit_pass
 from .policies import NetSpec
@@ -145,11 +145,12 @@ class PhaseRunner:
         # one accelerator for the learner's passes and the players' forward passes (games stay on CPU cores)
         self.accelerator = resolve_accelerator(self.p.accelerator, "rl.accelerator")
         device = torch_device(self.accelerator)
-        self.bf16 = resolve_bf16(self.p.bf16, device)
+        self.bf16 = resolve_bf16(self.p.selfplay.bf16, device)
         self.train_precision = resolve_precision(self.p.train_precision, self.accelerator, "rl.train_precision")
         self.ckpt_dir = cfg.out_dir / "checkpoints"
         self._own_executor = executor is None
-        self.executor = executor or make_executor(self.p.workers, self.p.start_method, self.p.backend, device)
+        sp = self.p.selfplay
+        self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, device)
         sl_net, _ = load_model(cfg.sl_dir)
         self.sl_spec = NetSpec.from_net(sl_net, "sl")
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them
@@ -202,11 +203,11 @@ class PhaseRunner:
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         if path.is_file() and (ck := read_training_state(path, f"rl_phase{self.cfg.phase}")) is not None:
             state = RunState(**ck["state"])
-            budget = self.p.phase1_loops if self.cfg.phase == 1 else self.p.phase2_loops
+            budget = self.p.phase1.loops if self.cfg.phase == 1 else self.p.phase2.loops
             if state.fingerprint == self._fingerprint() and state.loop <= budget:
                 net, _ = load_model(self.cfg.sl_dir)  # architecture; weights from the checkpoint
                 net.load_state_dict(ck["model"])
-                learner = QLearner(net, self.p.lr, self.p.rollout_loss)
+                learner = QLearner(net, self.p.lr, self.p.rollout.loss)
                 learner.configure_optimizers().load_state_dict(ck["optimizer"])
                 self._say(f"resuming from {path} after loop {state.loop} ({state.games} games)")
                 return learner, state
@@ -215,7 +216,7 @@ class PhaseRunner:
             self._say(f"checkpoint {path} was made with other params or a larger budget; moved to {stale.name}, "
                       "starting afresh")
         net, state, opt_state = self._initial()
-        learner = QLearner(net, self.p.lr, self.p.rollout_loss)
+        learner = QLearner(net, self.p.lr, self.p.rollout.loss)
         if opt_state is not None:
             learner.configure_optimizers().load_state_dict(opt_state)
         return learner, state
@@ -240,26 +241,26 @@ class PhaseRunner:
             pool = [NetSpec.from_net(self._snapshot_net(learner, s), f"snapshot-{s}") for s in state.snapshots]
             players = (me, *pool)
             for i in range(p.games_per_loop):
-                if not pool or rng.random() < p.self_play_fraction:
+                if not pool or rng.random() < p.phase2.self_play_fraction:
                     games.append(GameSpec(base + i, (0, 0), (True, True)))
                 else:
                     k = 1 + int(rng.integers(len(pool)))
                     seats = (0, k) if i % 2 == 0 else (k, 0)
                     games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
-        scale = p.point_scale if c.variant == "point" else p.wp_scale
+        scale = getattr(p.reward_scale, c.variant)
         rollout = None
         if p.algorithm == "rollout_pi":
             anchor = None
-            if p.rollout_prior == "sl":  # the SL net rides along unseated in phase 2
+            if p.rollout.prior == "sl":  # the SL net rides along unseated in phase 2
                 if self.sl_spec not in players:
                     players = (*players, self.sl_spec)
                 anchor = players.index(self.sl_spec)
-            temperature = p.rollout_temperature if c.variant == "point" else p.rollout_temperature_wp
-            rollout = RolloutSpec(p.rollout_fraction, temperature,
-                                  tuple(DECISION_NAMES.index(d) for d in p.rollout_decisions), anchor=anchor,
-                                  loss=p.rollout_loss)
-        return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.concurrency,
+            temperature = getattr(p.rollout.temperature, c.variant)
+            rollout = RolloutSpec(p.rollout.fraction, temperature,
+                                  tuple(DECISION_NAMES.index(d) for d in p.rollout.decisions), anchor=anchor,
+                                  loss=p.rollout.loss)
+        return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.selfplay.concurrency,
                        reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
                        explore_seed=base)
 
@@ -273,7 +274,7 @@ class PhaseRunner:
         _atomic_save({k: v.detach().cpu() for k, v in learner.net.state_dict().items()},
                      self.ckpt_dir / f"snapshot-{state.loop:05d}.pt")
         state.snapshots.append(state.loop)
-        while len(state.snapshots) > self.p.pool_size:  # files go after the next checkpoint no longer lists them
+        while len(state.snapshots) > self.p.phase2.pool_size:  # files go after the next checkpoint no longer lists them
             self._dropped.append(state.snapshots.pop(0))
 
     def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
@@ -287,7 +288,7 @@ class PhaseRunner:
     def _evaluate(self, learner: QLearner, state: RunState, label: str) -> dict:
         p = self.p
         ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.eval_games,
-                      _seed(p, 9, 0, 0), self.bf16, p.concurrency, self.cfg.progress, desc=label)
+                      _seed(p, 9, 0, 0), self.bf16, p.selfplay.concurrency, self.cfg.progress, desc=label)
         row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games, **ev.row()}
         state.curve.append(row)
         return row
@@ -297,7 +298,7 @@ class PhaseRunner:
         if state.final is None:
             p = self.p
             ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.final_eval_games,
-                          _seed(p, 9, 1, 0), self.bf16, p.concurrency, self.cfg.progress,
+                          _seed(p, 9, 1, 0), self.bf16, p.selfplay.concurrency, self.cfg.progress,
                           desc=f"phase {self.cfg.phase} {self.cfg.variant} final eval")
             state.final = ev.row()
             self._checkpoint(learner, state)
@@ -311,15 +312,15 @@ class PhaseRunner:
                           enabled=self.cfg.progress) as bar:
             outcomes = simulate(NetSpec.from_net(learner.net, "learner"), wp.refit_games,
                                 _seed(self.p, self.cfg.phase, state.loop, 7) // 10**6, self.executor, self.bf16,
-                                self.p.concurrency, bar.update)
+                                self.p.selfplay.concurrency, bar.update)
         table = fit_table(outcomes, source=f"phase {self.cfg.phase} loop {state.loop}", c=wp.C)
         state.winprob = table.to_dict()
         return {"winprob/refit_games": wp.refit_games}
 
     def _target_reached(self, state: RunState) -> bool:
         p = self.p
-        return (self.cfg.phase == 1 and len(state.evals) >= p.window
-                and float(np.mean(state.evals[-p.window:])) >= p.target_win_rate)
+        return (self.cfg.phase == 1 and len(state.evals) >= p.phase1.window
+                and float(np.mean(state.evals[-p.phase1.window:])) >= p.phase1.target_win_rate)
 
     # ------------------------------------------------------------------ the phase
     def run(self) -> dict:
@@ -334,7 +335,7 @@ class PhaseRunner:
         if p.train_threads:  # intra-op threads spin badly on a busy machine: 1 is often fastest there
             torch.set_num_threads(p.train_threads)
         learner, state = self._load_or_start()
-        budget = p.phase1_loops if c.phase == 1 else p.phase2_loops
+        budget = p.phase1.loops if c.phase == 1 else p.phase2.loops
         tracker = _Tracker(c, state) if c.mlflow else None
         if state.loop == 0 and not any(r["loop"] == state.loop_offset for r in state.curve):
             row = self._evaluate(learner, state, "eval (start)")
@@ -350,7 +351,7 @@ class PhaseRunner:
             state.final = None  # a raised budget trains on: the old final evaluation no longer applies
             loop = state.loop + 1
             glob = state.loop_offset + state.loop
-            epsilon = p.epsilon(glob)
+            epsilon = p.epsilon_at(glob)
             job = self._loop_job(learner, state, loop, epsilon)
             result, play_s = self._play(job, f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
             buffer = SampleBuffer(result.samples)
@@ -363,7 +364,7 @@ class PhaseRunner:
             state.loop, state.games, state.epsilon = loop, state.games + p.games_per_loop, epsilon
             if c.variant == "wp" and c.winprob.refit_every and loop % c.winprob.refit_every == 0:
                 metrics.update(self._refit_winprob(learner, state))
-            if c.phase == 2 and loop % p.snapshot_every == 0:
+            if c.phase == 2 and loop % p.phase2.snapshot_every == 0:
                 self._save_snapshot(learner, state)
             if loop % p.eval_every == 0 or loop == budget:
                 row = self._evaluate(learner, state, f"phase {c.phase} {c.variant} loop {loop} eval")
@@ -443,10 +444,10 @@ class _Tracker:
             run = mlflow.start_run(experiment_id=exp, run_name=f"rl-phase{cfg.phase}-{cfg.variant}", tags=owner_tags())
             state.run_id = run.info.run_id
             remember_run(record, state.run_id, state.fingerprint)
-            flat = {f"rl.{k}": v for k, v in asdict(cfg.params).items()}
+            flat = dotted(cfg.params.model_dump(), "rl")
             flat.update({"phase": cfg.phase, "variant": cfg.variant, "sl_dir": str(cfg.sl_dir)})
             if cfg.variant == "wp":
-                flat.update({f"winprob.{k}": v for k, v in asdict(cfg.winprob).items()})
+                flat.update(dotted(cfg.winprob.model_dump(), "winprob"))
             mlflow.log_params(flat)
         else:
             mlflow.set_tag("resumed_after_loop", state.loop)

@@ -11,9 +11,8 @@ from torchmetrics.classification import MulticlassAccuracy
 
 from ..encoding import CANONICAL_TOKEN, NUM_TOKENS
 from ..model import masked
+from ..params.sections import SCHEDULERS
 from . import DECISION_NAMES
-
-SCHEDULERS = ("none", "cosine", "plateau")
 
 
 def masked_cross_entropy(values: torch.Tensor, legal: torch.Tensor, action: torch.Tensor,

@@ -1,4 +1,4 @@
-"""Supervised training entry points: ``train_sl`` (one run, tracked) and ``cross_validate`` (k folds by game).
+"""Supervised training: ``train_sl`` (one run, tracked); ``cross_validation`` holds the k-fold variant.
 
 ``train_sl`` is what the ``sl_train`` stage and the Optuna tuner call: it trains a ``KoiKoiNet`` on
 a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (resuming from
@@ -11,11 +11,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import math
 import os
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -23,47 +21,25 @@ from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as pl
-import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
-from ..encoding import same_choice
-from ..hardware import ACCELERATORS, PRECISIONS, resolve_accelerator, resolve_precision
+from ..hardware import resolve_accelerator, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
+from ..params import SLTrainParams
 from ..progress import on_terminal
 from ..runstate import ending_runs, log_metrics_once, owner_tags
 from ..train_guards import guards
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .data import SLDataModule
-from .dataset import SampleSet, fold_games, load_info, load_split
-from .evaluate import predict
-from .module import SCHEDULERS, SLModule
+from .dataset import SampleSet, load_info
+from .module import SLModule
 from .selection import PerDecisionBest
 
 EXPERIMENT = "sl"
 
-DEFAULTS: dict[str, Any] = {
-    "seed": 0,
-    # model (paper sizes)
-    "width": 256, "ff": 512, "heads": 4, "layers": 2, "dropout": 0.1, "shared_trunk": False,
-    # networks given, per card and yaku set, "in the set" x "share of it in my / the opponent's pile"
-    "yaku_cross": ["discard", "pick"],
-    # networks whose output adds a conditional logit on each card's own attributes (model.CardLogit),
-    # fit before training with inverse L2 strength card_logit_c (scikit-learn's C) and then held fixed
-    "card_logit": ["pick"], "card_logit_c": 30.0,
-    # data: relabel interchangeable months (engine.cards.MONTH_SWAPS) at random in training batches
-    "augment": True,
-    # optimisation (as params.yaml, but threads: 0 picks the idle cores)
-    "lr": 3e-4, "weight_decay": 0.0, "scheduler": "none", "label_smoothing": 0.0, "ema": 0.99,
-    "batch_size": 128, "num_workers": 0, "max_epochs": 8, "patience": 3, "precision": "auto",
-    "threads": 0,
-    # Lightning accelerator: auto is the GPU when torch sees one (precision auto then picks bf16/fp16)
-    "accelerator": "auto",
-    # each network's epoch: lowest val loss, or highest val accuracy (the paper, on its test fold)
-    "select": "loss",
-}
 # Params that change how long or how fast a run goes but not what it computes: a checkpoint
 # written under other values of these can still be resumed.
 _RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
@@ -75,58 +51,10 @@ CURVE_COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc",
                  *(f"val_acc_{n}" for n in DECISION_NAMES), *(f"val_loss_{n}" for n in DECISION_NAMES), "lr")
 
 
-def check_params(params: dict) -> dict:
-    """``params`` over the defaults, validated; ``ValueError`` naming the bad ``sl_train.<key>``."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"sl_train: unknown param(s) {unknown}; known: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
-
-    def bad(key: str, what: str) -> ValueError:
-        return ValueError(f"sl_train.{key} must be {what}, got {p[key]!r}")
-
-    for key, v in p.items():  # YAML .nan and .inf pass every comparison below that nan fails silently
-        if isinstance(v, float) and not math.isfinite(v):
-            raise bad(key, "a finite number")
-
-    for key in ("width", "ff", "heads", "layers", "batch_size", "max_epochs"):
-        if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1:
-            raise bad(key, "a positive int")
-    for key in ("seed", "num_workers", "patience", "threads"):
-        if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 0:
-            raise bad(key, "an int >= 0")
-    if not isinstance(p["lr"], int | float) or not p["lr"] > 0:
-        raise bad("lr", "> 0")
-    if not isinstance(p["weight_decay"], int | float) or p["weight_decay"] < 0:
-        raise bad("weight_decay", ">= 0")
-    for key in ("dropout", "label_smoothing", "ema"):
-        if not isinstance(p[key], int | float) or not 0 <= p[key] < 1:
-            raise bad(key, "in [0, 1)")
-    if p["scheduler"] not in SCHEDULERS:
-        raise bad("scheduler", f"one of {SCHEDULERS}")
-    for key in ("shared_trunk", "augment"):
-        if not isinstance(p[key], bool):
-            raise bad(key, "true or false")
-    for key in ("yaku_cross", "card_logit"):
-        if not isinstance(p[key], list | tuple) or not set(p[key]) <= set(DECISION_NAMES):
-            raise bad(key, f"a list of decision types from {list(DECISION_NAMES)}")
-    if not isinstance(p["card_logit_c"], int | float) or isinstance(p["card_logit_c"], bool) \
-            or not p["card_logit_c"] > 0:
-        raise bad("card_logit_c", "> 0")
-    if p["select"] not in ("loss", "acc"):
-        raise bad("select", "loss or acc")
-    if p["precision"] not in PRECISIONS:
-        raise bad("precision", " | ".join(PRECISIONS))
-    if p["accelerator"] not in ACCELERATORS:
-        raise bad("accelerator", " | ".join(ACCELERATORS))
-    if p["width"] % p["heads"]:
-        raise bad("width", f"divisible by heads ({p['heads']})")
-    return p
-
-
-def resolved(p: dict) -> dict:
-    """Checked params with ``accelerator`` and ``precision`` made concrete for this machine (what runs, logs
+def resolved(params: SLTrainParams) -> dict:
+    """The params as a dict with ``accelerator`` and ``precision`` made concrete for this machine (what runs, logs
     and fingerprints); ``ValueError`` naming the param when it cannot run here (a GPU asked for, none seen)."""
+    p = params.model_dump()
     accelerator = resolve_accelerator(p["accelerator"], "sl_train.accelerator")
     precision = resolve_precision(p["precision"], accelerator, "sl_train.precision")
     return {**p, "accelerator": accelerator, "precision": precision}
@@ -219,7 +147,7 @@ def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
     return None, None
 
 
-def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
+def fit_model(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
          max_epochs: int, progress: bool, ckpt_path: Path | None, run_info: _RunInfo | None,
          ) -> tuple[KoiKoiNet, dict[str, float], CurvesCallback, int]:
     """Train with early stopping on val/loss; returns the net at its best epoch, its val metrics, the
@@ -275,7 +203,7 @@ def _sample_counts(s: SampleSet, prefix: str) -> dict[str, int]:
 def train_sl(
     dataset_dir: str | Path,
     out_dir: str | Path,
-    params: dict,
+    params: SLTrainParams,
     callbacks: Sequence[Callback] = (),
     logger: Any = None,
     max_epochs: int | None = None,
@@ -287,7 +215,7 @@ def train_sl(
 ) -> dict:
     """Train on ``dataset_dir`` (``train.npz``/``val.npz``) and write the best model to ``out_dir``.
 
-    ``params``: the ``sl_train`` section (see ``DEFAULTS``; unknown keys are an error).
+    ``params``: the ``sl_train`` section (``pipeline.params``).
     ``callbacks``: extra Lightning callbacks (e.g. an Optuna pruning callback on ``val/acc``).
     ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model);
     ``False`` logs nothing; any Lightning logger is used as given. ``max_epochs`` overrides
@@ -301,7 +229,7 @@ def train_sl(
     ``run_id``.
     """
     t0 = time.perf_counter()
-    p = resolved(check_params(params))
+    p = resolved(params)
     epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
     threads = resolve_threads(p["threads"])
     torch.set_num_threads(threads)
@@ -336,7 +264,7 @@ def train_sl(
             client.set_tag(run_id, k, v)
 
     with ending_runs(client, run_id):  # Ctrl-C: the run ends KILLED, an error (a NaN loss): FAILED
-        net, metrics, curves, epochs_run = _fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
+        net, metrics, curves, epochs_run = fit_model(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
                                                 _RunInfo(fp, run_id))
     best_epoch = min(curves.rows, key=lambda r: r.get("val_loss", float("inf")))["epoch"] if curves.rows else 0
     per_type = [v for k, v in metrics.items() if k.startswith("best_epoch_")]
@@ -405,65 +333,3 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
         mlflow.set_tracking_uri(getattr(logger, "_tracking_uri", None) or tracking_uri())
         with mlflow.start_run(run_id=run_id):
             log_pyfunc(out, register)
-
-
-def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_epochs: int | None = None,
-                   progress: bool = True, decisions: Sequence[str] | None = None) -> dict:
-    """k-fold cross-validation by game over train+val of ``dataset_dir`` (as the paper's Table I).
-
-    Each fold trains from scratch with early stopping on its held-out games; the result pools the
-    held-out predictions of all folds: accuracy per decision type and overall, with sample counts,
-    plus the per-fold accuracies.
-
-    ``decisions`` (e.g. ``["pick", "koikoi"]``) trains and scores only those networks. With three
-    networks (no shared trunk) each learns from its own samples alone, so this gives their figures
-    for a fraction of the time; the batch shrinks in proportion so each network still takes the same
-    number of steps of the same expected size as in a full run.
-    """
-    p = resolved(check_params(params))
-    epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
-    torch.set_num_threads(resolve_threads(p["threads"]))
-    train, layout = load_split(dataset_dir, "train")
-    val, _ = load_split(dataset_dir, "val")
-    every = SampleSet.concat([train, val])
-    names = list(DECISION_NAMES) if decisions is None else list(dict.fromkeys(decisions))
-    unknown = sorted(set(names) - set(DECISION_NAMES))
-    if unknown or not names:
-        raise ValueError(f"decisions must be some of {list(DECISION_NAMES)}, got {list(decisions or [])}")
-    if len(names) < len(DECISION_NAMES):
-        if p["shared_trunk"]:
-            raise ValueError("decisions: a subset needs three networks (sl_train.shared_trunk false)")
-        keep = np.isin(every.decision, [DECISION_NAMES.index(n) for n in names])
-        p["batch_size"] = max(1, round(p["batch_size"] * keep.mean()))
-        every = every.select(keep)
-    games = np.unique(every.game)
-    groups = fold_games(games.size, folds, p["seed"])
-    correct = {n: 0 for n in ("all", *DECISION_NAMES)}
-    total = dict(correct)
-    per_fold = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, g in enumerate(groups):
-            held = np.isin(every.game, games[g])
-            dm = SLDataModule(train=every.select(~held), val=every.select(held), layout=layout,
-                              batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"],
-                              augment=p["augment"])
-            net, metrics, _, _ = _fit(dm, p, Path(tmp) / f"fold{i}", (), None, epochs, progress, None, None)
-            pred = predict(net, dm)
-            hit = same_choice(pred, dm.val_set.action)
-            per_fold.append(round(float(hit.mean()), 4))
-            print(f"sl-cv: fold {i + 1}/{folds}: {int(held.sum())} held-out samples ({', '.join(names)}), "
-                  f"accuracy {per_fold[-1]:.4f}", file=sys.stderr)
-            for d, name in enumerate(DECISION_NAMES):
-                sel = dm.val_set.decision == d
-                correct[name] += int(hit[sel].sum())
-                total[name] += int(sel.sum())
-            correct["all"] += int(hit.sum())
-            total["all"] += int(hit.size)
-    out = {name: round(correct[name] / max(1, total[name]), 4) for name in names}
-    if len(names) == len(DECISION_NAMES):
-        out["overall"] = round(correct["all"] / max(1, total["all"]), 4)
-    out["samples"] = total["all"]
-    out.update({f"samples_{n}": total[n] for n in names})
-    out["folds"] = folds
-    out["fold_acc"] = per_fold
-    return out

@@ -14,7 +14,9 @@ import optuna
 from lightning.pytorch.trainer.states import TrainerFn
 from optuna_integration.pytorch_lightning import PyTorchLightningPruningCallback
 
-from .space import TARGETS, derive_rl, derive_sl, first_values, sample
+from ..params import RLParams, SLTrainParams, WinProbParams, overridden
+from ..params.base import deep_merge
+from .space import derive, first_values, sample
 
 Objective = Callable[[optuna.Trial, str], float]
 PARAMS_ATTR = "params"  # trial user attr: the trial's values under params.yaml keys
@@ -30,9 +32,9 @@ class FitPruning(PyTorchLightningPruningCallback):
             super().on_validation_end(trainer, pl_module)
 
 
-def trial_params(trial: optuna.Trial, target: str, space: Mapping[str, Any]) -> dict[str, Any]:
+def trial_params(trial: optuna.Trial, space: Mapping[str, Any]) -> dict[str, Any]:
     """Sample ``space`` and store the result, under params.yaml keys, as the trial's ``params`` attr."""
-    params = TARGETS[target].derive(sample(trial, space))
+    params = derive(sample(trial, space))
     trial.set_user_attr(PARAMS_ATTR, params)
     return params
 
@@ -46,19 +48,20 @@ def mlflow_logger(run_id: str):
     return MLFlowLogger(tracking_uri=tracking_uri(), run_id=run_id)
 
 
-def sl_objective(dataset_dir: str | Path, base_params: Mapping[str, Any], space: Mapping[str, Any],
-                 max_epochs: int | None) -> Objective:
-    """Train ``sl_train`` params (``base_params`` with the trial's values on top); score: val/acc."""
-    from ..sl.train import check_params, train_sl
+def _probe(space: Mapping[str, Any]) -> dict[str, Any]:
+    """The space's first values as section keys: a bad space fails on them before any trial runs."""
+    return derive(sample(optuna.trial.FixedTrial(first_values(space)), space))
 
-    probe = derive_sl(sample(optuna.trial.FixedTrial(first_values(space)), space))
-    try:
-        check_params({**base_params, **probe})
-    except ValueError as e:
-        raise ValueError(f"tune.space.sl over sl_train: {e}") from None
+
+def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[str, Any],
+                 max_epochs: int | None) -> Objective:
+    """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc."""
+    from ..sl.train import train_sl
+
+    overridden(base, _probe(space), "sl_train", "tune.space.sl over params.yaml")
 
     def objective(trial: optuna.Trial, run_id: str) -> float:
-        params = {**base_params, **trial_params(trial, "sl", space)}
+        params = overridden(base, trial_params(trial, space), "sl_train")
         with tempfile.TemporaryDirectory(prefix="koikoi-tune-") as out:
             metrics = train_sl(dataset_dir, out, params, callbacks=[FitPruning(trial, monitor=SL_MONITOR)],
                                logger=mlflow_logger(run_id), max_epochs=max_epochs, progress=False)
@@ -67,15 +70,8 @@ def sl_objective(dataset_dir: str | Path, base_params: Mapping[str, Any], space:
     return objective
 
 
-def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in top.items():
-        out[k] = deep_merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
-    return out
-
-
-def rl_objective(sl_dir: str | Path, rl_section: Mapping[str, Any], winprob_section: Mapping[str, Any],
-                 space: Mapping[str, Any], loops: int, eval_games: int, variant: str = "point",
+def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, space: Mapping[str, Any],
+                 loops: int, eval_games: int, variant: str = "point",
                  winprob_path: str | Path | None = None) -> Objective:
     """Phase 1 (against the SL agent) for ``loops`` loops with the trial's ``rl`` values; score: the
     learner's win rate against SL in the ``eval_games`` duplicate-deal games that close the budget.
@@ -83,24 +79,17 @@ def rl_objective(sl_dir: str | Path, rl_section: Mapping[str, Any], winprob_sect
     The evaluations along the way become the trial's intermediate values (step = loop); a phase
     cannot be paused, so RL trials are not pruned.
     """
-    from ..rl.config import parse_rl, parse_winprob
     from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner, read_curve
 
     budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,
               "final_eval_games": eval_games}
-    winprob = parse_winprob(dict(winprob_section))
-    probe = derive_rl(sample(optuna.trial.FixedTrial(first_values(space)), space), variant)
-    try:  # a bad rl section or space fails before any trial
-        parse_rl(deep_merge(deep_merge(rl_section, probe), budget))
-    except ValueError as e:
-        raise ValueError(f"tune.space.rl over rl: {e}") from None
+    # the budget over the trial's values (as the space may name budget keys too)
+    overridden(base, deep_merge(_probe(space), budget), "rl", "tune.space.rl and tune.rl over params.yaml")
 
     def objective(trial: optuna.Trial, run_id: str) -> float:
         import mlflow
 
-        values = derive_rl(sample(trial, space), variant)
-        trial.set_user_attr(PARAMS_ATTR, values)
-        params = parse_rl(deep_merge(deep_merge(rl_section, values), budget))
+        params = overridden(base, deep_merge(trial_params(trial, space), budget), "rl")
         with tempfile.TemporaryDirectory(prefix="koikoi-tune-") as tmp:
             cfg = PhaseConfig(phase=1, variant=variant, params=params, winprob=winprob, sl_dir=Path(sl_dir),
                               out_dir=Path(tmp) / "model", results_dir=Path(tmp) / "results",

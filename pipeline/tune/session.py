@@ -1,73 +1,51 @@
-"""From params.yaml to a finished session: the config, the target's objective, the run. Shared by
+"""From params to a finished session: the config, the target's objective, the run. Shared by
 ``koikoi tune`` and the ``tune`` stage."""
 
 from __future__ import annotations
 
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..params import Params, TuneParams, overridden
 from ..paths import repo_root
 from .objectives import Objective, rl_objective, sl_objective
 from .space import merged_space
-from .study import TuneConfig, run_tune
+from .study import run_tune
 
-PARAMS_FILE = "params.yaml"
 SL_DATASET = "data/sl"
 SL_MODEL = "models/sl"
 WINPROB_TABLE = "models/winprob"
 RESULTS = "results/tune"
 
 
-def load_params(path: str | Path | None = None) -> dict[str, Any]:
-    path = Path(path) if path else repo_root() / PARAMS_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"no params file at {path}")
-    doc = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(doc, dict):
-        raise ValueError(f"{path}: expected a mapping of sections")
-    return doc
+def config_from_params(section: TuneParams, **overrides: Any) -> TuneParams:
+    """The ``tune`` section (from ``load_params``) with the non-None ``overrides`` (command-line options) on top,
+    checked again."""
+    return overridden(section, {k: v for k, v in overrides.items() if v is not None}, "tune")
 
 
-def config_from_params(section: dict[str, Any] | None, **overrides: Any) -> TuneConfig:
-    """The ``tune`` section as a config (unknown keys are an error), with non-None ``overrides`` on top."""
-    section = dict(section or {})
-    known = {f.name for f in fields(TuneConfig)}
-    unknown = sorted(set(section) - known)
-    if unknown:
-        raise ValueError(f"tune: unknown param(s) {unknown}; known: {sorted(known)}")
-    section.update({k: v for k, v in overrides.items() if v is not None})
-    return TuneConfig(**section).check()
-
-
-def make_objective(cfg: TuneConfig, params: dict[str, Any], root: Path,
+def make_objective(cfg: TuneParams, params: Params, root: Path,
                    dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None) -> Objective:
     """The target's objective over the project's data; a clear error when its input is missing."""
-    space = merged_space(cfg.target, cfg.space.get(cfg.target))
+    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant)
     if cfg.target == "sl":
         ds = Path(dataset_dir) if dataset_dir else root / SL_DATASET
         if not (ds / "info.json").is_file():
             raise FileNotFoundError(f"no SL dataset at {ds}: run `dvc repro sl_dataset` first")
-        return sl_objective(ds, params.get("sl_train") or {}, space, cfg.max_epochs)
+        return sl_objective(ds, params.sl_train, space, cfg.max_epochs)
     sl = Path(sl_dir) if sl_dir else root / SL_MODEL
     if not ((sl / "model.pt").is_file() and (sl / "config.json").is_file()):
         raise FileNotFoundError(f"no SL model at {sl}: run `dvc repro sl_train` first")
-    for key in ("rl", "winprob"):
-        if not isinstance(params.get(key), dict):
-            raise ValueError(f"params.yaml has no {key!r} section (the RL stages' params)")
-    budget = {"loops": 4, "eval_games": 100, "variant": "point", **cfg.rl}
     wp_table = None
-    if budget["variant"] == "wp":
+    if cfg.rl.variant == "wp":
         wp_table = root / WINPROB_TABLE
         if not wp_table.exists():
             raise FileNotFoundError(f"no win-probability table at {wp_table}: run `dvc repro winprob` first")
-    return rl_objective(sl, params["rl"], params["winprob"], space, budget["loops"], budget["eval_games"],
-                        budget["variant"], wp_table)
+    return rl_objective(sl, params.rl, params.winprob, space, cfg.rl.loops, cfg.rl.eval_games, cfg.rl.variant,
+                        wp_table)
 
 
-def tune(cfg: TuneConfig, params: dict[str, Any], root: Path | None = None, out_root: str | Path | None = None,
+def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: str | Path | None = None,
          dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None,
          progress: bool = True) -> dict[str, Any]:
     """Run one session of ``cfg`` over the project at ``root``; returns the study summary."""

@@ -1,47 +1,97 @@
-"""Search spaces written as data, so params.yaml (``tune.space``) and tests can narrow them.
+"""Search spaces read from the params models, so the ranges live beside the params they sample.
 
-A space maps a name to a spec: a list is a categorical choice, a mapping ``{low, high[, log][, step]}``
-a numeric range (float when either bound is a float, else int), anything else a fixed value. A
-target's ``derive`` turns the sampled values into the keys of its params.yaml section.
+A field of ``SLTrainParams`` or ``RLParams`` with a ``tune`` extra (``pipeline.params.base.tuned``) is
+in its target's default space under its dotted key (``lr``, ``epsilon.start``, ``reward_scale.wp``).
+A spec is a list (a categorical choice), a mapping ``{low, high[, log][, step]}`` (a range: float when
+the field is a float) or anything else (a fixed value). params.yaml ``tune.space.<target>`` may narrow
+or fix any field of the section; every value it names is checked against the field first. ``derive``
+turns a trial's sampled values into the nested keys of the section.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import optuna
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+
+from ..params import ParamError, RLParams, SLTrainParams
+from ..params.base import Section, message, nested
+from ..rl.rewards import REWARD_MODELS
 
 Space = Mapping[str, Any]
-
-# Heads and width are sampled as heads x head_dim: the width always divides by the heads, and every
+# sl_train.width is sampled per head (width = heads x head_dim): it always divides by the heads, and every
 # trial keeps one fixed distribution per parameter (TPE and the importance plot need that).
-SL_SPACE: dict[str, Any] = {
-    "lr": {"low": 1.0e-4, "high": 3.0e-3, "log": True},
-    "weight_decay": {"low": 1.0e-6, "high": 1.0e-2, "log": True},
-    "heads": [2, 4, 8],
-    "head_dim": [16, 32, 64],
-    "layers": {"low": 1, "high": 4},
-    "ff": [128, 256, 512, 1024],
-    "dropout": {"low": 0.0, "high": 0.3},
-    "batch_size": [64, 128, 256, 512],
-    "shared_trunk": [False, True],
-    "augment": [True, False],
-    "ema": [0.0, 0.99, 0.995],
-    "label_smoothing": {"low": 0.0, "high": 0.2},
-}
+HEAD_DIM = "head_dim"
+_STRICT = ConfigDict(strict=True, allow_inf_nan=False)
 
-# ``reward_scale`` scales the round reward of the variant being tuned (``rl.reward_scale.<variant>``).
-RL_SPACE: dict[str, Any] = {
-    "lr": {"low": 1.0e-5, "high": 1.0e-3, "log": True},
-    "batch_size": [64, 128, 256, 512],
-    "epsilon_start": {"low": 0.05, "high": 0.5},
-    "epsilon_end": {"low": 0.0, "high": 0.05},
-    "games_per_loop": [32, 64, 128, 256],
-    "reward_scale": {"low": 0.01, "high": 1.0, "log": True},
-}
+
+@dataclass(frozen=True)
+class Target:
+    """What a study tunes: the params.yaml section and its model."""
+
+    name: str
+    section: str
+    model: type[Section]
+
+
+TARGETS = {"sl": Target("sl", "sl_train", SLTrainParams), "rl": Target("rl", "rl", RLParams)}
+
+
+def _fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:
+    """``(dotted key, field)`` of every leaf field of ``model``."""
+    for name, f in model.model_fields.items():
+        if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
+            yield from _fields(f.annotation, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}", f
+
+
+def _name(key: str) -> str:
+    return HEAD_DIM if key == "width" else key
+
+
+def default_space(target: str, variant: str = "point") -> dict[str, Any]:
+    """The target's tuned fields and their specs; of per-reward-model fields only ``variant``'s (the one run)."""
+    out = {}
+    for key, f in _fields(TARGETS[target].model):
+        spec = (f.json_schema_extra or {}).get("tune") if isinstance(f.json_schema_extra, dict) else None
+        last = key.rsplit(".", 1)[-1]
+        if spec is not None and not (last in REWARD_MODELS and last != variant and "." in key):
+            out[_name(key)] = spec
+    return out
+
+
+def _check(target: str, name: str, spec: Any, f: FieldInfo) -> Any:
+    """``spec`` with every value it names checked against the field (ranges of a float field made float)."""
+    where = f"tune.space.{target}.{name}"
+    adapter = TypeAdapter(Annotated[f.annotation, *f.metadata] if f.metadata else f.annotation, config=_STRICT)
+    values = spec if isinstance(spec, list | tuple) else \
+        [spec[b] for b in ("low", "high") if b in spec] if isinstance(spec, Mapping) else [spec]
+    for v in values:
+        try:
+            adapter.validate_python(v)
+        except ValidationError as e:
+            raise ParamError(message(e.errors()[0], "params.yaml", where)) from None
+    if isinstance(spec, Mapping) and f.annotation is float:
+        return {**spec, **{b: float(spec[b]) for b in ("low", "high") if isinstance(spec.get(b), int)}}
+    return spec
+
+
+def merged_space(target: str, overrides: Space | None = None, variant: str = "point") -> dict[str, Any]:
+    """The target's default space with ``overrides`` (params.yaml ``tune.space.<target>``) on top."""
+    known = {_name(k): f for k, f in _fields(TARGETS[target].model)}
+    known[HEAD_DIM] = TARGETS[target].model.model_fields["width"] if target == "sl" else None
+    out = default_space(target, variant)
+    for name, spec in (overrides or {}).items():
+        if known.get(name) is None:
+            raise ParamError(f"params.yaml: tune.space.{target}.{name} names no {TARGETS[target].section} key")
+        out[name] = spec
+    return {name: _check(target, name, spec, known[name]) for name, spec in out.items()}
 
 
 def sample(trial: optuna.Trial, space: Space) -> dict[str, Any]:
@@ -87,41 +137,10 @@ def first_values(space: Space) -> dict[str, Any]:
     return out
 
 
-def derive_sl(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Sampled SL values -> ``sl_train`` keys: ``width = heads * head_dim``."""
-    out = dict(values)
-    if "head_dim" in out:
-        out["width"] = int(out.pop("head_dim")) * int(out.get("heads", 1))
-    return out
-
-
-def derive_rl(values: Mapping[str, Any], variant: str = "point") -> dict[str, Any]:
-    """Sampled RL values -> the nested ``rl`` keys (``epsilon.start``, ``reward_scale.<variant>``, ...)."""
-    out = dict(values)
-    eps = {k: out.pop(f"epsilon_{k}") for k in ("start", "end") if f"epsilon_{k}" in out}
-    if eps:
-        out["epsilon"] = eps
-    if "reward_scale" in out:
-        out["reward_scale"] = {variant: out.pop("reward_scale")}
-    return out
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a study tunes: its default space, how samples become params, and the params.yaml section."""
-
-    name: str
-    section: str
-    space: Space
-    derive: Callable[[Mapping[str, Any]], dict[str, Any]]
-
-
-TARGETS = {
-    "sl": Target("sl", "sl_train", SL_SPACE, derive_sl),
-    "rl": Target("rl", "rl", RL_SPACE, derive_rl),
-}
-
-
-def merged_space(target: str, overrides: Space | None = None) -> dict[str, Any]:
-    """The target's default space with ``overrides`` (params.yaml ``tune.space.<target>``) on top."""
-    return {**TARGETS[target].space, **(overrides or {})}
+def derive(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Sampled values -> the section's nested keys (``epsilon.start`` -> ``{epsilon: {start}}``,
+    ``head_dim`` -> ``width = heads * head_dim``)."""
+    flat = dict(values)
+    if HEAD_DIM in flat:
+        flat["width"] = int(flat.pop(HEAD_DIM)) * int(flat.get("heads", 1))
+    return nested(flat)

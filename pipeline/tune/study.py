@@ -8,77 +8,23 @@ at one server database (``postgresql://...``) work on one study at once.
 
 from __future__ import annotations
 
-import math
 import warnings
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import optuna
 
+from ..params import TuneParams
 from ..progress import on_terminal
 from ..store_lock import sqlite_lock
 from ..tracking import store_dir
 from . import report, runs
 from .objectives import Objective
-from .space import TARGETS
 
 STORAGE_FILE = "optuna.db"
 TARGET_ATTR = "target"
 HEARTBEAT_S = 60  # a trial whose process died is marked FAIL after 2 missed beats
-RL_BUDGET = {"loops": 4, "eval_games": 100, "variant": "point"}
-
-
-@dataclass
-class TuneConfig:
-    """One tuning session (the ``tune`` section of params.yaml, overridden by the command line)."""
-
-    target: str = "sl"
-    trials: int | None = 20  # None: until ``timeout``
-    max_epochs: int | None = 5  # SL epochs per trial (None: sl_train.max_epochs)
-    study: str | None = None  # None: the target's name
-    storage: str | None = None  # None: sqlite:///<repo>/mlruns/optuna.db
-    timeout: float | None = None  # seconds for this session
-    seed: int = 0
-    startup_trials: int = 5  # random (TPE start-up) trials; the median pruner also waits for this many
-    warmup_epochs: int = 1  # epochs a trial always gets before it can be pruned
-    space: dict[str, Any] = field(default_factory=dict)  # {target: {name: spec}} overrides of the search space
-    rl: dict[str, Any] = field(default_factory=lambda: dict(RL_BUDGET))  # an RL trial's budget
-
-    @property
-    def study_name(self) -> str:
-        return self.study or self.target
-
-    def check(self) -> TuneConfig:
-        if self.target not in TARGETS:
-            raise ValueError(f"tune.target must be one of {sorted(TARGETS)}, got {self.target!r}")
-        for key in ("trials", "max_epochs", "timeout"):
-            v = getattr(self, key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
-                                  or v < 0):
-                raise ValueError(f"tune.{key} must be a finite number >= 0 or null, got {v!r}")
-        if self.trials is None and self.timeout is None:
-            raise ValueError("tune: set trials or timeout (both null would run forever)")
-        for key in ("seed", "startup_trials", "warmup_epochs"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"tune.{key} must be an int >= 0, got {v!r}")
-        if not isinstance(self.space, dict) or not all(isinstance(v, dict) for v in self.space.values()):
-            raise ValueError(f"tune.space must map a target to {{name: spec}}, got {self.space!r}")
-        unknown = sorted(set(self.space) - set(TARGETS))
-        if unknown:
-            raise ValueError(f"tune.space: unknown target(s) {unknown}; known: {sorted(TARGETS)}")
-        unknown = sorted(set(self.rl) - set(RL_BUDGET))
-        if unknown:
-            raise ValueError(f"tune.rl: unknown key(s) {unknown}; known: {sorted(RL_BUDGET)}")
-        for key in ("loops", "eval_games"):
-            v = self.rl.get(key, RL_BUDGET[key])
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"tune.rl.{key} must be a positive int, got {v!r}")
-        if self.rl.get("variant", "point") not in ("point", "wp"):
-            raise ValueError(f"tune.rl.variant must be point or wp, got {self.rl.get('variant')!r}")
-        return self
 
 
 class TrialSeededSampler(optuna.samplers.BaseSampler):
@@ -129,7 +75,7 @@ def redact(url: str) -> str:
         return "<unparsable storage url>"
 
 
-def open_study(cfg: TuneConfig, pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+def open_study(cfg: TuneParams, pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
     """The study ``cfg.study_name`` in ``cfg.storage``, created if missing, with a seeded TPE sampler.
 
     Each trial is sampled by a TPE sampler seeded from ``(seed, trial number)`` (``TrialSeededSampler``):
@@ -159,18 +105,17 @@ def open_study(cfg: TuneConfig, pruner: optuna.pruners.BasePruner | None = None)
     return study
 
 
-def run_tune(cfg: TuneConfig, objective: Objective | None, out_root: str | Path,
+def run_tune(cfg: TuneParams, objective: Objective | None, out_root: str | Path,
              pruner: optuna.pruners.BasePruner | None = None, progress: bool = True) -> dict[str, Any]:
     """Run ``cfg.trials`` more trials (or until ``cfg.timeout``) and write the outputs to
     ``out_root/<study>/``; returns the study summary. ``objective`` may be None when no trial is to run
     (``trials`` 0: only rewrite the outputs from storage)."""
-    cfg.check()
     study = open_study(cfg, pruner)
     url = cfg.storage or default_storage()
     tags = {"optuna.target": cfg.target, "optuna.storage": redact(url)}
-    params = {k: v for k, v in asdict(cfg).items() if k not in ("space", "storage", "trials", "timeout", "rl")}
+    params = cfg.model_dump(exclude={"space", "storage", "trials", "timeout", "rl"})
     if cfg.target == "rl":
-        params.update({f"rl_{k}": v for k, v in {**RL_BUDGET, **cfg.rl}.items()})
+        params.update({f"rl_{k}": v for k, v in cfg.rl.model_dump().items()})
     out = Path(out_root) / cfg.study_name
     run_trials = cfg.trials is None or cfg.trials > 0
     if run_trials and objective is None:

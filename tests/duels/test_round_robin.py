@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from pipeline.cli import main
+from pipeline.params import ParamError, read_doc, with_overrides
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +25,8 @@ def _stage(params: dict, tmp_path: Path, monkeypatch) -> Path:
     import duels
 
     pfile = tmp_path / "params.yaml"
-    pfile.write_text(yaml.safe_dump({"duels": params}))
+    duels_section = {**read_doc(ROOT / "params.yaml")["duels"], **params}
+    pfile.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), {"duels": duels_section})))
     out = tmp_path / "results"
     duels.main(str(pfile), str(out))
     return out
@@ -70,10 +72,13 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch):
     params = {"agents": [str(tmp_path / "models/sl"), "heuristic", "random"], "games": 2, "attention": None}
     with pytest.raises(SystemExit, match=r"duels: error: missing model directory .*models/sl"):
         _stage(params, tmp_path, monkeypatch)
-    with pytest.raises(SystemExit, match="duels.games must be even"):
-        _stage({"agents": ["heuristic", "random"], "games": 3}, tmp_path, monkeypatch)
-    with pytest.raises(SystemExit, match=r"unknown param\(s\) duels.gmes"):
-        _stage({"agents": ["heuristic", "random"], "gmes": 3}, tmp_path, monkeypatch)
+    small = {"agents": ["heuristic", "random"], "attention": None}
+    with pytest.raises(ParamError, match="duels.games must be even"):
+        _stage({**small, "games": 3}, tmp_path, monkeypatch)
+    with pytest.raises(ParamError, match=r"duels.gmes is an unknown key"):
+        _stage({**small, "gmes": 3}, tmp_path, monkeypatch)
+    with pytest.raises(ParamError, match=r"duels.anchor 'sl' is not one of duels.agents"):
+        _stage({**small, "anchor": "models/sl"}, tmp_path, monkeypatch)
 
 
 def test_table_and_rl_vs_sl_sentence():

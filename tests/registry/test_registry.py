@@ -17,7 +17,7 @@ from pipeline.encoding import decisions, encode
 from pipeline.engine import GameState
 from pipeline.model import KoiKoiNet, ModelConfig
 from pipeline.modelio import save_model
-from pipeline.registry import CHAMPION, SHA_TAG, find_version, log_model, register_enabled, set_champions
+from pipeline.registry import CHAMPION, SHA_TAG, find_version, log_model, set_champions
 from pipeline.tracking import setup_experiment
 
 TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
@@ -123,12 +123,6 @@ def test_champion_needs_a_registered_version_with_the_same_weights(store, tmp_pa
     assert str(find_version(d).version) == "1"
     save_model(KoiKoiNet(TINY), d, {"kind": "sl"})  # retrained: other weights, not registered yet
     assert find_version(d) is None
-
-
-def test_register_param_is_checked():
-    assert register_enabled({}) is True and register_enabled({"registry": {"register": False}}) is False
-    with pytest.raises(ValueError, match="registry.register"):
-        register_enabled({"registry": {"register": "no"}})
 
 
 def test_default_store_keeps_artifacts_in_mlruns_artifacts(tmp_path, monkeypatch):

@@ -1,18 +1,23 @@
-"""Fixtures for the RL tests: tiny networks and a tiny but complete params document."""
+"""Fixtures for the RL tests: tiny networks and the project's params document shrunk to a tiny run."""
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 import torch
 
 from pipeline.model import KoiKoiNet, ModelConfig
 from pipeline.modelio import save_model
+from pipeline.params import PARAMS_FILE, read_doc
+from pipeline.params.base import deep_merge
 
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
-PARAMS = {
+# params.yaml with these sections' values overridden (a mapping document: tests change it, then parse it)
+TINY_PARAMS = {
     "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0, "refit_every": 1, "refit_games": 4,
                 "workers": 0, "concurrency": 8, "bf16": False},
     "rl": {
@@ -52,7 +57,8 @@ def make_net():
 
 @pytest.fixture
 def params() -> dict:
-    return copy.deepcopy(PARAMS)
+    """The project's params.yaml as a mapping, shrunk: tests edit it and pass ``parse_params(params)`` on."""
+    return deep_merge(read_doc(ROOT / PARAMS_FILE), copy.deepcopy(TINY_PARAMS))
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from pipeline.hardware import resolve_precision
-from pipeline.rl.config import ParamError, parse_rl
+from pipeline.params import ParamError, parse_params
 from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
 from pipeline.rl.policies import NetPlayer, NetSpec
 from pipeline.rl.rewards import RewardModel
@@ -29,14 +29,14 @@ def _job(make_net, device: str = "cpu") -> PlayJob:
 def test_accelerator_param_is_checked(params):
     params["rl"]["accelerator"] = "tpu"
     with pytest.raises(ParamError, match=r"rl\.accelerator must be one of auto, cpu, gpu; got 'tpu'"):
-        parse_rl(params["rl"])
+        parse_params(params)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machines without a GPU")
 def test_gpu_without_a_gpu_is_one_clear_error(project, params):
     params["rl"]["accelerator"] = "gpu"
     with pytest.raises(ValueError, match=r"^rl\.accelerator is gpu but torch sees no CUDA GPU"):
-        rl_stage(1, "point", params, progress=False, mlflow=False)
+        rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
 
 
 @cuda
@@ -72,7 +72,7 @@ def test_a_gpu_pass_trains_and_leaves_the_weights_on_the_cpu(make_net):
 def test_a_phase_runs_on_the_gpu(project, params):
     params["rl"].update(accelerator="gpu", train_precision="auto")
     params["rl"]["phase1"]["loops"] = 1
-    summary = rl_stage(1, "point", params, progress=False, mlflow=False)
+    summary = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
     assert summary["loops"] == 1 and 0.0 <= summary["win_rate"] <= 1.0
 
 

@@ -9,8 +9,8 @@ import shutil
 import pytest
 import torch
 
+from pipeline.params import ParamError, parse_params
 from pipeline.rl import ray_executor, training
-from pipeline.rl.config import ParamError, parse_rl
 from pipeline.rl.executor import make_executor
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
@@ -91,7 +91,7 @@ def _phase(project, params, backend: str, monkeypatch) -> tuple:
         return result, seconds
 
     monkeypatch.setattr(training.PhaseRunner, "_play", recording)
-    rl_stage(1, "point", params, progress=False, mlflow=False)
+    rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
     weights = torch.load(project / "models/rl_phase1/point/model.pt")
     curve = (project / "results/rl_phase1/point/curve.csv").read_text()
     for d in ("models/rl_phase1", "results/rl_phase1"):  # the next run starts afresh, not resumed
@@ -115,9 +115,9 @@ def test_same_seed_same_games_samples_and_weights_on_both_backends(project, para
 def test_ray_backend_params(params):
     params["rl"]["selfplay"]["backend"] = "dask"
     with pytest.raises(ParamError, match=r"rl\.selfplay\.backend must be one of process, ray; got 'dask'"):
-        parse_rl(params["rl"])
+        parse_params(params)
     params["rl"]["selfplay"].update(backend="ray", workers=0)
     with pytest.raises(ParamError, match=r"rl\.selfplay\.workers must be >= 1 with backend ray"):
-        parse_rl(params["rl"])
+        parse_params(params)
     with pytest.raises(ValueError, match="backend must be process or ray"):
         make_executor(1, backend="dask")

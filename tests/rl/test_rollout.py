@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from pipeline.encoding import legal_masks
+from pipeline.params import parse_params
 from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
@@ -123,17 +124,17 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
     params["rl"].update(algorithm="rollout_pi", epochs=2)
     params["rl"]["rollout"]["loss"] = loss
     params["rl"]["phase1"]["loops"] = 1
-    first = rl_stage(1, "point", params, progress=False, mlflow=False)
+    first = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
     w1 = torch.load(project / "models/rl_phase1/point/model.pt")
     (project / "models/rl_phase1/point/checkpoints/state.pt").unlink()
-    again = rl_stage(1, "point", params, progress=False, mlflow=False)
+    again = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
     for k, v in torch.load(project / "models/rl_phase1/point/model.pt").items():
         torch.testing.assert_close(v, w1[k])  # the same seed gives the same weights
     first.pop("train_seconds"), again.pop("train_seconds")  # wall clock
     assert first == again and first["loops"] == 1
     params["rl"]["phase1"]["loops"] = 2  # a raised budget resumes after loop 1
-    assert rl_stage(1, "point", params, progress=False, mlflow=False)["loops"] == 2
-    p2 = rl_stage(2, "point", params, progress=False, mlflow=False)
+    assert rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)["loops"] == 2
+    p2 = rl_stage(2, "point", parse_params(params), progress=False, mlflow=False)
     assert p2["global_loops"] == 3
 
 

@@ -10,9 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pipeline import records_source as rs
 from pipeline.engine import replay_dir
+from pipeline.params import read_doc, with_overrides
 
 REFUSED = "http://127.0.0.1:9/koikoi.tar.gz"  # the discard port: connection refused at once
 
@@ -73,8 +75,10 @@ def test_download_extracts_only_the_records(tmp_path, monkeypatch, no_sources):
 
 def test_synthetic_fallback_is_recorded_as_such(tmp_path, monkeypatch, no_sources, capsys):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "params.yaml").write_text(
-        "sl_dataset:\n  records_dir: ''\n  val_fraction: 0.25\n  seed: 3\n  synthetic_games: 4\n")
+    doc = with_overrides(read_doc(Path(__file__).parents[2] / "params.yaml"), {
+        "sl_dataset.records_dir": "", "sl_dataset.val_fraction": 0.25, "sl_dataset.seed": 3,
+        "sl_dataset.synthetic_games": 4})
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(doc))
     runpy.run_path(str(Path(__file__).parents[2] / "stages" / "sl_dataset.py"), run_name="__main__")
     metrics = json.loads((tmp_path / "results/sl_dataset/metrics.json").read_text())
     assert metrics["source"] == "synthetic" and metrics["human_records"] is False

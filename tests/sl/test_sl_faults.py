@@ -15,18 +15,29 @@ import mlflow
 import pytest
 import yaml
 
-from pipeline.sl.train import check_params, train_sl
+from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
+from pipeline.sl.train import train_sl
 
-STAGES = Path(__file__).resolve().parents[2] / "stages"
+ROOT = Path(__file__).resolve().parents[2]
+STAGES = ROOT / "stages"
 TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
         "precision": "32-true", "threads": 1}
+
+
+def sl_params(**over):
+    """The project's params.yaml sl_train section with TINY and ``over`` on top (checked: a ParamError if bad)."""
+    return params_with(dotted({**TINY, **over}, "sl_train"), ROOT / "params.yaml").sl_train
 
 
 @pytest.mark.parametrize("key", ["lr", "weight_decay", "dropout", "ema", "label_smoothing", "card_logit_c"])
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
 def test_nan_and_inf_params_are_refused_by_name(key, value):
-    with pytest.raises(ValueError, match=rf"^sl_train.{key} must be a finite number, got {value!r}$"):
-        check_params({key: value})
+    with pytest.raises(ParamError, match=rf"params\.yaml: sl_train\.{key} must be a finite number, got {value!r}$"):
+        sl_params(**{key: value})
+
+
+def _params_yaml(sl_train: dict) -> str:
+    return yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), dotted(sl_train, "sl_train")))
 
 
 def _stage(project: Path, monkeypatch, name: str) -> None:
@@ -38,14 +49,14 @@ def _stage(project: Path, monkeypatch, name: str) -> None:
 def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     shutil.copytree(synthetic_dataset, tmp_path / "data/sl")
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"sl_train": TINY}))
+    (tmp_path / "params.yaml").write_text(_params_yaml(TINY))
     _stage(tmp_path, monkeypatch, "sl_train")
     model = tmp_path / "models/sl/model.pt"
     before = model.read_bytes()
     client = mlflow.MlflowClient()
     assert [str(v.version) for v in client.search_model_versions("name='koikoi-sl'")] == ["1"]
 
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"sl_train": {**TINY, "lr": 1e30}}))  # finite: allowed
+    (tmp_path / "params.yaml").write_text(_params_yaml({**TINY, "lr": 1e30}))  # finite: allowed
     with pytest.raises(SystemExit) as e:
         _stage(tmp_path, monkeypatch, "sl_train")
     assert str(e.value.code).startswith("sl_train: error: training loss is ")
@@ -66,7 +77,7 @@ def test_ctrl_c_ends_the_run_killed_and_the_resumed_run_keeps_every_curve_row(sy
                                                                               monkeypatch, capfd, caplog):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     out, curves = tmp_path / "m", tmp_path / "curves.csv"
-    params = {**TINY, "max_epochs": 3}
+    params = sl_params(max_epochs=3)
     with pytest.raises(KeyboardInterrupt):  # Lightning would have turned it into sys.exit(1)
         train_sl(synthetic_dataset, out, params, callbacks=[_CtrlC()], progress=False, log_model=False)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
@@ -92,8 +103,8 @@ def test_a_bad_records_directory_leaves_the_previous_dataset(tmp_path, monkeypat
     for name in ("1.json", "2.json"):
         (bad / name).write_text('{"not": "a record"}')
     monkeypatch.setenv("KOIKOI_RECORDS", str(bad))
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"sl_dataset": {
-        "records_dir": "", "val_fraction": 0.5, "seed": 0, "synthetic_games": 2}}))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), dotted({
+        "records_dir": "", "val_fraction": 0.5, "seed": 0, "synthetic_games": 2}, "sl_dataset"))))
     with pytest.raises(SystemExit) as e:
         _stage(tmp_path, monkeypatch, "sl_dataset")
     assert json.loads((old / "info.json").read_text()) == {"old": True}

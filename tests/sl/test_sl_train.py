@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
+from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
 from pipeline.sl.module import masked_cross_entropy
 
+ROOT = Path(__file__).resolve().parents[2]
+
 TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
-        "precision": "32-true"}
+        "precision": "32-true", "threads": 1}
+
+
+def sl_params(**over):
+    """The project's params.yaml sl_train section with TINY and ``over`` on top (checked: a ParamError if bad)."""
+    return params_with(dotted({**TINY, **over}, "sl_train"), ROOT / "params.yaml").sl_train
 
 
 def test_loss_ignores_illegal_tokens():
@@ -36,18 +45,18 @@ def test_loss_ignores_illegal_tokens():
 
 
 def test_bad_params_are_named():
-    from pipeline.sl.train import check_params
-
-    with pytest.raises(ValueError, match="sl_train.lr"):
-        check_params({"lr": -1})
-    with pytest.raises(ValueError, match="sl_train.scheduler"):
-        check_params({"scheduler": "step"})
-    with pytest.raises(ValueError, match="unknown"):
-        check_params({"learning_rate": 0.1})
-    with pytest.raises(ValueError, match="sl_train.card_logit "):
-        check_params({"card_logit": ["draw"]})
-    with pytest.raises(ValueError, match="sl_train.card_logit_c"):
-        check_params({"card_logit_c": 0})
+    with pytest.raises(ParamError, match="sl_train.lr must be > 0.0, got -1"):
+        sl_params(lr=-1)
+    with pytest.raises(ParamError, match="sl_train.scheduler must be one of none, cosine, plateau; got 'step'"):
+        sl_params(scheduler="step")
+    with pytest.raises(ParamError, match="sl_train.learning_rate is an unknown key"):
+        sl_params(learning_rate=0.1)
+    with pytest.raises(ParamError, match="sl_train.card_logit must be one of discard, pick, koikoi; got 'draw'"):
+        sl_params(card_logit=["draw"])
+    with pytest.raises(ParamError, match="sl_train.card_logit_c must be > 0.0, got 0"):
+        sl_params(card_logit_c=0)
+    with pytest.raises(ParamError, match=r"sl_train.width must be divisible by heads \(2\), got 17"):
+        sl_params(width=17)
 
 
 class _Kill(Exception):
@@ -74,10 +83,10 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
 
     # a run killed in its second epoch leaves last.ckpt; the next run with the same params resumes it
     with pytest.raises(_Kill):
-        train_sl(data, out, {**TINY, "max_epochs": 2}, callbacks=[KillInSecondEpoch()], progress=False)
+        train_sl(data, out, sl_params(max_epochs=2), callbacks=[KillInSecondEpoch()], progress=False)
     assert (out / "checkpoints" / "last.ckpt").is_file()
     curves = tmp_path / "curves.csv"
-    r = train_sl(data, out, {**TINY, "max_epochs": 2}, progress=False, curves_path=curves)
+    r = train_sl(data, out, sl_params(max_epochs=2), progress=False, curves_path=curves)
     assert "resuming from" in capfd.readouterr().err
     rows = list(csv.DictReader(curves.open()))
     assert [row["epoch"] for row in rows] == ["1", "2"] and r["epochs"] == 2
@@ -109,7 +118,7 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
 
     # other params: the stale checkpoint is not resumed
     (out / "checkpoints" / "last.ckpt").write_bytes(b"")
-    r2 = train_sl(data, out, {**TINY, "lr": 0.01}, logger=False, progress=False)
+    r2 = train_sl(data, out, sl_params(lr=0.01), logger=False, progress=False)
     assert r2["epochs"] == 1 and "run_id" not in r2
 
 
@@ -123,7 +132,8 @@ def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeyp
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     monkeypatch.chdir(tmp_path)
     shutil.copytree(data, tmp_path / "data" / "sl")
-    (tmp_path / "params.yaml").write_text(json.dumps({"sl_train": TINY}))
+    doc = with_overrides(read_doc(ROOT / "params.yaml"), dotted(TINY, "sl_train"))
+    (tmp_path / "params.yaml").write_text(json.dumps(doc))
     runpy.run_path(str(Path(__file__).parents[2] / "stages" / "sl_train.py"), run_name="__main__")
     m = json.loads((tmp_path / "results/sl/metrics.json").read_text())
     assert set(m["val"]) == {"acc", "acc_discard", "acc_pick", "acc_koikoi", "loss"}
@@ -143,10 +153,10 @@ def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
 
     data, metrics = two_game_dataset
     assert main(["sl-cv", "--folds", "2", "--dataset", str(data), "--params", "/nonexistent.yaml"]) == 2
-    assert "--params" in capsys.readouterr().err
-    from pipeline.sl.train import cross_validate
+    assert "/nonexistent.yaml: no such params file" in capsys.readouterr().err
+    from pipeline.sl.cross_validation import cross_validate
 
-    r = cross_validate(data, TINY, folds=2, progress=False)
+    r = cross_validate(data, sl_params(), folds=2, progress=False)
     assert r["samples"] == metrics["samples"] and r["folds"] == 2 and len(r["fold_acc"]) == 2
     for k in ("discard", "pick", "koikoi"):
         assert r[f"samples_{k}"] == metrics[f"samples_{k}"] and 0 <= r[k] <= 1
@@ -154,31 +164,31 @@ def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
 
 def test_precision_auto_follows_the_cpu(monkeypatch):
     from pipeline import hardware
-    from pipeline.sl.train import check_params, resolved
+    from pipeline.sl.train import resolved
 
     for native, want in ((True, "bf16-mixed"), (False, "32-true")):
         monkeypatch.setattr(hardware, "cpu_has_bf16", lambda native=native: native)
-        assert resolved(check_params({"precision": "auto", "accelerator": "cpu"}))["precision"] == want
-        assert resolved(check_params({"precision": "32-true", "accelerator": "cpu"}))["precision"] == "32-true"
-    with pytest.raises(ValueError, match="sl_train.precision"):
-        check_params({"precision": "fp8"})
+        assert resolved(sl_params(precision="auto", accelerator="cpu"))["precision"] == want
+        assert resolved(sl_params(precision="32-true", accelerator="cpu"))["precision"] == "32-true"
+    with pytest.raises(ParamError, match="sl_train.precision"):
+        sl_params(precision="fp8")
     with pytest.raises(ValueError, match="sl_train.precision is 16-mixed, which needs a GPU"):
-        resolved(check_params({"precision": "16-mixed", "accelerator": "cpu"}))
+        resolved(sl_params(precision="16-mixed", accelerator="cpu"))
 
 
 @pytest.mark.slow
 def test_cross_validation_of_some_networks_only(two_game_dataset):
-    from pipeline.sl.train import cross_validate
+    from pipeline.sl.cross_validation import cross_validate
 
     data, metrics = two_game_dataset
-    r = cross_validate(data, TINY, folds=2, progress=False, decisions=["pick", "koikoi"])
+    r = cross_validate(data, sl_params(), folds=2, progress=False, decisions=["pick", "koikoi"])
     assert set(r) >= {"pick", "koikoi", "samples_pick", "samples_koikoi"}
     assert "discard" not in r and "overall" not in r  # an overall figure needs every network
     assert r["samples"] == metrics["samples_pick"] + metrics["samples_koikoi"]
     with pytest.raises(ValueError, match="decisions"):
-        cross_validate(data, TINY, folds=2, progress=False, decisions=["draw"])
+        cross_validate(data, sl_params(), folds=2, progress=False, decisions=["draw"])
     with pytest.raises(ValueError, match="shared_trunk"):
-        cross_validate(data, {**TINY, "shared_trunk": True}, folds=2, progress=False, decisions=["pick"])
+        cross_validate(data, sl_params(shared_trunk=True), folds=2, progress=False, decisions=["pick"])
 
 
 def test_bench_train_times_steps_of_the_mix():
@@ -205,12 +215,12 @@ def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monk
     from pipeline.model import KoiKoiNet
     from pipeline.modelio import load_model
     from pipeline.sl.data import SLDataModule
-    from pipeline.sl.train import check_params, fit_card_logits, model_config, resolved, train_sl
+    from pipeline.sl.train import fit_card_logits, model_config, resolved, train_sl
 
     data, _ = two_game_dataset
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    params = {**TINY, "card_logit": ["pick"], "card_logit_c": 5.0, "lr": 0.01}
+    params = sl_params(card_logit=["pick"], card_logit_c=5.0, lr=0.01)
     # max_epochs given apart from the params (as sl-cv and the tuner do) is what the run logs
     r = train_sl(data, tmp_path / "m", params, max_epochs=2, progress=False)
     assert mlflow.MlflowClient(uri).get_run(r["run_id"]).data.params["max_epochs"] == "2"
@@ -218,7 +228,7 @@ def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monk
     assert net.config.card_logit == ("pick",)
 
     dm = SLDataModule(data, batch_size=64)
-    fresh = KoiKoiNet(model_config(resolved(check_params(params)), dm.num_features))
+    fresh = KoiKoiNet(model_config(resolved(params), dm.num_features))
     losses = fit_card_logits(fresh, dm, 5.0)
     assert set(losses) == {"pick"} and 0 < losses["pick"] < 0.7  # better than a coin on two candidates
     assert not any(p.requires_grad for p in fresh.card_logits.parameters())

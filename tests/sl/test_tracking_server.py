@@ -12,11 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.params import dotted, params_with
 from pipeline.registry import REGISTERED
 from pipeline.sl.train import EXPERIMENT, train_sl
 
+ROOT = Path(__file__).resolve().parents[2]
 TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "patience": 1,
         "threads": 1, "card_logit": []}
+
+
+def sl_params(**over):
+    """The project's params.yaml sl_train section with TINY and ``over`` on top (checked: a ParamError if bad)."""
+    return params_with(dotted({**TINY, **over}, "sl_train"), ROOT / "params.yaml").sl_train
 
 
 def _free_port() -> int:
@@ -63,7 +70,7 @@ def test_sl_training_logs_to_a_tracking_server(tracking_server, synthetic_datase
     import mlflow
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking_server)
-    result = train_sl(synthetic_dataset, tmp_path / "model", TINY, progress=False, register=True)
+    result = train_sl(synthetic_dataset, tmp_path / "model", sl_params(), progress=False, register=True)
 
     client = mlflow.MlflowClient(tracking_server)
     run = client.get_run(result["run_id"])

@@ -8,12 +8,16 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import mlflow
 import pytest
 
+from pipeline.params import load_params, overridden
 from pipeline.tune import runs
-from pipeline.tune.study import TuneConfig, open_study
+from pipeline.tune.study import open_study
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Everything heavy is imported before the start line, so the processes reach the stores together.
 AT_ONCE = """
@@ -35,7 +39,7 @@ def test_sessions_started_at_once_on_fresh_stores_all_finish_with_one_parent_run
     n = 3
     uri = f"sqlite:///{tmp_path}/mlruns/mlflow.db"
     storage = f"sqlite:///{tmp_path}/mlruns/optuna.db"
-    (tmp_path / "params.yaml").write_text("tune: {}\n")
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
     go = tmp_path / "go"
     env = {**os.environ, "MLFLOW_TRACKING_URI": uri}
     procs = [subprocess.Popen([sys.executable, "-c", AT_ONCE, str(tmp_path / f"ready{i}"), str(go), "tune",
@@ -88,7 +92,9 @@ def test_setup_experiment_finds_an_experiment_created_meanwhile(tmp_path, monkey
 
 def test_sessions_with_the_same_seed_draw_their_own_trials(tmp_path):
     def session(storage: str) -> object:
-        return open_study(TuneConfig(storage=f"sqlite:///{tmp_path}/{storage}", seed=0, startup_trials=5))
+        cfg = overridden(load_params(ROOT / "params.yaml").tune,
+                         {"storage": f"sqlite:///{tmp_path}/{storage}", "seed": 0, "startup_trials": 5}, "tune")
+        return open_study(cfg)
 
     a, b = session("shared.db"), session("shared.db")  # both opened before either asked for a trial
     ta, tb = a.ask(), b.ask()

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import mlflow
 import optuna
@@ -14,14 +15,14 @@ import yaml
 from optuna.trial import TrialState
 
 from pipeline.cli import main
+from pipeline.params import read_doc, with_overrides
 from pipeline.tune import runs
 
 # A trial is one epoch of a width-16, one-layer network on three games: a second or two.
-PARAMS = {
-    "sl_train": {"max_epochs": 1, "patience": 1, "seed": 0, "threads": 1},
-    "tune": {"target": "sl", "max_epochs": 1, "startup_trials": 1, "warmup_epochs": 0,
-             "space": {"sl": {"heads": [2], "head_dim": [8], "layers": 1, "ff": [32], "batch_size": [64]}}},
-}
+PARAMS = with_overrides(read_doc(Path(__file__).resolve().parents[2] / "params.yaml"), {
+    "sl_train.max_epochs": 1, "sl_train.patience": 1, "sl_train.seed": 0, "sl_train.threads": 1,
+    "tune.target": "sl", "tune.max_epochs": 1, "tune.startup_trials": 1, "tune.warmup_epochs": 0,
+    "tune.space": {"sl": {"heads": [2], "head_dim": [8], "layers": 1, "ff": [32], "batch_size": [64]}}})
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """The tuner: studies on a tiny synthetic SL dataset (1 epoch, width 16), MLflow nesting, resume,
-pruning, and the params.yaml merge."""
+pruning, the command line."""
 
 from __future__ import annotations
 
@@ -12,14 +12,34 @@ import yaml
 from optuna.trial import TrialState
 
 from pipeline.cli import main
-from pipeline.tune import apply, report, runs
+from pipeline.params import (
+    ParamError,
+    TuneParams,
+    dotted,
+    load_params,
+    overridden,
+    params_with,
+    read_doc,
+    with_overrides,
+)
+from pipeline.tune import report, runs
 from pipeline.tune.objectives import sl_objective
-from pipeline.tune.space import derive_rl, derive_sl, merged_space, sample
-from pipeline.tune.study import TuneConfig, open_study, run_tune
+from pipeline.tune.space import derive, merged_space, sample
+from pipeline.tune.study import open_study, run_tune
 
 # Width 16 (2 heads x 8), one layer: a trial is a second or two of training.
 TINY_SPACE = {"heads": [2], "head_dim": [8], "layers": 1, "ff": [32], "batch_size": [64]}
-TINY_BASE = {"max_epochs": 1, "patience": 1, "seed": 0}
+TINY_BASE = {"max_epochs": 1, "patience": 1, "seed": 0, "threads": 1}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tune_cfg(**over) -> TuneParams:
+    """params.yaml's tune section with ``over`` on top."""
+    return overridden(load_params(ROOT / "params.yaml").tune, over, "tune")
+
+
+def sl_base():
+    return params_with(dotted(TINY_BASE, "sl_train"), ROOT / "params.yaml").sl_train
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +56,10 @@ def mlflow_store(mlflow_db, monkeypatch) -> str:
 
 
 def _session(tmp_path: Path, dataset: Path, trials: int, pruner=None) -> dict:
-    cfg = TuneConfig(target="sl", trials=trials, max_epochs=1, study="tiny",
-                     storage=f"sqlite:///{tmp_path}/optuna.db", seed=0, startup_trials=1, warmup_epochs=0)
+    cfg = tune_cfg(target="sl", trials=trials, max_epochs=1, study="tiny",
+                   storage=f"sqlite:///{tmp_path}/optuna.db", seed=0, startup_trials=1, warmup_epochs=0)
     space = merged_space("sl", TINY_SPACE)
-    return run_tune(cfg, sl_objective(dataset, TINY_BASE, space, 1), tmp_path / "results", pruner=pruner,
+    return run_tune(cfg, sl_objective(dataset, sl_base(), space, 1), tmp_path / "results", pruner=pruner,
                     progress=False)
 
 
@@ -60,9 +80,7 @@ def test_two_trials_write_outputs_and_a_second_call_resumes(tmp_path, tiny_datas
     best = yaml.safe_load((out / report.BEST_FILE).read_text())
     assert set(best) == {"sl_train"}
     assert best["sl_train"]["width"] == 16 and best["sl_train"]["heads"] == 2 and "head_dim" not in best["sl_train"]
-    from pipeline.sl.train import check_params
-
-    check_params({**TINY_BASE, **best["sl_train"]})  # keys and values are valid sl_train params
+    overridden(sl_base(), best["sl_train"], "sl_train")  # keys and values are valid sl_train params
     for png in (report.HISTORY_PNG, report.IMPORTANCE_PNG):
         assert (out / png).stat().st_size > 1000
     assert json.loads((out / report.SUMMARY_FILE).read_text())["best_value"] == first["best_value"]
@@ -109,14 +127,14 @@ def test_sl_space_keeps_width_divisible_by_heads():
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     for _ in range(50):
         trial = study.ask()
-        p = derive_sl(sample(trial, merged_space("sl")))
+        p = derive(sample(trial, merged_space("sl")))
         assert p["width"] % p["heads"] == 0 and p["width"] // p["heads"] in (16, 32, 64)
         study.tell(trial, 0.0)
 
 
 def test_rl_sample_maps_to_nested_rl_keys():
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0)).ask()
-    p = derive_rl(sample(trial, merged_space("rl")), "wp")
+    p = derive(sample(trial, merged_space("rl", variant="wp")))
     assert set(p) == {"lr", "batch_size", "games_per_loop", "epsilon", "reward_scale"}
     assert set(p["epsilon"]) == {"start", "end"} and set(p["reward_scale"]) == {"wp"}
 
@@ -125,46 +143,6 @@ def test_bad_space_entry_is_named():
     trial = optuna.create_study().ask()
     with pytest.raises(ValueError, match="tune.space.lr"):
         sample(trial, {"lr": {"low": 1.0}})
-
-
-PARAMS = """\
-# top comment
-sl_train:   # supervised
-  lr: 0.001    # learning rate
-  width: 256
-  # kept comment
-  shared_trunk: false
-
-rl:
-  lr: 1.0e-4
-  epsilon:
-    start: 0.2   # exploration
-    end: 0.0
-other: {a: 1}
-"""
-
-
-def test_apply_edits_only_the_changed_lines(tmp_path):
-    path = tmp_path / "params.yaml"
-    path.write_text(PARAMS)
-    changed = apply.apply_params(path, {"sl_train": {"lr": 1e-5, "width": 64, "shared_trunk": True, "dropout": 0.25},
-                                        "rl": {"epsilon": {"start": 0.3}}})
-    assert sorted(changed) == ["rl.epsilon.start", "sl_train.dropout", "sl_train.lr", "sl_train.shared_trunk",
-                               "sl_train.width"]
-    text = path.read_text()
-    for kept in ("# top comment", "# learning rate", "# kept comment", "# exploration", "other: {a: 1}"):
-        assert kept in text
-    doc = yaml.safe_load(text)
-    assert doc["sl_train"] == {"lr": 1e-5, "width": 64, "shared_trunk": True, "dropout": 0.25}
-    assert doc["rl"] == {"lr": 1e-4, "epsilon": {"start": 0.3, "end": 0.0}}
-    assert apply.apply_params(path, {"sl_train": {"lr": 1e-5}}) == []
-    with pytest.raises(ValueError, match="no mapping nope"):
-        apply.merge_text(PARAMS, {"nope": {"x": 1}})
-
-
-def test_exp_run_line_sets_dotted_keys():
-    line = apply.exp_run_line({"sl_train": {"lr": 1e-5, "shared_trunk": True}, "rl": {"epsilon": {"end": 0.01}}})
-    assert line == "dvc exp run -S 'sl_train.lr=1.0e-05' -S 'sl_train.shared_trunk=true' -S 'rl.epsilon.end=0.01'"
 
 
 def test_cli_missing_dataset_is_one_clear_line(tmp_path, capsys, mlflow_store):
@@ -176,28 +154,29 @@ def test_cli_missing_dataset_is_one_clear_line(tmp_path, capsys, mlflow_store):
 
 def test_cli_apply_without_results_is_one_clear_line(tmp_path, capsys):
     params = tmp_path / "params.yaml"
-    params.write_text(PARAMS)
+    text = (ROOT / "params.yaml").read_text()
+    params.write_text(text)
     code = main(["tune", "--apply", "--study", "none", "--params", str(params), "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "best_params.yaml does not exist" in err
-    assert params.read_text() == PARAMS
+    assert params.read_text() == text
 
 
 def test_study_of_another_target_is_refused(tmp_path):
     storage = f"sqlite:///{tmp_path}/optuna.db"
-    open_study(TuneConfig(target="sl", study="s", storage=storage))
+    open_study(tune_cfg(target="sl", study="s", storage=storage))
     with pytest.raises(ValueError, match="tunes 'sl', not 'rl'"):
-        open_study(TuneConfig(target="rl", study="s", storage=storage))
+        open_study(tune_cfg(target="rl", study="s", storage=storage))
 
 
 def test_space_key_unknown_to_sl_train_fails_before_any_trial(tiny_dataset):
-    with pytest.raises(ValueError, match=r"tune.space.sl over sl_train: .*unknown param\(s\) \['lrr'\]"):
-        sl_objective(tiny_dataset, TINY_BASE, merged_space("sl", {"lrr": [0.1]}), 1)
+    with pytest.raises(ParamError, match=r"tune\.space\.sl\.lrr names no sl_train key"):
+        sl_objective(tiny_dataset, sl_base(), merged_space("sl", {"lrr": [0.1]}), 1)
 
 
 def test_endless_session_is_refused():
-    with pytest.raises(ValueError, match="set trials or timeout"):
-        TuneConfig(trials=None, timeout=None).check()
+    with pytest.raises(ParamError, match="tune.trials and timeout are both null .*: set trials or timeout"):
+        tune_cfg(trials=None, timeout=None)
 
 
 @pytest.mark.slow
@@ -206,10 +185,10 @@ def test_printed_apply_hint_works_as_printed(tmp_path, tiny_dataset, mlflow_stor
     import shlex
 
     params = tmp_path / "my-params.yaml"
-    params.write_text(yaml.safe_dump({
-        "sl_train": {**TINY_BASE, "lr": 0.5},
-        "tune": {"target": "sl", "trials": 1, "max_epochs": 1, "startup_trials": 1, "warmup_epochs": 0,
-                 "space": {"sl": TINY_SPACE}}}))
+    params.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), {
+        **dotted({**TINY_BASE, "lr": 0.5}, "sl_train"),
+        **dotted({"target": "sl", "trials": 1, "max_epochs": 1, "startup_trials": 1, "warmup_epochs": 0}, "tune"),
+        "tune.space": {"sl": TINY_SPACE}})))
     out = tmp_path / "my-results"
     assert main(["tune", "--params", str(params), "--out", str(out), "--dataset", str(tiny_dataset),
                  "--storage", f"sqlite:///{tmp_path}/optuna.db", "--study", "hint"]) == 0

@@ -1,0 +1,121 @@
+"""What every params section shares: strict pydantic models, one ``ParamError``, and its one-line message.
+
+Strict: an int is not a float-looking string, a bool is not an int, NaN and infinities are refused, and
+a key the model does not name is an error. A field's ``tune`` extra is its Optuna search range
+(``pipeline.tune.space`` reads it): a list is a categorical choice, ``{low, high[, log]}`` a range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+
+class ParamError(Exception):
+    """A bad param: ``<file>: <dotted.key> <what is wrong>, got <value>`` on one line (usage error, exit 2)."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+def tuned(spec: Any, **constraints: Any) -> Any:
+    """A field whose Optuna search space is ``spec`` (see the module doc), with its own ``constraints``."""
+    return Field(json_schema_extra={"tune": spec}, **constraints)
+
+
+def _not_int(v: Any) -> Any:
+    if isinstance(v, int) and not isinstance(v, bool):  # 1 == True would slip through a Literal
+        raise ValueError(f"must be true, false or auto, got {v!r}")
+    return v
+
+
+Seed = Annotated[int, Field(ge=0)]
+Count = Annotated[int, Field(ge=0)]
+Positive = Annotated[int, Field(ge=1)]
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+PositiveFloat = Annotated[float, Field(gt=0.0)]
+Bf16 = Annotated[Literal[True, False, "auto"], BeforeValidator(_not_int)]  # bf16 autocast for play
+
+_BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
+_TYPES = {"int_type": "an integer", "float_type": "a number", "bool_type": "true or false", "string_type": "a string",
+          "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type":
+          "a mapping", "finite_number": "a finite number", "int_from_float": "an integer"}
+
+
+def _what(err: Mapping[str, Any]) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind == "missing":
+        return "is missing"
+    if kind == "extra_forbidden":
+        return "is an unknown key"
+    if kind in _BOUNDS:
+        return f"must be {_BOUNDS[kind]} {next(iter(ctx.values()))}"
+    if kind == "multiple_of":
+        return "must be even (each deal is played from both seats)" if ctx["multiple_of"] == 2 \
+            else f"must be a multiple of {ctx['multiple_of']}"
+    if kind == "literal_error":
+        return "must be one of " + ctx["expected"].replace("'", "").replace(" or ", ", ")
+    if kind in _TYPES:
+        return f"must be {_TYPES[kind]}"
+    if kind == "value_error":
+        return str(ctx.get("error", err["msg"]))
+    return err["msg"][0].lower() + err["msg"][1:]
+
+
+def message(err: Mapping[str, Any], source: str, prefix: str = "") -> str:
+    """One pydantic error as the ``ParamError`` line: the dotted key, what is wrong, the value given."""
+    loc = [str(x) for x in err["loc"] if not isinstance(x, int)]  # a list's index names no key
+    key = ".".join(filter(None, [prefix, *loc])) or "(top level)"
+    what = _what(err)
+    whole = not what.startswith(("must", "is "))  # a model's own check names its field first: "width must be"
+    if whole:
+        key, what = f"{key}.{what.split(' ', 1)[0]}", what.split(" ", 1)[1]
+    if whole or err["type"] in ("missing", "extra_forbidden") or "got " in what:
+        return f"{source}: {key} {what}"
+    sep = "; got" if err["type"] == "literal_error" else ", got"
+    return f"{source}: {key} {what}{sep} {err['input']!r}"
+
+
+def validated(model: type[Section], doc: Any, source: str = "params.yaml", prefix: str = "") -> Any:
+    """``model`` from ``doc``; the first problem as a ``ParamError`` naming ``prefix.<key>``."""
+    try:
+        return model.model_validate(doc)
+    except ValidationError as e:
+        raise ParamError(message(e.errors()[0], source, prefix)) from None
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``top`` on top, mappings merged key by key."""
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+    return out
+
+
+def overridden(section: Section, updates: Mapping[str, Any], prefix: str, source: str = "params.yaml") -> Any:
+    """``section`` with the nested ``updates`` on top, validated again (a bad update names ``prefix.<key>``)."""
+    return validated(type(section), deep_merge(section.model_dump(), updates), source, prefix)
+
+
+def dotted(doc: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested mapping as ``{"a.b.c": leaf}`` (MLflow params, ``dvc exp run -S`` keys)."""
+    out: dict[str, Any] = {}
+    for k, v in doc.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        out.update(dotted(v, key) if isinstance(v, Mapping) and v else {key: v})
+    return out
+
+
+def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``: dotted keys as the nested mapping they name."""
+    out: dict[str, Any] = {}
+    for key, v in flat.items():
+        *parents, leaf = key.split(".")
+        d = out
+        for p in parents:
+            d = d.setdefault(p, {})
+        d[leaf] = v
+    return out

@@ -1,0 +1,77 @@
+"""params.yaml as one typed ``Params``: the only place the pipeline reads its params file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .base import ParamError, Section, validated
+from .rl import RLParams, WinProbParams
+from .sections import DuelsParams, EngineTestsParams, RegistryParams, SLDatasetParams, SLTrainParams, TuneParams
+
+PARAMS_FILE = "params.yaml"
+
+
+class Params(Section):
+    """Every section of params.yaml (one per DVC stage family)."""
+
+    registry: RegistryParams
+    engine_tests: EngineTestsParams
+    duels: DuelsParams
+    sl_dataset: SLDatasetParams
+    sl_train: SLTrainParams
+    tune: TuneParams
+    winprob: WinProbParams
+    rl: RLParams
+
+
+def read_doc(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
+    """The params file as a plain mapping (unchecked: for overriding before ``parse_params``)."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ParamError(f"{path}: no such params file") from None
+    except (OSError, yaml.YAMLError) as e:
+        raise ParamError(f"{path}: cannot read it as YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(doc, dict):
+        raise ParamError(f"{path}: must be a mapping of sections, got {type(doc).__name__}")
+    return doc
+
+
+def parse_params(doc: Any, source: str = PARAMS_FILE) -> Params:
+    """``doc`` (a params.yaml mapping) checked; ``ParamError`` naming the first bad dotted key."""
+    return validated(Params, doc, source)
+
+
+def load_params(path: str | Path = PARAMS_FILE) -> Params:
+    """The params file at ``path``, every section checked (``ParamError`` on the first problem)."""
+    return parse_params(read_doc(path), str(path))
+
+
+def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``doc`` with each dotted key of ``overrides`` (``"rl.phase1.loops": 2``) set."""
+    import copy
+
+    out = copy.deepcopy(dict(doc))
+    for key, value in overrides.items():
+        *parents, leaf = key.split(".")
+        d = out
+        for i, p in enumerate(parents):
+            if not isinstance(d.get(p), dict):
+                raise ParamError(f"{'.'.join(parents[:i + 1])} is not a section with keys, cannot set {key}")
+            d = d[p]
+        d[leaf] = value
+    return out
+
+
+def params_with(overrides: Mapping[str, Any], path: str | Path | None = None) -> Params:
+    """The project's params.yaml (or ``path``) with the dotted ``overrides`` set, checked: how tests and
+    benchmarks shrink the one real config."""
+    from ..paths import repo_root
+
+    path = path or repo_root() / PARAMS_FILE
+    return parse_params(with_overrides(read_doc(path), overrides), str(path))
