@@ -142,7 +142,7 @@ class PhaseRunner:
     def __init__(self, cfg: PhaseConfig, executor: Executor | None = None) -> None:
         self.cfg = cfg
         self.p = cfg.params
-        bound_kernel_caches()  # before this process's first bf16 op: varying batch shapes grew it (README "RL memory")
+        bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (README)
         # one accelerator for the learner's passes and the players' forward passes (games stay on CPU cores)
         self.accelerator = resolve_accelerator(self.p.accelerator, "rl.accelerator")
         device = torch_device(self.accelerator)
