@@ -1,6 +1,6 @@
 """Give the memory a process no longer uses back to the system.
 
-Two things kept a long RL run's main process growing by 20-40 MB a loop (README, "RL memory"):
+Two things kept a long RL run's main process growing by 20-40 MB a loop (README, "RL main-process memory"):
 
 - each loop's Lightning ``Trainer`` (and through its data loader the loop's samples) sits in
   reference cycles, freed only by a full garbage collection, which Python runs rarely in a process
@@ -10,6 +10,13 @@ Two things kept a long RL run's main process growing by 20-40 MB a loop (README,
 
 ``release_free_memory`` runs a full collection, then glibc's ``malloc_trim(0)`` (elsewhere only the
 collection).
+
+With bf16 autocast on a CPU, oneDNN's primitive cache and PyTorch's ideep LRU cache (1,024 entries
+each by default) keep the kernels and reordered weights of every batch shape met, 5-10 MB a shape
+at width 128: a loop's last mini-batch of each decision type is a new shape, so a learner grew by
+~20 MB a loop until several hundred MB (pytorch/pytorch#98688). ``bound_kernel_caches`` bounds
+both in the learner's process; self-play workers keep the defaults (their batches vary from 1 to
+``concurrency`` and reuse those kernels every step).
 """
 
 from __future__ import annotations
@@ -18,6 +25,11 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import os
+
+KERNEL_CACHES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")  # read once, at a process's first use
+LEARNER_CACHE_ENTRIES = 64  # holds the full-batch shape's kernels (~20 entries a shape) among a loop's odd ones
+_BOUNDED_HERE = "KOIKOI_BOUNDED_KERNEL_CACHES"  # which of them bound_kernel_caches set (child processes undo them)
 
 
 @functools.cache
@@ -45,3 +57,20 @@ def rss_mb() -> float:
     import psutil
 
     return psutil.Process().memory_info().rss / 2**20
+
+
+def bound_kernel_caches(entries: int = LEARNER_CACHE_ENTRIES) -> None:
+    """Bound oneDNN's and ideep's kernel caches in this process to ``entries`` each. Takes effect only before
+    the process's first oneDNN op; a capacity already set in the environment wins."""
+    set_here = [name for name in KERNEL_CACHES if name not in os.environ]
+    for name in set_here:
+        os.environ[name] = str(entries)
+    if set_here:
+        os.environ[_BOUNDED_HERE] = ",".join(set_here)
+
+
+def default_kernel_caches() -> None:
+    """In a worker process started by a bounded learner: back to the default caches (before any oneDNN op)."""
+    for name in os.environ.pop(_BOUNDED_HERE, "").split(","):
+        if name:
+            os.environ.pop(name, None)

@@ -3,6 +3,7 @@ checked to be untouched when the suite ends (a test that wrote there fails the r
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,18 @@ def throwaway_mlflow_store(tmp_path_factory):
     if changed:
         pytest.fail(f"the tests wrote into the repository's {REPO_MLRUNS}: {', '.join(changed[:10])}"
                     f"{' ...' if len(changed) > 10 else ''}", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def kernel_cache_bounds_stay_in_their_test():
+    """A PhaseRunner bounds the kernel caches in os.environ (pipeline.memory): later tests would inherit it."""
+    from pipeline.memory import KERNEL_CACHES
+
+    saved = {name: os.environ.get(name) for name in (*KERNEL_CACHES, "KOIKOI_BOUNDED_KERNEL_CACHES")}
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from ..memory import default_kernel_caches
 from .selfplay import PlayJob, PlayResult, play_job
 
 Progress = Callable[[int], None]
@@ -115,6 +116,7 @@ def _init_worker(progress_queue: Any, threads: int, parent_pid: int) -> None:
     import torch
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool (map)
+    default_kernel_caches()  # the learner's bounds would make varying self-play batches rebuild kernels
     watch_parent(parent_pid)
 
     torch.set_num_threads(threads)  # one process per core beats intra-op threads for small batches

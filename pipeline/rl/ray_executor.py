@@ -26,6 +26,7 @@ if not os.environ.get("RAY_ADDRESS"):
 
 import ray  # noqa: E402
 
+from ..memory import default_kernel_caches
 from .executor import Executor, Progress, progress_sink
 from .selfplay import PlayJob, PlayResult, play_job
 
@@ -49,6 +50,7 @@ def _call(fn: Callable[[Any], Any], job: Any, counter: Any) -> Any:
     import torch
 
     torch.set_num_threads(1)  # one task per CPU, as the process backend's workers
+    default_kernel_caches()  # a local Ray's workers inherit the learner's environment
     sink = None if counter is None else (lambda n: counter.add.remote(n))  # fire and forget
     with progress_sink(sink):
         return fn(job)

@@ -189,11 +189,8 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
     if job.reward is None:
         raise ValueError("a game records trajectories but the play job has no reward model")
     if job.rollout is not None:
-        out = []
-        spec = job.rollout
-        for _, _, o, a, p in g.trace:
-            out.append(Sample(o, a, p.rewards[p.actions.index(a)], target(p, spec.temperature, spec.loss)))
-        return out
+        temperature, loss = job.rollout.temperature, job.rollout.loss
+        return [Sample(o, a, p.rewards[p.actions.index(a)], target(p, temperature, loss)) for _, _, o, a, p in g.trace]
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]
 

@@ -30,7 +30,7 @@ import torch
 from .. import atomic
 from ..engine import DECISION_NAMES
 from ..hardware import resolve_accelerator, resolve_bf16, resolve_precision, torch_device
-from ..memory import release_free_memory
+from ..memory import bound_kernel_caches, release_free_memory
 from ..model import KoiKoiNet
 from ..modelio import MODEL_FILE, load_model, read_training_state, save_model
 from ..params import RLParams, WinProbParams, dotted
@@ -142,6 +142,7 @@ class PhaseRunner:
     def __init__(self, cfg: PhaseConfig, executor: Executor | None = None) -> None:
         self.cfg = cfg
         self.p = cfg.params
+        bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (README)
         # one accelerator for the learner's passes and the players' forward passes (games stay on CPU cores)
         self.accelerator = resolve_accelerator(self.p.accelerator, "rl.accelerator")
         device = torch_device(self.accelerator)
