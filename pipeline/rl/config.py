@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..bookkeeping import fingerprint
 from ..engine import DECISION_NAMES
 from ..hardware import ACCELERATORS, PRECISIONS
 from .rewards import REWARD_MODELS
@@ -133,9 +132,7 @@ class RLParams:
         skip = {"phase1_loops", "phase2_loops", "target_win_rate", "window", "workers", "concurrency",
                 "start_method", "backend", "train_threads", "accelerator",  # a run may move to a GPU machine
                 "final_eval_games"}
-        d = {k: v for k, v in asdict(self).items() if k not in skip}
-        d.update(phase=phase, variant=variant, **(extra or {}))
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return fingerprint({**asdict(self), "phase": phase, "variant": variant, **(extra or {})}, skip)
 
 
 def _decisions(r: _Reader, key: str) -> tuple[str, ...]:

@@ -8,9 +8,6 @@ a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (res
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import json
 import math
 import os
 import shutil
@@ -27,12 +24,13 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
+from .. import bookkeeping
 from ..encoding import same_choice
 from ..hardware import ACCELERATORS, PRECISIONS, resolve_accelerator, resolve_precision
 from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
 from ..progress import on_terminal
-from ..runstate import ending_runs, log_metrics_once, owner_tags
+from ..runstate import ending_runs, owner_tags
 from ..train_guards import guards
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
@@ -175,12 +173,7 @@ class CurvesCallback(Callback):
         self.rows = list(state_dict.get("rows", []))
 
     def write_csv(self, path: str | Path) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=CURVE_COLUMNS, extrasaction="ignore")
-            w.writeheader()
-            w.writerows(self.rows)
+        bookkeeping.write_curve(self.rows, path, CURVE_COLUMNS)
 
 
 class _RunInfo(Callback):
@@ -195,25 +188,27 @@ class _RunInfo(Callback):
 
 def fingerprint(p: dict, info: dict) -> str:
     """What a resumable checkpoint must match: the params (but those in ``_RESUMABLE_ACROSS``) and the data."""
-    key = {k: v for k, v in p.items() if k not in _RESUMABLE_ACROSS}
-    key["data"] = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
-                   info.get("samples")]
-    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    data = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
+            info.get("samples")]
+    return bookkeeping.fingerprint({**p, "data": data}, _RESUMABLE_ACROSS)
+
+
+def _read_checkpoint(path: Path, who: str) -> dict | None:
+    """A Lightning checkpoint (it holds more than tensors: Lightning's own loader is not the safe one)."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # a checkpoint cut short by the kill itself
+        print(f"{who}: cannot read {path} ({type(e).__name__}); starting afresh", file=sys.stderr)
+        return None
 
 
 def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
     """``(last.ckpt, its MLflow run id)`` if it can be resumed, else ``(None, None)`` after clearing stale files."""
     last = ckpt_dir / "last.ckpt"
-    if last.is_file():
-        try:
-            meta = torch.load(last, map_location="cpu", weights_only=False).get("koikoi", {})
-        except Exception as e:  # a checkpoint cut short by the kill itself
-            print(f"sl_train: cannot read {last} ({type(e).__name__}); starting afresh", file=sys.stderr)
-            meta = {}
-        if meta.get("fingerprint") == fp:
-            return last, meta.get("mlflow_run_id")
-        if meta:
-            print(f"sl_train: {last} was written with other params or data; starting afresh", file=sys.stderr)
+    ck = bookkeeping.resume_point(last, fp, "sl_train", lambda c: c.get("koikoi", {}).get("fingerprint"),
+                                  _read_checkpoint, keep_stale=False)
+    if ck is not None:
+        return last, ck["koikoi"].get("mlflow_run_id")
     if ckpt_dir.exists():
         shutil.rmtree(ckpt_dir)
     return None, None
@@ -370,16 +365,10 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
 
     from ..tracking import setup_experiment, tracking_uri
 
-    setup_experiment(EXPERIMENT)
+    exp = setup_experiment(EXPERIMENT)
     kwargs = {"experiment_name": EXPERIMENT, "tracking_uri": tracking_uri(), "run_name": "sl_train"}
-    if run_id is not None:
-        import mlflow
-
-        try:
-            mlflow.MlflowClient(tracking_uri()).get_run(run_id)
-            kwargs["run_id"] = run_id
-        except Exception:  # the store lost the run (another MLFLOW_TRACKING_URI): start a new one
-            pass
+    if (run_id := bookkeeping.continuable_run(run_id, exp)) is not None:  # else the store lost it: a new run
+        kwargs["run_id"] = run_id
     return MLFlowLogger(**kwargs), "run_id" in kwargs
 
 
@@ -389,22 +378,18 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
     registered as ``koikoi-sl`` when ``register``."""
     import mlflow
 
+    from ..tracking import tracking_uri
+
     run_id = getattr(logger, "run_id", None)
     if run_id is None:
         return
-    client = logger.experiment
     final = {"final/" + k.replace("/", "_"): float(v) for k, v in result.items()
              if isinstance(v, int | float) and not isinstance(v, bool) and k != "run_id"}
-    log_metrics_once(client, run_id, final, step=int(result.get("epochs", 0)))
-    if curves_path is not None and Path(curves_path).is_file():
-        client.log_artifact(run_id, str(curves_path))
-    if log_model:
-        from ..registry import log_model as log_pyfunc
-        from ..tracking import tracking_uri
-
+    if log_model:  # the model goes in through the fluent API: point it at the logger's store
         mlflow.set_tracking_uri(getattr(logger, "_tracking_uri", None) or tracking_uri())
-        with mlflow.start_run(run_id=run_id):
-            log_pyfunc(out, register)
+    bookkeeping.finish_run(logger.experiment, run_id, final, step=int(result.get("epochs", 0)),
+                           artifacts=[curves_path] if curves_path is not None else [],
+                           model_dir=out if log_model else None, register=register)
 
 
 def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_epochs: int | None = None,
