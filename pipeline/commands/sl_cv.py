@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise UserError(f"--set {item!r}: expected KEY=VALUE")
         params[key] = yaml.safe_load(value)
-    from ..sl.train import cross_validate
+    from ..sl.cross_validation import cross_validate
 
     try:
         decisions = None if args.decisions is None else comma_list(args.decisions)

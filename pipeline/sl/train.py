@@ -1,4 +1,4 @@
-"""Supervised training entry points: ``train_sl`` (one run, tracked) and ``cross_validate`` (k folds by game).
+"""Supervised training: ``train_sl``, one tracked, resumable run (``cross_validation.cross_validate`` gives k folds).
 
 ``train_sl`` is what the ``sl_train`` stage and the Optuna tuner call: it trains a ``KoiKoiNet`` on
 a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (resuming from
@@ -12,33 +12,23 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import lightning.pytorch as pl
-import numpy as np
 import torch
-from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
+from lightning.pytorch.callbacks import Callback
 
 from .. import bookkeeping
-from ..encoding import same_choice
 from ..hardware import ACCELERATORS, PRECISIONS, resolve_accelerator, resolve_precision
-from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
-from ..progress import on_terminal
 from ..runstate import ending_runs, owner_tags
-from ..train_guards import guards
 from . import DECISION_NAMES
-from .card_logit import fit_card_logits
 from .data import SLDataModule
-from .dataset import SampleSet, fold_games, load_info, load_split
-from .evaluate import predict
-from .module import SCHEDULERS, SLModule
-from .selection import PerDecisionBest
+from .dataset import SampleSet, load_info
+from .fitting import RunInfo, fit
+from .module import SCHEDULERS
 
 EXPERIMENT = "sl"
 
@@ -65,12 +55,6 @@ DEFAULTS: dict[str, Any] = {
 # Params that change how long or how fast a run goes but not what it computes: a checkpoint
 # written under other values of these can still be resumed.
 _RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
-
-# The data are in-memory tensors: worker processes would only add start-up time.
-warnings.filterwarnings("ignore", message=r".*does not have many workers.*")
-
-CURVE_COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc",
-                 *(f"val_acc_{n}" for n in DECISION_NAMES), *(f"val_loss_{n}" for n in DECISION_NAMES), "lr")
 
 
 def check_params(params: dict) -> dict:
@@ -143,48 +127,6 @@ def resolve_threads(threads: int) -> int:
     return max(1, min(cores, round(cores - load)))
 
 
-def model_config(p: dict, num_features: int) -> ModelConfig:
-    return ModelConfig(num_features=num_features, width=p["width"], ff=p["ff"], heads=p["heads"],
-                       layers=p["layers"], dropout=float(p["dropout"]), shared_trunk=p["shared_trunk"],
-                       yaku_cross=p["yaku_cross"], card_logit=p["card_logit"])
-
-
-class CurvesCallback(Callback):
-    """One row per epoch (train/val loss and accuracy); its rows travel in checkpoints, so a resumed
-    run keeps the epochs before the kill."""
-
-    def __init__(self) -> None:
-        self.rows: list[dict[str, float]] = []
-
-    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        m = trainer.callback_metrics
-        row: dict[str, float] = {"epoch": trainer.current_epoch + 1}
-        for col in CURVE_COLUMNS[1:-1]:
-            key = col.replace("_", "/", 1)
-            if key in m:
-                row[col] = round(float(m[key]), 6)
-        row["lr"] = float(trainer.optimizers[0].param_groups[0]["lr"]) if trainer.optimizers else float("nan")
-        self.rows = [r for r in self.rows if r["epoch"] < row["epoch"]] + [row]
-
-    def state_dict(self) -> dict:
-        return {"rows": self.rows}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        self.rows = list(state_dict.get("rows", []))
-
-    def write_csv(self, path: str | Path) -> None:
-        bookkeeping.write_curve(self.rows, path, CURVE_COLUMNS)
-
-
-class _RunInfo(Callback):
-    """Stores the params fingerprint and the MLflow run id in every checkpoint (for resuming)."""
-
-    def __init__(self, fingerprint: str, run_id: str | None) -> None:
-        self.fingerprint, self.run_id = fingerprint, run_id
-
-    def on_save_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict) -> None:
-        checkpoint["koikoi"] = {"fingerprint": self.fingerprint, "mlflow_run_id": self.run_id}
-
 
 def fingerprint(p: dict, info: dict) -> str:
     """What a resumable checkpoint must match: the params (but those in ``_RESUMABLE_ACROSS``) and the data."""
@@ -213,54 +155,6 @@ def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
         shutil.rmtree(ckpt_dir)
     return None, None
 
-
-def _fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
-         max_epochs: int, progress: bool, ckpt_path: Path | None, run_info: _RunInfo | None,
-         ) -> tuple[KoiKoiNet, dict[str, float], CurvesCallback, int]:
-    """Train with early stopping on val/loss; returns the net at its best epoch, its val metrics, the
-    curves and the number of epochs run."""
-    pl.seed_everything(p["seed"], workers=True, verbose=False)
-    net = KoiKoiNet(model_config(p, dm.num_features))
-    fit_card_logits(net, dm, float(p["card_logit_c"]))  # before SLModule copies the net for its average
-    module = SLModule(net, lr=float(p["lr"]), weight_decay=float(p["weight_decay"]), scheduler=p["scheduler"],
-                      label_smoothing=float(p["label_smoothing"]), max_epochs=max_epochs,
-                      plateau_patience=max(0, p["patience"] // 2), ema=float(p["ema"]))
-    curves = CurvesCallback()
-    per_type = None if p["shared_trunk"] else PerDecisionBest(p["patience"], p["select"])
-    if per_type is None:  # one network: its best epoch on the val loss (or accuracy) over all types
-        monitor, mode = ("val/loss", "min") if p["select"] == "loss" else ("val/acc", "max")
-        best = ModelCheckpoint(dirpath=ckpt_dir, filename="best-{epoch:03d}", monitor=monitor, mode=mode,
-                               save_top_k=1, save_last=True, auto_insert_metric_name=False)
-        cbs: list[Callback] = [EarlyStopping(monitor=monitor, mode=mode, patience=p["patience"]), best, curves]
-    else:  # three networks: each at its own best epoch; checkpoints only for resuming
-        # the latest epoch as last.ckpt (Lightning writes save_last only beside a top-k save)
-        best = ModelCheckpoint(dirpath=ckpt_dir, filename="last", monitor=None, save_top_k=1,
-                               enable_version_counter=False, save_on_train_epoch_end=True)
-        cbs = [per_type, best, curves]
-    if run_info is not None:
-        cbs.append(run_info)
-    trainer = pl.Trainer(
-        max_epochs=max_epochs, accelerator=p["accelerator"], devices=1, precision=p["precision"],
-        logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks, *guards("sl_train")],
-        enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
-        deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
-    )
-    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
-    if per_type is not None:
-        per_type.restore(net)
-        if module.ema_net is not None:  # the final validation runs the average: make it the kept weights
-            module.ema_net.load_state_dict(net.state_dict())
-        best_epochs = {f"best_epoch_{n}": e for n, e in per_type.best_epoch.items()}
-    else:
-        if best.best_model_path:
-            state = torch.load(best.best_model_path, map_location="cpu", weights_only=False)["state_dict"]
-            module.load_state_dict(state)
-        if module.ema_net is not None:  # keep the validated weights, the average
-            net.load_state_dict(module.ema_net.state_dict())
-        best_epochs = {}
-    final = trainer.validate(module, datamodule=dm, verbose=False)[0]
-    metrics = {**{k: float(v) for k, v in final.items()}, **best_epochs}
-    return net, metrics, curves, trainer.current_epoch
 
 
 def _sample_counts(s: SampleSet, prefix: str) -> dict[str, int]:
@@ -331,8 +225,8 @@ def train_sl(
             client.set_tag(run_id, k, v)
 
     with ending_runs(client, run_id):  # Ctrl-C: the run ends KILLED, an error (a NaN loss): FAILED
-        net, metrics, curves, epochs_run = _fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
-                                                _RunInfo(fp, run_id))
+        net, metrics, curves, epochs_run = fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
+                                                RunInfo(fp, run_id))
     best_epoch = min(curves.rows, key=lambda r: r.get("val_loss", float("inf")))["epoch"] if curves.rows else 0
     per_type = [v for k, v in metrics.items() if k.startswith("best_epoch_")]
     if per_type:  # three networks, each kept at its own best epoch: the last of those
@@ -390,65 +284,3 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
     bookkeeping.finish_run(logger.experiment, run_id, final, step=int(result.get("epochs", 0)),
                            artifacts=[curves_path] if curves_path is not None else [],
                            model_dir=out if log_model else None, register=register)
-
-
-def cross_validate(dataset_dir: str | Path, params: dict, folds: int = 5, max_epochs: int | None = None,
-                   progress: bool = True, decisions: Sequence[str] | None = None) -> dict:
-    """k-fold cross-validation by game over train+val of ``dataset_dir`` (as the paper's Table I).
-
-    Each fold trains from scratch with early stopping on its held-out games; the result pools the
-    held-out predictions of all folds: accuracy per decision type and overall, with sample counts,
-    plus the per-fold accuracies.
-
-    ``decisions`` (e.g. ``["pick", "koikoi"]``) trains and scores only those networks. With three
-    networks (no shared trunk) each learns from its own samples alone, so this gives their figures
-    for a fraction of the time; the batch shrinks in proportion so each network still takes the same
-    number of steps of the same expected size as in a full run.
-    """
-    p = resolved(check_params(params))
-    epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
-    torch.set_num_threads(resolve_threads(p["threads"]))
-    train, layout = load_split(dataset_dir, "train")
-    val, _ = load_split(dataset_dir, "val")
-    every = SampleSet.concat([train, val])
-    names = list(DECISION_NAMES) if decisions is None else list(dict.fromkeys(decisions))
-    unknown = sorted(set(names) - set(DECISION_NAMES))
-    if unknown or not names:
-        raise ValueError(f"decisions must be some of {list(DECISION_NAMES)}, got {list(decisions or [])}")
-    if len(names) < len(DECISION_NAMES):
-        if p["shared_trunk"]:
-            raise ValueError("decisions: a subset needs three networks (sl_train.shared_trunk false)")
-        keep = np.isin(every.decision, [DECISION_NAMES.index(n) for n in names])
-        p["batch_size"] = max(1, round(p["batch_size"] * keep.mean()))
-        every = every.select(keep)
-    games = np.unique(every.game)
-    groups = fold_games(games.size, folds, p["seed"])
-    correct = {n: 0 for n in ("all", *DECISION_NAMES)}
-    total = dict(correct)
-    per_fold = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, g in enumerate(groups):
-            held = np.isin(every.game, games[g])
-            dm = SLDataModule(train=every.select(~held), val=every.select(held), layout=layout,
-                              batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"],
-                              augment=p["augment"])
-            net, metrics, _, _ = _fit(dm, p, Path(tmp) / f"fold{i}", (), None, epochs, progress, None, None)
-            pred = predict(net, dm)
-            hit = same_choice(pred, dm.val_set.action)
-            per_fold.append(round(float(hit.mean()), 4))
-            print(f"sl-cv: fold {i + 1}/{folds}: {int(held.sum())} held-out samples ({', '.join(names)}), "
-                  f"accuracy {per_fold[-1]:.4f}", file=sys.stderr)
-            for d, name in enumerate(DECISION_NAMES):
-                sel = dm.val_set.decision == d
-                correct[name] += int(hit[sel].sum())
-                total[name] += int(sel.sum())
-            correct["all"] += int(hit.sum())
-            total["all"] += int(hit.size)
-    out = {name: round(correct[name] / max(1, total[name]), 4) for name in names}
-    if len(names) == len(DECISION_NAMES):
-        out["overall"] = round(correct["all"] / max(1, total["all"]), 4)
-    out["samples"] = total["all"]
-    out.update({f"samples_{n}": total[n] for n in names})
-    out["folds"] = folds
-    out["fold_acc"] = per_fold
-    return out

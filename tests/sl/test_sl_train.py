@@ -144,7 +144,7 @@ def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
     data, metrics = two_game_dataset
     assert main(["sl-cv", "--folds", "2", "--dataset", str(data), "--params", "/nonexistent.yaml"]) == 2
     assert "--params" in capsys.readouterr().err
-    from pipeline.sl.train import cross_validate
+    from pipeline.sl.cross_validation import cross_validate
 
     r = cross_validate(data, TINY, folds=2, progress=False)
     assert r["samples"] == metrics["samples"] and r["folds"] == 2 and len(r["fold_acc"]) == 2
@@ -168,7 +168,7 @@ def test_precision_auto_follows_the_cpu(monkeypatch):
 
 @pytest.mark.slow
 def test_cross_validation_of_some_networks_only(two_game_dataset):
-    from pipeline.sl.train import cross_validate
+    from pipeline.sl.cross_validation import cross_validate
 
     data, metrics = two_game_dataset
     r = cross_validate(data, TINY, folds=2, progress=False, decisions=["pick", "koikoi"])
@@ -204,8 +204,10 @@ def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monk
 
     from pipeline.model import KoiKoiNet
     from pipeline.modelio import load_model
+    from pipeline.sl.card_logit import fit_card_logits
     from pipeline.sl.data import SLDataModule
-    from pipeline.sl.train import check_params, fit_card_logits, model_config, resolved, train_sl
+    from pipeline.sl.fitting import model_config
+    from pipeline.sl.train import check_params, resolved, train_sl
 
     data, _ = two_game_dataset
     uri = f"sqlite:///{tmp_path}/mlflow.db"
