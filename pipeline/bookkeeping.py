@@ -1,6 +1,7 @@
 """Bookkeeping of a resumable, tracked run, the same for SL, RL and tuning.
 
-- ``fingerprint``: what a checkpoint must match to be resumed (params and data, less the budgets).
+- ``fingerprint``: what a checkpoint must match to be resumed (params and data, less the budgets);
+  ``file_fingerprint`` for the files a run starts from.
 - ``resume_point``: the checkpoint to continue from, or ``None`` after setting a stale one aside.
 - ``continuable_run``: whether an MLflow run id kept in a checkpoint (or a study) can be continued in
   the current store; ``runstate.remember_run`` keeps the id from the moment the run starts.
@@ -29,6 +30,12 @@ def fingerprint(values: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
     skip = set(skip)
     key = {k: v for k, v in values.items() if k not in skip}
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def file_fingerprint(path: str | Path) -> str:
+    """A short hash of a file's bytes (a starting model, a table); ``-`` when there is no such file."""
+    path = Path(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else "-"
 
 
 def resume_point(path: str | Path, fp: str, who: str, fingerprint_of: Callable[[dict], str | None],

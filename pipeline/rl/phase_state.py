@@ -8,14 +8,13 @@ curve rows, the evaluation history, the win-probability table, the MLflow run id
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from .. import atomic
-from ..bookkeeping import read_curve, resume_point
+from ..bookkeeping import file_fingerprint, read_curve, resume_point
 from ..model import KoiKoiNet
 from ..modelio import MODEL_FILE, load_model, read_training_state
 from .config import RLParams, WinProbParams
@@ -77,17 +76,13 @@ def loop_seed(params: RLParams, phase: int, loop: int, stream: int) -> int:
     return (((params.seed * 10 + phase) * 100_000 + loop) * 10 + stream) * 10**6
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else "-"
-
-
 def phase_fingerprint(cfg: PhaseConfig) -> str:
     """The params fingerprint of a phase, with the starting models and (RL-WP) the starting table."""
-    extra = {"sl": _sha(cfg.sl_dir / MODEL_FILE)}
+    extra = {"sl": file_fingerprint(cfg.sl_dir / MODEL_FILE)}
     if cfg.init_dir is not None:
-        extra["init"] = _sha(cfg.init_dir / MODEL_FILE)
+        extra["init"] = file_fingerprint(cfg.init_dir / MODEL_FILE)
     if cfg.variant == "wp":
-        extra["winprob_start"] = _sha(cfg.winprob_path) if cfg.winprob_path else "-"
+        extra["winprob_start"] = file_fingerprint(cfg.winprob_path) if cfg.winprob_path else "-"
         extra["refit"] = (cfg.winprob.refit_every, cfg.winprob.refit_games, cfg.winprob.C)
     return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)
 

@@ -80,3 +80,14 @@ def test_finish_run_logs_final_metrics_once_and_the_artifacts(store, tmp_path):
     finish_run(client, run, {"final/win_rate": 0.5}, step=3)  # a rerun finishing again repeats nothing
     assert [m.value for m in client.get_metric_history(run, "final/win_rate")] == [0.5]
     assert [a.path for a in client.list_artifacts(run)] == ["curve.csv"]
+
+
+def test_file_fingerprint_follows_the_bytes(tmp_path):
+    from pipeline.bookkeeping import file_fingerprint
+
+    path = tmp_path / "model.pt"
+    assert file_fingerprint(path) == "-"
+    path.write_bytes(b"a")
+    first = file_fingerprint(path)
+    path.write_bytes(b"b")
+    assert len(first) == 16 and file_fingerprint(path) != first
