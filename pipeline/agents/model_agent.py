@@ -1,53 +1,94 @@
-"""A player backed by a ``KoiKoiNet``: one batched forward pass, greedy over legal actions (or epsilon-greedy)."""
+"""A network as a player: ``NetPlayer`` is the one way a ``KoiKoiNet`` turns observations into masked action
+values (one batched forward pass), used by self-play, evaluations, duels and the play UI; ``ModelAgent`` is the
+``Agent`` adapter over it (greedy, or epsilon-greedy from its own seeded generator)."""
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-from ..encoding import decisions, encode, legal_masks
+from ..encoding import NUM_TOKENS, decisions, encode, legal_masks
 from ..engine import Observation
 from ..model import KoiKoiNet
 from .base import Agent
 
 
-class ModelAgent(Agent):
-    """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead.
+class NetPlayer:
+    """Evaluates one batch of observations (any decision types) in one forward pass on ``device`` (default: where
+    the net is). The net runs in eval mode for the call and gets its mode back, so a learner may share it."""
 
-    The net is switched to eval mode only for the duration of a call, so a learner may share it.
-    """
+    def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, bf16: bool = False, device: str | None = None) -> None:
+        if device is not None:
+            net = net.to(device)
+        self.device = torch.device(device) if device is not None else next(net.parameters()).device
+        self.net = net
+        self.epsilon = epsilon
+        self.bf16 = bf16
+        self.forward_seconds = 0.0
+        self.forward_samples = 0
+        self.forward_calls = 0
+
+    def _amp(self) -> contextlib.AbstractContextManager:
+        return torch.autocast(self.device.type, dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+
+    def values(self, observations: Sequence[Observation]) -> np.ndarray:
+        """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
+        if not len(observations):
+            return np.zeros((0, NUM_TOKENS), dtype=np.float32)
+        x = torch.from_numpy(encode(observations)).to(self.device)
+        d = torch.from_numpy(decisions(observations)).to(self.device)
+        training = self.net.training
+        if training:  # dropout off for play; the learner's mode comes back below
+            self.net.eval()
+        t0 = time.perf_counter()
+        try:
+            with torch.inference_mode(), self._amp():
+                q = self.net(x, d).float().cpu().numpy()
+        finally:
+            if training:
+                self.net.train()
+        self.forward_seconds += time.perf_counter() - t0
+        self.forward_samples += len(observations)
+        self.forward_calls += 1
+        q[~legal_masks(observations)] = -np.inf
+        return q
+
+    def forward_throughput(self, x: torch.Tensor, decision: int, seconds: float = 2.0) -> float:
+        """Pure forward passes per second on batch ``x`` (samples/s), for the self-play benchmark."""
+        x = x.to(self.device)
+        d = torch.full((x.shape[0],), decision, dtype=torch.long, device=self.device)
+        with torch.inference_mode(), self._amp():
+            self.net(x, d).float().cpu()  # warm-up
+            n, t0 = 0, time.perf_counter()
+            while time.perf_counter() - t0 < seconds:
+                self.net(x, d).float().cpu()  # back on the host, as in play (this also waits for the GPU)
+                n += 1
+        return n * x.shape[0] / (time.perf_counter() - t0)
+
+
+class ModelAgent(Agent):
+    """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead."""
 
     def __init__(self, net: KoiKoiNet, name: str = "model", epsilon: float = 0.0, seed: int | None = 0,
                  bf16: bool = False) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"ModelAgent: epsilon must be in [0, 1], got {epsilon!r}")
-        self.net = net
+        self.player = NetPlayer(net, bf16=bf16)
         self.name = name
         self.epsilon = float(epsilon)
-        self.bf16 = bf16
         self.rng = np.random.default_rng(seed)
 
+    @property
+    def net(self) -> KoiKoiNet:
+        return self.player.net
+
     def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
-        """The net's outputs, float32 ``(B, 50)``, with illegal tokens at -inf."""
-        legal = legal_masks(observations)
-        if not len(observations):
-            return np.zeros((0, legal.shape[1]), dtype=np.float32)
-        x = torch.from_numpy(encode(observations))
-        d = torch.from_numpy(decisions(observations))
-        device = next(self.net.parameters()).device
-        was = self.net.training
-        self.net.eval()
-        amp = torch.autocast(device.type, dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
-        try:
-            with torch.inference_mode(), amp:
-                q = self.net(x.to(device), d.to(device)).float().cpu().numpy()
-        finally:
-            self.net.train(was)
-        q[~legal] = -np.inf
-        return q
+        """The net's outputs, float32 ``(B, 50)``, with illegal tokens at -inf (``NetPlayer.values``)."""
+        return self.player.values(observations)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
         if not observations:

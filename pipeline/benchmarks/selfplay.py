@@ -44,9 +44,9 @@ def forward_benchmark(args: tuple) -> float:
     import numpy as np
     import torch
 
+    from ..agents.model_agent import NetPlayer
     from ..encoding import encode
     from ..engine import DISCARD, GameState
-    from ..rl.policies import NetPlayer
 
     rng = np.random.default_rng(0)
     obs = []

@@ -4,8 +4,8 @@
 round-robin, ``report`` writes the table, ``plots`` and ``attention`` the figures.
 """
 
-from .runner import DuelResult, duel_seeds, play_duel
-from .stats import wilson_interval
+from .runner import duel_seeds, play_duel
+from .stats import DuelResult, wilson_interval
 
 # ratings (scikit-learn) and the figures (matplotlib) are imported where used, to keep `koikoi duel` light.
 __all__ = ["DuelResult", "duel_seeds", "play_duel", "wilson_interval"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import matplotlib
@@ -11,10 +10,11 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..bookkeeping import read_curve  # noqa: E402
 from .report import display_name, oriented  # noqa: E402
-from .runner import DuelResult  # noqa: E402
+from .stats import DuelResult  # noqa: E402
 
-CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "ci_low", "ci_high")
+CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "ci_low", "ci_high")  # those plotted
 
 
 def winrate_matrix(keys: list[str], results: dict[tuple[str, str], DuelResult], out: str | Path) -> Path:
@@ -43,13 +43,11 @@ def winrate_matrix(keys: list[str], results: dict[tuple[str, str], DuelResult], 
     return _save(fig, out)
 
 
-def read_curve(path: str | Path) -> dict[str, np.ndarray] | None:
+def curve_columns(path: str | Path) -> dict[str, np.ndarray] | None:
     """Columns of an RL curve CSV (loop, games, win_rate, point_diff, ci_low, ci_high), or None when absent or empty."""
-    p = Path(path)
-    if not p.is_file():
+    if not Path(path).is_file():
         return None
-    with p.open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_curve(path)
     if not rows or any(c not in rows[0] for c in CURVE_COLUMNS):
         return None
     return {c: np.array([float(r[c]) for r in rows]) for c in CURVE_COLUMNS}
@@ -64,7 +62,7 @@ def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, lis
     fig, (ax_w, ax_p) = plt.subplots(1, 2, figsize=(11, 4))
     missing = []
     for label, path in curves.items():
-        c = read_curve(path)
+        c = curve_columns(path)
         if c is None:
             missing.append(str(path))
             continue

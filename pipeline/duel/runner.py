@@ -11,65 +11,11 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ..agents.base import Agent
 from ..arena import CONCURRENCY, stream_games
 from ..engine import GameState
-from .stats import wilson_interval
-
-
-@dataclass
-class DuelResult:
-    """Outcome of a duel from A's side. ``win_rate`` counts a draw as half a win."""
-
-    games: int = 0
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
-    points: int = 0  # A's final points minus the initial points, summed over the games
-    seconds: float = 0.0
-
-    @property
-    def point_diff(self) -> float:
-        """A's mean final points minus the initial points."""
-        return self.points / self.games if self.games else 0.0
-
-    @property
-    def win_rate(self) -> float:
-        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
-
-    @property
-    def draw_rate(self) -> float:
-        return self.draws / self.games if self.games else 0.0
-
-    @property
-    def ci95(self) -> tuple[float, float]:
-        return wilson_interval(self.wins + 0.5 * self.draws, self.games)
-
-    def add(self, state: GameState, seat: int, init_points: int) -> None:
-        """Count one finished game in which A sat in ``seat`` (running totals: no game is kept)."""
-        self.add_outcome(state.winner, seat, state.points[seat], init_points)
-
-    def add_outcome(self, winner: int | None, seat: int, points: int, init_points: int) -> None:
-        """Count one game from its winner seat (None: a draw), A's seat and A's final points."""
-        self.games += 1
-        if winner is None:
-            self.draws += 1
-        elif winner == seat:
-            self.wins += 1
-        else:
-            self.losses += 1
-        self.points += points - init_points
-
-    def summary(self) -> dict:
-        """The JSON fields of ``koikoi duel`` and of the duels metrics."""
-        lo, hi = self.ci95
-        return {
-            "games": self.games, "win_rate": round(self.win_rate, 4), "draw_rate": round(self.draw_rate, 4),
-            "point_diff": round(self.point_diff, 3), "ci95": [round(lo, 4), round(hi, 4)],
-            "wins": self.wins, "losses": self.losses, "draws": self.draws,
-        }
+from .stats import DuelResult
 
 
 def set_torch_threads(n: int) -> None:
@@ -140,9 +86,7 @@ def play_model_duel(net_a: object, net_b: object, games: int, seed: int = 0, num
             specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in block)
             job = PlayJob(players=players, games=specs, bf16=use_bf16, num_rounds=num_rounds,
                           init_points=init_points)
-            for o in ex.run(job, progress=bar.update).outcomes:
-                a_seat = o.seats.index(0)  # seats[k] is the player index in seat k; A is player 0
-                result.add_outcome(o.winner, a_seat, o.points[a_seat], init_points)
+            result.add_outcomes(ex.run(job, progress=bar.update).outcomes, init_points)
     result.seconds = time.perf_counter() - t0
     return result
 

@@ -1,8 +1,16 @@
-"""Win-rate statistics of a duel: the Wilson score interval."""
+"""Win rates and their intervals, the one way every duel and evaluation counts games: ``DuelResult``
+(running totals from A's side, draws half a win) and the Wilson score interval."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..engine import GameState
+    from ..rl.selfplay import GameOutcome
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -19,3 +27,62 @@ def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> t
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class DuelResult:
+    """Outcome of a duel from A's side. ``win_rate`` counts a draw as half a win."""
+
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    points: int = 0  # A's final points minus the initial points, summed over the games
+    seconds: float = 0.0
+
+    @property
+    def point_diff(self) -> float:
+        """A's mean final points minus the initial points."""
+        return self.points / self.games if self.games else 0.0
+
+    @property
+    def win_rate(self) -> float:
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
+
+    @property
+    def draw_rate(self) -> float:
+        return self.draws / self.games if self.games else 0.0
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.wins + 0.5 * self.draws, self.games)
+
+    def add(self, state: GameState, seat: int, init_points: int) -> None:
+        """Count one finished game in which A sat in ``seat`` (running totals: no game is kept)."""
+        self.add_outcome(state.winner, seat, state.points[seat], init_points)
+
+    def add_outcome(self, winner: int | None, seat: int, points: int, init_points: int) -> None:
+        """Count one game from its winner seat (None: a draw), A's seat and A's final points."""
+        self.games += 1
+        if winner is None:
+            self.draws += 1
+        elif winner == seat:
+            self.wins += 1
+        else:
+            self.losses += 1
+        self.points += points - init_points
+
+    def add_outcomes(self, outcomes: Iterable[GameOutcome], init_points: int) -> None:
+        """Count the games of a self-play job (``rl.selfplay.GameOutcome``) with A as the job's player 0."""
+        for o in outcomes:
+            seat = o.seats.index(0)  # seats[k] is the player index in seat k
+            self.add_outcome(o.winner, seat, o.points[seat], init_points)
+
+    def summary(self) -> dict:
+        """The JSON fields of ``koikoi duel`` and of the duels metrics."""
+        lo, hi = self.ci95
+        return {
+            "games": self.games, "win_rate": round(self.win_rate, 4), "draw_rate": round(self.draw_rate, 4),
+            "point_diff": round(self.point_diff, 3), "ci95": [round(lo, 4), round(hi, 4)],
+            "wins": self.wins, "losses": self.losses, "draws": self.draws,
+        }

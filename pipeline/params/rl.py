@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -129,8 +127,9 @@ class RLParams(Section):
                                      "accelerator": True,  # a run may move to a GPU machine
                                      "final_eval_games": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend"}})
-        d.update(phase=phase, variant=variant, **(extra or {}))
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        from ..bookkeeping import fingerprint
+
+        return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})
 
 
 def check_variant(variant: str) -> str:

@@ -32,8 +32,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..agents.base import legal_list
+from ..agents.model_agent import NetPlayer
 from ..engine import GAME_OVER, GameState, Observation
-from .policies import NetPlayer, NetSpec
+from .policies import NetSpec
 from .rewards import RewardModel
 from .rollouts import Link, Pending, RolloutSpec, credit, round_over, target
 

@@ -16,7 +16,8 @@ from . import DECISION_NAMES
 from .data import SLDataModule
 from .dataset import SampleSet, fold_games, load_split
 from .evaluate import predict
-from .train import fit_model, resolve_threads, resolved
+from .fitting import fit
+from .train import resolve_threads, resolved
 
 
 def cross_validate(dataset_dir: str | Path, params: SLTrainParams, folds: int = 5, max_epochs: int | None = None,
@@ -59,7 +60,7 @@ def cross_validate(dataset_dir: str | Path, params: SLTrainParams, folds: int = 
             dm = SLDataModule(train=every.select(~held), val=every.select(held), layout=layout,
                               batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"],
                               augment=p["augment"])
-            net, metrics, _, _ = fit_model(dm, p, Path(tmp) / f"fold{i}", (), None, epochs, progress, None, None)
+            net, metrics, _, _ = fit(dm, p, Path(tmp) / f"fold{i}", (), None, epochs, progress, None, None)
             pred = predict(net, dm)
             hit = same_choice(pred, dm.val_set.action)
             per_fold.append(round(float(hit.mean()), 4))

@@ -1,4 +1,4 @@
-"""Supervised training: ``train_sl`` (one run, tracked); ``cross_validation`` holds the k-fold variant.
+"""Supervised training: ``train_sl``, one tracked, resumable run (``cross_validation.cross_validate`` gives k folds).
 
 ``train_sl`` is what the ``sl_train`` stage and the Optuna tuner call: it trains a ``KoiKoiNet`` on
 a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (resuming from
@@ -8,47 +8,31 @@ a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (res
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import json
 import os
 import shutil
 import sys
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import lightning.pytorch as pl
 import torch
-from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
+from lightning.pytorch.callbacks import Callback
 
+from .. import bookkeeping
 from ..hardware import resolve_accelerator, resolve_precision
-from ..model import KoiKoiNet, ModelConfig
 from ..modelio import save_model
 from ..params import SLTrainParams
-from ..progress import on_terminal
-from ..runstate import ending_runs, log_metrics_once, owner_tags
-from ..train_guards import guards
-from . import DECISION_NAMES
-from .card_logit import fit_card_logits
+from ..runstate import ending_runs, owner_tags
 from .data import SLDataModule
 from .dataset import SampleSet, load_info
-from .module import SLModule
-from .selection import PerDecisionBest
+from .fitting import RunInfo, fit
 
 EXPERIMENT = "sl"
 
 # Params that change how long or how fast a run goes but not what it computes: a checkpoint
 # written under other values of these can still be resumed.
 _RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
-
-# The data are in-memory tensors: worker processes would only add start-up time.
-warnings.filterwarnings("ignore", message=r".*does not have many workers.*")
-
-CURVE_COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc",
-                 *(f"val_acc_{n}" for n in DECISION_NAMES), *(f"val_loss_{n}" for n in DECISION_NAMES), "lr")
 
 
 def resolved(params: SLTrainParams) -> dict:
@@ -73,127 +57,34 @@ def resolve_threads(threads: int) -> int:
     return max(1, min(cores, round(cores - load)))
 
 
-def model_config(p: dict, num_features: int) -> ModelConfig:
-    return ModelConfig(num_features=num_features, width=p["width"], ff=p["ff"], heads=p["heads"],
-                       layers=p["layers"], dropout=float(p["dropout"]), shared_trunk=p["shared_trunk"],
-                       yaku_cross=p["yaku_cross"], card_logit=p["card_logit"])
-
-
-class CurvesCallback(Callback):
-    """One row per epoch (train/val loss and accuracy); its rows travel in checkpoints, so a resumed
-    run keeps the epochs before the kill."""
-
-    def __init__(self) -> None:
-        self.rows: list[dict[str, float]] = []
-
-    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        m = trainer.callback_metrics
-        row: dict[str, float] = {"epoch": trainer.current_epoch + 1}
-        for col in CURVE_COLUMNS[1:-1]:
-            key = col.replace("_", "/", 1)
-            if key in m:
-                row[col] = round(float(m[key]), 6)
-        row["lr"] = float(trainer.optimizers[0].param_groups[0]["lr"]) if trainer.optimizers else float("nan")
-        self.rows = [r for r in self.rows if r["epoch"] < row["epoch"]] + [row]
-
-    def state_dict(self) -> dict:
-        return {"rows": self.rows}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        self.rows = list(state_dict.get("rows", []))
-
-    def write_csv(self, path: str | Path) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=CURVE_COLUMNS, extrasaction="ignore")
-            w.writeheader()
-            w.writerows(self.rows)
-
-
-class _RunInfo(Callback):
-    """Stores the params fingerprint and the MLflow run id in every checkpoint (for resuming)."""
-
-    def __init__(self, fingerprint: str, run_id: str | None) -> None:
-        self.fingerprint, self.run_id = fingerprint, run_id
-
-    def on_save_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict) -> None:
-        checkpoint["koikoi"] = {"fingerprint": self.fingerprint, "mlflow_run_id": self.run_id}
-
 
 def fingerprint(p: dict, info: dict) -> str:
     """What a resumable checkpoint must match: the params (but those in ``_RESUMABLE_ACROSS``) and the data."""
-    key = {k: v for k, v in p.items() if k not in _RESUMABLE_ACROSS}
-    key["data"] = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
-                   info.get("samples")]
-    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    data = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
+            info.get("samples")]
+    return bookkeeping.fingerprint({**p, "data": data}, _RESUMABLE_ACROSS)
+
+
+def _read_checkpoint(path: Path, who: str) -> dict | None:
+    """A Lightning checkpoint (it holds more than tensors: Lightning's own loader is not the safe one)."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # a checkpoint cut short by the kill itself
+        print(f"{who}: cannot read {path} ({type(e).__name__}); starting afresh", file=sys.stderr)
+        return None
 
 
 def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
     """``(last.ckpt, its MLflow run id)`` if it can be resumed, else ``(None, None)`` after clearing stale files."""
     last = ckpt_dir / "last.ckpt"
-    if last.is_file():
-        try:
-            meta = torch.load(last, map_location="cpu", weights_only=False).get("koikoi", {})
-        except Exception as e:  # a checkpoint cut short by the kill itself
-            print(f"sl_train: cannot read {last} ({type(e).__name__}); starting afresh", file=sys.stderr)
-            meta = {}
-        if meta.get("fingerprint") == fp:
-            return last, meta.get("mlflow_run_id")
-        if meta:
-            print(f"sl_train: {last} was written with other params or data; starting afresh", file=sys.stderr)
+    ck = bookkeeping.resume_point(last, fp, "sl_train", lambda c: c.get("koikoi", {}).get("fingerprint"),
+                                  _read_checkpoint, keep_stale=False)
+    if ck is not None:
+        return last, ck["koikoi"].get("mlflow_run_id")
     if ckpt_dir.exists():
         shutil.rmtree(ckpt_dir)
     return None, None
 
-
-def fit_model(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
-         max_epochs: int, progress: bool, ckpt_path: Path | None, run_info: _RunInfo | None,
-         ) -> tuple[KoiKoiNet, dict[str, float], CurvesCallback, int]:
-    """Train with early stopping on val/loss; returns the net at its best epoch, its val metrics, the
-    curves and the number of epochs run."""
-    pl.seed_everything(p["seed"], workers=True, verbose=False)
-    net = KoiKoiNet(model_config(p, dm.num_features))
-    fit_card_logits(net, dm, float(p["card_logit_c"]))  # before SLModule copies the net for its average
-    module = SLModule(net, lr=float(p["lr"]), weight_decay=float(p["weight_decay"]), scheduler=p["scheduler"],
-                      label_smoothing=float(p["label_smoothing"]), max_epochs=max_epochs,
-                      plateau_patience=max(0, p["patience"] // 2), ema=float(p["ema"]))
-    curves = CurvesCallback()
-    per_type = None if p["shared_trunk"] else PerDecisionBest(p["patience"], p["select"])
-    if per_type is None:  # one network: its best epoch on the val loss (or accuracy) over all types
-        monitor, mode = ("val/loss", "min") if p["select"] == "loss" else ("val/acc", "max")
-        best = ModelCheckpoint(dirpath=ckpt_dir, filename="best-{epoch:03d}", monitor=monitor, mode=mode,
-                               save_top_k=1, save_last=True, auto_insert_metric_name=False)
-        cbs: list[Callback] = [EarlyStopping(monitor=monitor, mode=mode, patience=p["patience"]), best, curves]
-    else:  # three networks: each at its own best epoch; checkpoints only for resuming
-        # the latest epoch as last.ckpt (Lightning writes save_last only beside a top-k save)
-        best = ModelCheckpoint(dirpath=ckpt_dir, filename="last", monitor=None, save_top_k=1,
-                               enable_version_counter=False, save_on_train_epoch_end=True)
-        cbs = [per_type, best, curves]
-    if run_info is not None:
-        cbs.append(run_info)
-    trainer = pl.Trainer(
-        max_epochs=max_epochs, accelerator=p["accelerator"], devices=1, precision=p["precision"],
-        logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks, *guards("sl_train")],
-        enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
-        deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
-    )
-    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
-    if per_type is not None:
-        per_type.restore(net)
-        if module.ema_net is not None:  # the final validation runs the average: make it the kept weights
-            module.ema_net.load_state_dict(net.state_dict())
-        best_epochs = {f"best_epoch_{n}": e for n, e in per_type.best_epoch.items()}
-    else:
-        if best.best_model_path:
-            state = torch.load(best.best_model_path, map_location="cpu", weights_only=False)["state_dict"]
-            module.load_state_dict(state)
-        if module.ema_net is not None:  # keep the validated weights, the average
-            net.load_state_dict(module.ema_net.state_dict())
-        best_epochs = {}
-    final = trainer.validate(module, datamodule=dm, verbose=False)[0]
-    metrics = {**{k: float(v) for k, v in final.items()}, **best_epochs}
-    return net, metrics, curves, trainer.current_epoch
 
 
 def _sample_counts(s: SampleSet, prefix: str) -> dict[str, int]:
@@ -264,8 +155,8 @@ def train_sl(
             client.set_tag(run_id, k, v)
 
     with ending_runs(client, run_id):  # Ctrl-C: the run ends KILLED, an error (a NaN loss): FAILED
-        net, metrics, curves, epochs_run = fit_model(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
-                                                _RunInfo(fp, run_id))
+        net, metrics, curves, epochs_run = fit(dm, p, ckpt_dir, callbacks, logger, epochs, progress, ckpt_path,
+                                                RunInfo(fp, run_id))
     best_epoch = min(curves.rows, key=lambda r: r.get("val_loss", float("inf")))["epoch"] if curves.rows else 0
     per_type = [v for k, v in metrics.items() if k.startswith("best_epoch_")]
     if per_type:  # three networks, each kept at its own best epoch: the last of those
@@ -298,16 +189,10 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
 
     from ..tracking import setup_experiment, tracking_uri
 
-    setup_experiment(EXPERIMENT)
+    exp = setup_experiment(EXPERIMENT)
     kwargs = {"experiment_name": EXPERIMENT, "tracking_uri": tracking_uri(), "run_name": "sl_train"}
-    if run_id is not None:
-        import mlflow
-
-        try:
-            mlflow.MlflowClient(tracking_uri()).get_run(run_id)
-            kwargs["run_id"] = run_id
-        except Exception:  # the store lost the run (another MLFLOW_TRACKING_URI): start a new one
-            pass
+    if (run_id := bookkeeping.continuable_run(run_id, exp)) is not None:  # else the store lost it: a new run
+        kwargs["run_id"] = run_id
     return MLFlowLogger(**kwargs), "run_id" in kwargs
 
 
@@ -317,19 +202,15 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
     registered as ``koikoi-sl`` when ``register``."""
     import mlflow
 
+    from ..tracking import tracking_uri
+
     run_id = getattr(logger, "run_id", None)
     if run_id is None:
         return
-    client = logger.experiment
     final = {"final/" + k.replace("/", "_"): float(v) for k, v in result.items()
              if isinstance(v, int | float) and not isinstance(v, bool) and k != "run_id"}
-    log_metrics_once(client, run_id, final, step=int(result.get("epochs", 0)))
-    if curves_path is not None and Path(curves_path).is_file():
-        client.log_artifact(run_id, str(curves_path))
-    if log_model:
-        from ..registry import log_model as log_pyfunc
-        from ..tracking import tracking_uri
-
+    if log_model:  # the model goes in through the fluent API: point it at the logger's store
         mlflow.set_tracking_uri(getattr(logger, "_tracking_uri", None) or tracking_uri())
-        with mlflow.start_run(run_id=run_id):
-            log_pyfunc(out, register)
+    bookkeeping.finish_run(logger.experiment, run_id, final, step=int(result.get("epochs", 0)),
+                           artifacts=[curves_path] if curves_path is not None else [],
+                           model_dir=out if log_model else None, register=register)

@@ -79,7 +79,8 @@ def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, spa
     The evaluations along the way become the trial's intermediate values (step = loop); a phase
     cannot be paused, so RL trials are not pruned.
     """
-    from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner, read_curve
+    from ..bookkeeping import read_curve
+    from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner
 
     budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,
               "final_eval_games": eval_games}

@@ -17,6 +17,7 @@ from typing import Any
 
 import optuna
 
+from ..bookkeeping import continuable_run
 from ..runstate import owner_tags, tracked_run
 from ..store_lock import named_lock
 from ..tracking import setup_experiment
@@ -25,20 +26,6 @@ EXPERIMENT = "tune"
 PARENT_ATTR = "mlflow_parent_run_id"
 RUN_ATTR = "mlflow_run_id"
 STATE_TAG = "optuna.state"
-
-
-def _run_exists(run_id: str | None, experiment_id: str) -> bool:
-    """Whether ``run_id`` is a live run of ``experiment_id`` in the current store (it may be another store's)."""
-    import mlflow
-    from mlflow.exceptions import MlflowException
-
-    if not run_id:
-        return False
-    try:
-        run = mlflow.MlflowClient().get_run(run_id)
-    except MlflowException:
-        return False
-    return run.info.experiment_id == experiment_id and run.info.lifecycle_stage == "active"
 
 
 @contextmanager
@@ -53,7 +40,7 @@ def study_run(study: optuna.Study, tags: Mapping[str, Any], params: Mapping[str,
     tags = {"optuna.study_name": study.study_name, **tags}
     with named_lock(storage_url, f"koikoi-tune-{study.study_name}"):
         run_id = study.user_attrs.get(PARENT_ATTR)
-        new = not _run_exists(run_id, exp)
+        new = continuable_run(run_id, exp) is None
         if new:
             run_id = mlflow.MlflowClient().create_run(exp, run_name=study.study_name,
                                                       tags=resolve_tags(tags)).info.run_id

@@ -167,3 +167,26 @@ def test_model_duel_on_the_selfplay_engine_equals_the_arena_duel():
     engine = play_model_duel(nets[0], nets[1], 8, seed=5, num_rounds=3, workers=0, bf16=False)
     assert (engine.wins, engine.losses, engine.draws, engine.points) == (
         arena.wins, arena.losses, arena.draws, arena.points)
+
+
+def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
+    """One win-rate function: ``rl.evaluation.evaluate`` (self-play engine) counts with ``DuelResult`` as a duel."""
+    import torch
+
+    from pipeline.agents.model_agent import ModelAgent
+    from pipeline.duel import DuelResult, play_duel
+    from pipeline.model import KoiKoiNet, ModelConfig
+    from pipeline.rl.evaluation import curve_row, evaluate
+    from pipeline.rl.executor import InlineExecutor
+    from pipeline.rl.policies import NetSpec
+
+    nets = []
+    for seed in (2, 3):
+        torch.manual_seed(seed)
+        nets.append(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval())
+    a, b = (NetSpec.from_net(n, str(i)) for i, n in enumerate(nets))
+    ev = evaluate(InlineExecutor(), a, b, 8, 5, bf16=False, concurrency=8, progress=False)
+    duel = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5).summary()
+    assert isinstance(ev, DuelResult) and ev.summary() == duel
+    assert curve_row(ev) == {"win_rate": duel["win_rate"], "point_diff": duel["point_diff"], "eval_games": 8,
+                             "ci_low": duel["ci95"][0], "ci_high": duel["ci95"][1]}

@@ -324,3 +324,15 @@ def test_card_logit_adds_to_its_networks_only(tmp_path, batch, shared):
     assert ModelConfig.from_dict(old).card_logit == ()
     with pytest.raises(ValueError, match="card_logit"):
         ModelConfig(card_logit=("draw",))
+
+
+def test_one_network_player_behind_model_agent_self_play_and_the_ui(batch):
+    """``NetPlayer.values`` is the one way a net makes values: ``ModelAgent.q_values`` is it, batch by batch."""
+    from pipeline.agents.model_agent import NetPlayer
+
+    obs, *_ = batch
+    net = tiny().train()
+    player = NetPlayer(net)
+    np.testing.assert_array_equal(player.values(obs), ModelAgent(net).q_values(obs))
+    assert net.training and player.forward_calls == 1 and player.forward_samples == len(obs)
+    assert player.values([]).shape == (0, NUM_TOKENS)

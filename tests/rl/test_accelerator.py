@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from pipeline.agents.model_agent import NetPlayer
 from pipeline.hardware import resolve_precision
 from pipeline.params import ParamError, parse_params
 from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
-from pipeline.rl.policies import NetPlayer, NetSpec
+from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
 from pipeline.rl.stages import rl_stage

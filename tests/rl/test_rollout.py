@@ -144,7 +144,7 @@ def test_an_anchor_prior_tilts_the_anchor_not_the_player(make_net):
     job = replace(job, rollout=replace(job.rollout, anchor=1))
     samples = play_job(job).samples
     anchor = job.players[1].build()
-    from pipeline.rl.policies import NetPlayer
+    from pipeline.agents.model_agent import NetPlayer
 
     best = NetPlayer(anchor).values([s.obs for s in samples]).argmax(1)
     assert [int(s.target.argmax()) for s in samples] == best.tolist()

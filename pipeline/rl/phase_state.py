@@ -1,0 +1,152 @@
+"""What an RL phase is given (``PhaseConfig``) and what it keeps between loops (``RunState``), and how a phase
+starts: afresh from its starting weights, or from its checkpoint when the params fingerprint still matches.
+
+``checkpoints/state.pt`` holds the weights, the Adam state and ``RunState`` (loop and game counters, the
+curve rows, the evaluation history, the win-probability table, the MLflow run id and the fingerprint);
+``PhaseRunner`` rewrites it atomically after every loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .. import atomic
+from ..bookkeeping import file_fingerprint, read_curve, resume_point
+from ..model import KoiKoiNet
+from ..modelio import MODEL_FILE, load_model, read_training_state
+from ..params import RLParams, WinProbParams
+from .learner import QLearner
+from .winprob import WinProbTable
+
+CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
+STATE_FILE = "state.pt"
+CURVE_FILE = "curve.csv"
+RUN_RECORD = "mlflow_run.json"  # the MLflow run id, written as the run starts (state.pt comes a loop later)
+
+
+@dataclass
+class PhaseConfig:
+    """One training phase: where it starts from, what it writes."""
+
+    phase: int  # 1: against SL, 2: self-play
+    variant: str  # reward model: point | wp
+    params: RLParams
+    winprob: WinProbParams
+    sl_dir: Path  # the SL agent: phase-1 opponent, evaluation baseline, and the init weights (init: sl)
+    out_dir: Path  # model dir of this phase; checkpoints/ inside
+    results_dir: Path  # curve.csv, metrics.json
+    init_dir: Path | None = None  # phase 2: the phase-1 model dir
+    winprob_path: Path | None = None  # RL-WP: the starting table
+    progress: bool = True
+    mlflow: bool = True
+    register: bool = False  # phase 2 registers its model (koikoi-rl-<variant>); only the DVC stage asks
+
+    @property
+    def ckpt_dir(self) -> Path:
+        return self.out_dir / "checkpoints"
+
+    @property
+    def budget(self) -> int:
+        return self.params.phase1.loops if self.phase == 1 else self.params.phase2.loops
+
+
+@dataclass
+class RunState:
+    fingerprint: str
+    loop: int = 0  # loops completed in this phase
+    games: int = 0  # training games played in this phase
+    loop_offset: int = 0  # loops of earlier phases (the curve's and epsilon's clock)
+    games_offset: int = 0
+    curve: list[dict] = field(default_factory=list)
+    evals: list[float] = field(default_factory=list)  # win rates of this phase's evaluations after training
+    stop_reason: str = ""
+    run_id: str | None = None
+    winprob: dict | None = None
+    snapshots: list[int] = field(default_factory=list)
+    final: dict | None = None  # the end-of-phase evaluation (rl.final_eval_games), once made
+    epsilon: float = 0.0
+    seconds: float = 0.0
+
+
+def loop_seed(params: RLParams, phase: int, loop: int, stream: int) -> int:
+    """Distinct deterministic seeds per (seed, phase, loop, stream); game i adds i (< 10**6)."""
+    return (((params.seed * 10 + phase) * 100_000 + loop) * 10 + stream) * 10**6
+
+
+def phase_fingerprint(cfg: PhaseConfig) -> str:
+    """The params fingerprint of a phase, with the starting models and (RL-WP) the starting table."""
+    extra = {"sl": file_fingerprint(cfg.sl_dir / MODEL_FILE)}
+    if cfg.init_dir is not None:
+        extra["init"] = file_fingerprint(cfg.init_dir / MODEL_FILE)
+    if cfg.variant == "wp":
+        extra["winprob_start"] = file_fingerprint(cfg.winprob_path) if cfg.winprob_path else "-"
+        extra["refit"] = (cfg.winprob.refit_every, cfg.winprob.refit_games, cfg.winprob.C)
+    return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)
+
+
+def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | None]:
+    """Fresh start: the starting weights, state and optimizer state (phase 2: phase 1's)."""
+    state = RunState(fingerprint=fp)
+    opt_state, meta = None, {}
+    if cfg.phase == 1:
+        net, _ = load_model(cfg.sl_dir)
+        if cfg.params.init == "scratch":
+            torch.manual_seed(cfg.params.seed)
+            net = KoiKoiNet(net.config)  # the SL architecture, fresh weights (the paper's setting)
+    else:
+        if cfg.init_dir is None:
+            raise ValueError("phase 2 needs the phase-1 model directory")
+        net, meta = load_model(cfg.init_dir)
+        state.loop_offset = int(meta.get("global_loops", 0))
+        state.games_offset = int(meta.get("global_games", 0))
+        curve = cfg.init_dir / CURVE_FILE
+        if curve.is_file():
+            state.curve = read_curve(curve)
+        prev = cfg.init_dir / "checkpoints" / STATE_FILE
+        if prev.is_file() and (ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
+            opt_state = ck.get("optimizer")  # continue Adam's moments across the phase boundary
+    if cfg.variant == "wp":
+        if cfg.phase == 2 and "winprob" in meta:  # phase 1's last refit, kept in its model's meta
+            table = WinProbTable.from_dict(meta["winprob"])
+        else:
+            if cfg.winprob_path is None:
+                raise ValueError("the wp reward model needs a win-probability table (run the winprob stage)")
+            table = WinProbTable.load(cfg.winprob_path)
+        state.winprob = table.to_dict()
+    return net, state, opt_state
+
+
+def start_or_resume(cfg: PhaseConfig) -> tuple[QLearner, RunState, bool]:
+    """The learner and state to go on from, and whether they come from this phase's checkpoint."""
+    cfg.ckpt_dir.mkdir(parents=True, exist_ok=True)
+    fp = phase_fingerprint(cfg)
+    ck = resume_point(cfg.ckpt_dir / STATE_FILE, fp, f"rl_phase{cfg.phase}", lambda c: c["state"]["fingerprint"],
+                      read_training_state, usable=lambda c: c["state"]["loop"] <= cfg.budget)
+    if ck is not None:
+        net, _ = load_model(cfg.sl_dir)  # architecture; weights from the checkpoint
+        net.load_state_dict(ck["model"])
+        learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss)
+        learner.configure_optimizers().load_state_dict(ck["optimizer"])
+        return learner, RunState(**ck["state"]), True
+    net, state, opt_state = _initial(cfg, fp)
+    learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss)
+    if opt_state is not None:
+        learner.configure_optimizers().load_state_dict(opt_state)
+    return learner, state, False
+
+
+def snapshot_path(cfg: PhaseConfig, loop: int) -> Path:
+    return cfg.ckpt_dir / f"snapshot-{loop:05d}.pt"
+
+
+def save_snapshot(cfg: PhaseConfig, net: KoiKoiNet, loop: int) -> None:
+    atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, snapshot_path(cfg, loop))
+
+
+def load_snapshot(cfg: PhaseConfig, like: KoiKoiNet, loop: int) -> KoiKoiNet:
+    net = KoiKoiNet(like.config)
+    net.load_state_dict(torch.load(snapshot_path(cfg, loop), map_location="cpu", weights_only=True))
+    return net
