@@ -1,6 +1,7 @@
 """The Koi-Koi rules engine: pure Python, no torch. See ``state.GameState``."""
 
 from .cards import NUM_CARDS, card_id, card_name, card_tuple, ids_of, mask_of
+from .hidden import hidden_cards, resample_hidden
 from .observation import Observation
 from .records import RecordError, ReplayReport, game_to_record, load_record, replay_dir, replay_record, write_record
 from .scoring import Score, base_points, score, score_mask
@@ -22,6 +23,7 @@ from .state import (
 __all__ = [
     "DECISION_NAMES", "DISCARD", "GAME_OVER", "KOIKOI", "KOIKOI_DECISION", "NUM_ACTIONS", "NUM_CARDS", "PICK",
     "STOP", "GameState", "IllegalActionError", "Observation", "RecordError", "ReplayReport", "RoundResult",
-    "Score", "Turn", "base_points", "card_id", "card_name", "card_tuple", "game_to_record", "ids_of",
-    "load_record", "mask_of", "replay_dir", "replay_record", "score", "score_mask", "write_record",
+    "Score", "Turn", "base_points", "card_id", "card_name", "card_tuple", "game_to_record", "hidden_cards",
+    "ids_of", "load_record", "mask_of", "replay_dir", "replay_record", "resample_hidden", "score", "score_mask",
+    "write_record",
 ]

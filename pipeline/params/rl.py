@@ -50,6 +50,7 @@ class Rollout(Section):
     temperature: Temperature
     prior: Literal["sl", "self"]  # sl: targets tilt the SL policy (KL-regularised to SL) | self: the learner's own
     loss: Literal["cross_entropy", "logit_mse"]  # distribution targets | logit targets, linear in the rewards
+    samples: Annotated[int, Field(ge=1, le=64)]  # deals per branch: the true one + (samples - 1) redealt
 
     @field_validator("decisions")
     @classmethod

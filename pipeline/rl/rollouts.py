@@ -28,6 +28,7 @@ class RolloutSpec:
     top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
     anchor: int | None = None  # the job's player whose outputs are the prior (e.g. SL); None: the recording player
     loss: str = "cross_entropy"  # cross_entropy (a distribution target) | logit_mse (a logit target, linear in rewards)
+    samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again
 
     def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
         """Whether this recorded decision branches (only where there is a choice)."""
@@ -36,14 +37,18 @@ class RolloutSpec:
 
 
 class Pending:
-    """A decision whose branches are playing: one reward slot per legal action."""
+    """A decision whose branches are playing: one reward slot per legal action, summed over ``samples`` deals."""
 
-    __slots__ = ("actions", "prior", "rewards", "left")
+    __slots__ = ("actions", "prior", "rewards", "left", "samples")
 
-    def __init__(self, actions: list[int], prior: np.ndarray) -> None:
-        self.actions, self.prior = actions, prior
+    def __init__(self, actions: list[int], prior: np.ndarray, samples: int = 1) -> None:
+        self.actions, self.prior, self.samples = actions, prior, samples
         self.rewards = [0.0] * len(actions)
-        self.left = len(actions)
+        self.left = len(actions) * samples
+
+    def reward(self, slot: int) -> float:
+        """The mean round reward of the slot's action over its deals."""
+        return self.rewards[slot] / self.samples
 
 
 class Link(NamedTuple):
@@ -60,7 +65,7 @@ def credit(link: Link, s: GameState, reward: RewardModel) -> None:
     """Fill ``link``'s slot with the reward of its round, which state ``s`` has just finished."""
     game, pending, slot, rnd, player = link
     over = s.phase == GAME_OVER and len(s.results) == rnd
-    pending.rewards[slot] = reward.reward(s.results[rnd - 1], player, over, s.winner)
+    pending.rewards[slot] += reward.reward(s.results[rnd - 1], player, over, s.winner)
     pending.left -= 1
     game.open -= 1
 
@@ -78,7 +83,7 @@ def target(p: Pending, temperature: float, loss: str = "cross_entropy") -> np.nd
       elsewhere. Linear in the rewards, so the mean of many noisy one-sample targets is the target of the
       mean reward: the softmax of a noisy reward is not, and favours actions whose outcomes vary most.
     """
-    z = p.prior + np.asarray(p.rewards) / temperature
+    z = p.prior + np.asarray(p.rewards) / (p.samples * temperature)
     if loss == "logit_mse":
         out = np.full(NUM_TOKENS, np.nan, dtype=np.float32)  # finite marks the branched actions (the support)
         out[p.actions] = z - z.mean()

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..engine import GAME_OVER, GameState, Observation
+from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from .policies import NetSpec
 from .rewards import RewardModel
 from .rollouts import Link, Pending, RolloutSpec, credit, round_over, target
@@ -150,19 +150,22 @@ def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: b
     if job.rollout.top and len(actions) > job.rollout.top:
         best = sorted(actions, key=lambda a: -prior[a])[:job.rollout.top]
         actions = sorted(set(best) | {taken})
-    pending = Pending(actions, prior[actions].astype(np.float64))
+    k = job.rollout.samples
+    pending = Pending(actions, prior[actions].astype(np.float64), k)
     s = g.state
+    deals = [s] + [resample_hidden(s, s.player, g.rng) for _ in range(k - 1)]  # the same deals for every action
     spec = replace(g.spec, record=(False, False))
     kids = []
     for slot, a in enumerate(actions):
         link = Link(g, pending, slot, s.round, s.player)
-        if greedy and a == taken:
-            g.own.append(link)
-            continue
-        clone = s.clone()
-        clone.step(a)
-        kids.append(_Game(spec, job, clone, link))
-    g.open += len(actions)
+        for i, deal in enumerate(deals):
+            if i == 0 and greedy and a == taken:
+                g.own.append(link)
+                continue
+            clone = deal.clone()
+            clone.step(a)
+            kids.append(_Game(spec, job, clone, link))
+    g.open += len(actions) * k
     return pending, kids
 
 
@@ -191,7 +194,7 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
         raise ValueError("a game records trajectories but the play job has no reward model")
     if job.rollout is not None:
         temperature, loss = job.rollout.temperature, job.rollout.loss
-        return [Sample(o, a, p.rewards[p.actions.index(a)], target(p, temperature, loss)) for _, _, o, a, p in g.trace]
+        return [Sample(o, a, p.reward(p.actions.index(a)), target(p, temperature, loss)) for _, _, o, a, p in g.trace]
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]
 

@@ -2,24 +2,13 @@
 
 import random
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.engine import GAME_OVER, GameState
+from pipeline.engine import GAME_OVER, GameState, hidden_cards, resample_hidden
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
-
-
-def _hide_shuffle(s: GameState, viewer: int, rng: random.Random) -> GameState:
-    """A copy where the cards the viewer cannot see (opponent hand + stock) are rearranged."""
-    t = s.clone()
-    opp = viewer ^ 1
-    hidden = [c for c in range(48) if t.hands[opp] >> c & 1] + list(t.stock)
-    rng.shuffle(hidden)
-    n = t.hands[opp].bit_count()
-    t.hands[opp] = sum(1 << c for c in hidden[:n])
-    t.stock = hidden[n:]
-    return t
 
 
 @settings(max_examples=60, deadline=None)
@@ -50,8 +39,10 @@ def test_observation_hides_opponent_hand_and_stock(seed, policy_seed):
     rng = random.Random(policy_seed)
     while s.phase != GAME_OVER:
         for viewer in (0, 1):
-            shuffled = _hide_shuffle(s, viewer, rng)
+            shuffled = resample_hidden(s, viewer, np.random.default_rng(rng.randrange(2**32)))
             assert shuffled.observation(viewer) == s.observation(viewer)
+            assert hidden_cards(shuffled, viewer) == hidden_cards(s, viewer)
+            shuffled.check_invariants()  # the redealt copy is a legal game that plays on
         legal = s.legal_actions()
         s.step(legal[rng.randrange(len(legal))])
 
@@ -59,8 +50,8 @@ def test_observation_hides_opponent_hand_and_stock(seed, policy_seed):
 def test_shuffle_does_change_what_the_opponent_sees():
     # Guards the test above: the shuffle really moves hidden cards.
     s = GameState(seed=3)
-    t = _hide_shuffle(s, 0, random.Random(1))
-    assert t.hands[1] != s.hands[1]
+    t = resample_hidden(s, 0, np.random.default_rng(1))
+    assert t.hands[1] != s.hands[1] and t.stock != s.stock
     assert t.observation(1) != s.observation(1)
 
 

@@ -73,6 +73,23 @@ def test_batched_rollouts_equal_one_game_at_a_time(make_net):
         np.testing.assert_allclose(x.target, y.target, rtol=1e-5, atol=1e-6)
 
 
+def test_determinized_rollouts_average_the_true_deal_and_redealt_ones(make_net):
+    """``samples`` k: each branched action is played on the true deal and k - 1 redealt copies; the
+    target is built from the mean reward. The games themselves are unchanged, and the batch is reproducible."""
+    job = _job(make_net, epsilon=0.0)
+    one = play_job(job)
+    job3 = replace(job, rollout=replace(job.rollout, samples=3))
+    three, again = play_job(job3), play_job(job3)
+    assert [o.points for o in three.outcomes] == [o.points for o in one.outcomes]
+    assert [(s.action, s.reward) for s in three.samples] == [(s.action, s.reward) for s in again.samples]
+    assert [(s.action, s.reward) for s in three.samples] == [
+        (s.action, s.reward) for s in play_one_by_one(job3).samples]
+    assert len(three.samples) == len(one.samples) > 20
+    assert all(abs(s.reward * 3 - round(s.reward * 3)) < 1e-9 for s in three.samples)  # a mean over 3 deals
+    assert sum(x.reward != y.reward for x, y in zip(one.samples, three.samples)) > len(one.samples) // 4
+    assert np.allclose(np.stack([s.target for s in three.samples]).sum(1), 1.0, atol=1e-5)
+
+
 def test_cross_entropy_pass_moves_the_policy_towards_the_targets(make_net):
     samples = play_job(_job(make_net, temperature=0.5)).samples
     learner = QLearner(make_net(0), lr=3e-3)
