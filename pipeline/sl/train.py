@@ -24,7 +24,7 @@ from ..hardware import resolve_accelerator, resolve_precision
 from ..modelio import save_model
 from ..params import SLTrainParams
 from ..runstate import ending_runs, owner_tags
-from .data import SLDataModule
+from .datamodule import SLDataModule
 from .dataset import SampleSet, load_info
 from .fitting import RunInfo, fit
 

@@ -216,7 +216,7 @@ def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monk
     from pipeline.model import KoiKoiNet
     from pipeline.modelio import load_model
     from pipeline.sl.card_logit import fit_card_logits
-    from pipeline.sl.data import SLDataModule
+    from pipeline.sl.datamodule import SLDataModule
     from pipeline.sl.fitting import model_config
     from pipeline.sl.train import resolved, train_sl
 
