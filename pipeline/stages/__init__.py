@@ -8,9 +8,12 @@ the culprit, exit code 1. ``rl_phase`` serves both ``rl_phase1@<reward>`` and ``
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 
 @contextmanager
@@ -20,3 +23,24 @@ def one_line_errors(stage: str, *errors: type[Exception]) -> Iterator[None]:
         yield
     except errors as e:
         sys.exit(f"{stage}: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+
+
+def stage_parser(stage: str, doc: str, **positionals: str) -> argparse.ArgumentParser:
+    """The stage's argument parser: one positional path per keyword (its help); usage errors exit 2."""
+    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{stage}", description=doc.splitlines()[0])
+    for name, help_text in positionals.items():
+        ap.add_argument(name, help=help_text)
+    return ap
+
+
+def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception]) -> None:
+    """Read params.yaml, run ``work(params)`` and print its result as JSON, inside ``runstate.stage_exit``
+    (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``."""
+    from ..params import load_params
+    from ..runstate import stage_exit
+
+    with stage_exit(stage):
+        params = load_params()
+        with one_line_errors(stage, *errors):
+            result = work(params)
+        print(json.dumps(result))

@@ -8,7 +8,6 @@ figures, logs one MLflow run and, when asked (``registry.register``), points eac
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -19,9 +18,8 @@ from .. import atomic
 from ..duel.plots import rl_curves, winrate_matrix
 from ..duel.report import key_name, table_markdown
 from ..duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin
-from ..params import DuelsParams, load_params
-from ..runstate import stage_exit
-from . import one_line_errors
+from ..params import DuelsParams
+from . import run_stage, stage_parser
 
 STAGE = "duels"
 
@@ -128,14 +126,10 @@ def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, st
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{STAGE}", description=__doc__.splitlines()[0])
-    ap.add_argument("out_dir", help="metrics, table, ratings and figures go here (results/duels)")
-    args = ap.parse_args(argv)
-    with stage_exit(STAGE):  # Ctrl-C: one line, exit code 130
-        params = load_params()
-        with one_line_errors(STAGE, ValueError):  # DuelsError is one
-            metrics = duels_stage(params.duels, args.out_dir, register=params.registry.enabled)
-        print(json.dumps(metrics))
+    args = stage_parser(STAGE, __doc__, out_dir="metrics, table, ratings and figures go here (results/duels)"
+                        ).parse_args(argv)
+    run_stage(STAGE, lambda params: duels_stage(params.duels, args.out_dir, register=params.registry.enabled),
+              ValueError)  # DuelsError is one
 
 
 if __name__ == "__main__":

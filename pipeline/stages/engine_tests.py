@@ -5,7 +5,6 @@ Usage: python -m pipeline.stages.engine_tests TESTS_DIR OUT_DIR (dvc.yaml: tests
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -14,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import atomic
-from ..params import load_params
 from ..params.sections import EngineTestsParams
-from ..runstate import stage_exit
+from . import run_stage, stage_parser
 
 STAGE = "engine_tests"
 
@@ -56,12 +54,9 @@ def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{STAGE}", description=__doc__.splitlines()[0])
-    ap.add_argument("tests_dir", help="the engine's tests (tests/engine)")
-    ap.add_argument("out_dir", help="pytest.txt and metrics.json go here (results/engine)")
-    args = ap.parse_args(argv)
-    with stage_exit(STAGE):  # Ctrl-C: one line, exit code 130
-        print(json.dumps(engine_tests(load_params().engine_tests, args.tests_dir, args.out_dir)))
+    args = stage_parser(STAGE, __doc__, tests_dir="the engine's tests (tests/engine)",
+                        out_dir="pytest.txt and metrics.json go here (results/engine)").parse_args(argv)
+    run_stage(STAGE, lambda params: engine_tests(params.engine_tests, args.tests_dir, args.out_dir))
 
 
 if __name__ == "__main__":

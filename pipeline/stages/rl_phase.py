@@ -9,15 +9,13 @@ A killed run started again resumes after its last loop from CKPT_DIR/state.pt.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..modelio import need_model_dir
-from ..params import Params, check_variant, load_params
-from ..runstate import stage_exit
-from . import one_line_errors
+from ..params import Params, check_variant
+from . import run_stage
 
 
 @dataclass(frozen=True)
@@ -98,15 +96,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--init-checkpoints", type=Path, help="phase 2: phase 1's checkpoints (its Adam state)")
     ap.add_argument("--init-curve", type=Path, help="phase 2: phase 1's curve.csv (the curve goes on from it)")
     args = ap.parse_args(argv)
-    stage = f"rl_phase{args.phase}"
     paths = PhasePaths(args.sl, args.out, args.checkpoints, args.results, args.winprob, args.init,
                        args.init_checkpoints, args.init_curve)
-    with stage_exit(stage):  # Ctrl-C: one line, exit code 130; an unknown reward model: exit code 2
-        params = load_params()
-        with one_line_errors(stage, ValueError, FileNotFoundError):
-            summary = rl_stage(args.phase, args.variant, params, paths, register=args.phase == 2
-                               and params.registry.enabled)
-        print(json.dumps(summary))
+    # an unknown reward model is a ParamError: exit code 2, as a bad param
+    run_stage(f"rl_phase{args.phase}", lambda params: rl_stage(args.phase, args.variant, params, paths,
+                                                                register=args.phase == 2 and params.registry.enabled),
+              ValueError, FileNotFoundError)
 
 
 if __name__ == "__main__":

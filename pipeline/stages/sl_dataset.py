@@ -5,16 +5,14 @@ Usage: python -m pipeline.stages.sl_dataset OUT_DIR RESULTS_DIR (dvc.yaml: data/
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from .. import atomic
-from ..params import SLDatasetParams, load_params
-from ..runstate import stage_exit
-from . import one_line_errors
+from ..params import SLDatasetParams
+from . import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_dataset"
 
@@ -42,12 +40,9 @@ def sl_dataset(p: SLDatasetParams, out_dir: str | Path, results_dir: str | Path)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{STAGE}", description=__doc__.splitlines()[0])
-    ap.add_argument("out_dir", help="the dataset directory (data/sl)")
-    ap.add_argument("results_dir", help="metrics.json goes here (results/sl_dataset)")
-    args = ap.parse_args(argv)
-    with stage_exit(STAGE):  # Ctrl-C: one line, exit code 130
-        print(json.dumps(sl_dataset(load_params().sl_dataset, args.out_dir, args.results_dir)))
+    args = stage_parser(STAGE, __doc__, out_dir="the dataset directory (data/sl)",
+                        results_dir="metrics.json goes here (results/sl_dataset)").parse_args(argv)
+    run_stage(STAGE, lambda params: sl_dataset(params.sl_dataset, args.out_dir, args.results_dir))
 
 
 if __name__ == "__main__":

@@ -7,15 +7,13 @@ CKPT_DIR/last.ckpt when the params and data are unchanged.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from .. import atomic
-from ..params import Params, load_params
-from ..runstate import stage_exit
-from . import one_line_errors
+from ..params import Params
+from . import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_train"
 
@@ -52,14 +50,11 @@ def sl_train(params: Params, data_dir: str | Path, model_dir: str | Path, ckpt_d
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{STAGE}", description=__doc__.splitlines()[0])
-    ap.add_argument("data_dir", help="the SL dataset (data/sl)")
-    ap.add_argument("model_dir", help="the model directory written (models/sl)")
-    ap.add_argument("ckpt_dir", help="Lightning checkpoints, kept between runs to resume (checkpoints/sl)")
-    ap.add_argument("results_dir", help="metrics.json and curves.csv (results/sl)")
-    args = ap.parse_args(argv)
-    with stage_exit(STAGE):  # Ctrl-C: one line, exit code 130
-        print(json.dumps(sl_train(load_params(), args.data_dir, args.model_dir, args.ckpt_dir, args.results_dir)))
+    args = stage_parser(STAGE, __doc__, data_dir="the SL dataset (data/sl)",
+                        model_dir="the model directory written (models/sl)",
+                        ckpt_dir="Lightning checkpoints, kept between runs to resume (checkpoints/sl)",
+                        results_dir="metrics.json and curves.csv (results/sl)").parse_args(argv)
+    run_stage(STAGE, lambda params: sl_train(params, args.data_dir, args.model_dir, args.ckpt_dir, args.results_dir))
 
 
 if __name__ == "__main__":

@@ -9,14 +9,10 @@ temp copy writes into the repository that queued it). ``koikoi tune`` runs the s
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Sequence
 
-from ..params import load_params
 from ..paths import repo_root
-from ..runstate import stage_exit
-from . import one_line_errors
+from . import run_stage, stage_parser
 
 STAGE = "tune"
 
@@ -24,14 +20,10 @@ STAGE = "tune"
 def main(argv: Sequence[str] | None = None) -> None:
     from ..tune import session
 
-    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{STAGE}", description=__doc__.splitlines()[0])
-    ap.add_argument("out_root", help="the study's outputs go in OUT_ROOT/<study>/ (results/tune)")
-    args = ap.parse_args(argv)
-    with stage_exit(STAGE):  # Ctrl-C: one line, exit code 130
-        params = load_params()
-        with one_line_errors(STAGE, ValueError, FileNotFoundError):
-            summary = session.tune(params.tune, params, out_root=repo_root() / args.out_root)
-        print(json.dumps(summary))
+    args = stage_parser(STAGE, __doc__, out_root="the study's outputs go in OUT_ROOT/<study>/ (results/tune)"
+                        ).parse_args(argv)
+    run_stage(STAGE, lambda params: session.tune(params.tune, params, out_root=repo_root() / args.out_root),
+              ValueError, FileNotFoundError)
 
 
 if __name__ == "__main__":

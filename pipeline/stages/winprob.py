@@ -6,7 +6,6 @@ the agent whose games are simulated is ``winprob.agent`` (models/sl).
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Sequence
@@ -14,9 +13,8 @@ from pathlib import Path
 
 from .. import atomic
 from ..modelio import need_model_dir
-from ..params import WinProbParams, load_params
-from ..runstate import stage_exit
-from . import one_line_errors
+from ..params import WinProbParams
+from . import run_stage, stage_parser
 
 STAGE = "winprob"
 
@@ -64,15 +62,10 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{STAGE}", description=__doc__.splitlines()[0])
-    ap.add_argument("out_dir", help="winprob.json goes here (models/winprob)")
-    ap.add_argument("results_dir", help="metrics.json and winprob.png (results/winprob)")
-    args = ap.parse_args(argv)
-    with stage_exit(STAGE):  # Ctrl-C: one line, exit code 130
-        params = load_params()
-        with one_line_errors(STAGE, ValueError, FileNotFoundError):
-            metrics = winprob_stage(params.winprob, args.out_dir, args.results_dir)
-        print(json.dumps(metrics))
+    args = stage_parser(STAGE, __doc__, out_dir="winprob.json goes here (models/winprob)",
+                        results_dir="metrics.json and winprob.png (results/winprob)").parse_args(argv)
+    run_stage(STAGE, lambda params: winprob_stage(params.winprob, args.out_dir, args.results_dir),
+              ValueError, FileNotFoundError)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import yaml
 
 from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
 from pipeline.sl.train import train_sl
-from pipeline.stages import sl_train
+from pipeline.stages import sl_dataset, sl_train
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
@@ -39,9 +39,12 @@ def _params_yaml(sl_train: dict) -> str:
 
 
 def _stage(project: Path, monkeypatch, name: str) -> None:
-    assert name == "sl_train"
+    """The stage's module run with the paths dvc.yaml passes it."""
     monkeypatch.chdir(project)
-    sl_train.main(["data/sl", "models/sl", "checkpoints/sl", "results/sl"])
+    if name == "sl_train":
+        sl_train.main(["data/sl", "models/sl", "checkpoints/sl", "results/sl"])
+    else:
+        sl_dataset.main(["data/sl", "results/sl_dataset"])
 
 
 def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch):
