@@ -94,7 +94,7 @@ def _phase(project, params, backend: str, monkeypatch) -> tuple:
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     weights = torch.load(project / "models/rl_phase1/point/model.pt")
     curve = (project / "results/rl_phase1/point/curve.csv").read_text()
-    for d in ("models/rl_phase1", "results/rl_phase1"):  # the next run starts afresh, not resumed
+    for d in ("models/rl_phase1", "checkpoints/rl_phase1", "results/rl_phase1"):  # the next run starts afresh
         shutil.rmtree(project / d)
     return plays, weights, curve
 
