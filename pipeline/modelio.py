@@ -40,6 +40,13 @@ def is_model_dir(directory: str | Path) -> bool:
     return (d / MODEL_FILE).is_file() and (d / CONFIG_FILE).is_file()
 
 
+def need_model_dir(directory: str | Path, what: str) -> None:
+    """``FileNotFoundError`` naming ``what`` unless ``directory`` is a model directory (a stage's input check)."""
+    if not is_model_dir(directory):
+        raise FileNotFoundError(f"{what} {directory} is not a model directory (model.pt + config.json); "
+                                "run its stage first")
+
+
 def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
     """Load ``(net, meta)`` from a model directory; the net is on CPU in eval mode.
 

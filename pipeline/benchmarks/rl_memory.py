@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> dict:
                             Path(tmp) / "sl", {"kind": "sl"})
             cfg = training.PhaseConfig(phase=1, variant="point", params=params.rl, winprob=params.winprob, sl_dir=sl,
                                        out_dir=Path(tmp) / "rl", results_dir=Path(tmp) / "results",
+                                       ckpt_dir=Path(tmp) / "checkpoints",
                                        progress=False, mlflow=False)
             Measured(cfg).run()
     finally:

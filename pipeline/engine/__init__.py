@@ -1,11 +1,6 @@
 """The Koi-Koi rules engine: pure Python, no torch. See ``state.GameState``."""
 
-from .cards import NUM_CARDS, card_id, card_name, card_tuple, ids_of, mask_of
-from .hidden import hidden_cards, resample_hidden
-from .observation import Observation
-from .records import RecordError, ReplayReport, game_to_record, load_record, replay_dir, replay_record, write_record
-from .scoring import Score, base_points, score, score_mask
-from .state import (
+from .actions import (
     DECISION_NAMES,
     DISCARD,
     GAME_OVER,
@@ -14,11 +9,17 @@ from .state import (
     NUM_ACTIONS,
     PICK,
     STOP,
-    GameState,
     IllegalActionError,
     RoundResult,
     Turn,
 )
+from .cards import NUM_CARDS, card_id, card_name, card_tuple, ids_of, mask_of
+from .hidden import hidden_cards, resample_hidden
+from .observation import Observation
+from .records import RecordError, game_to_record, load_record, write_record
+from .replay import ReplayReport, replay_dir, replay_record
+from .scoring import Score, base_points, score, score_mask
+from .state import GameState
 
 __all__ = [
     "DECISION_NAMES", "DISCARD", "GAME_OVER", "KOIKOI", "KOIKOI_DECISION", "NUM_ACTIONS", "NUM_CARDS", "PICK",

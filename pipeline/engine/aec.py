@@ -24,10 +24,11 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ..encoding import MAX_ROUNDS, NUM_FEATURES, NUM_TOKENS, ROWS, encode, legal_masks
+from .actions import DECISION_NAMES, NUM_ACTIONS, STOP
 from .cards import ALL_CARDS, card_name, ids_of
 from .observation import Observation
 from .scoring import base_points, with_bonus
-from .state import DECISION_NAMES, NUM_ACTIONS, STOP, GameState
+from .state import GameState
 
 AGENTS = ("player_0", "player_1")
 # A round moves at most every yaku of all 48 cards with the largest koi-koi multiplier (7 claims).

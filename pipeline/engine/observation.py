@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .state import GAME_OVER, PICK, Turn
+from .actions import GAME_OVER, PICK, Turn
 
 if TYPE_CHECKING:
     from .state import GameState

@@ -13,79 +13,29 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cards import ALL_CARDS, MONTH_MASK, ids_of
+from .actions import (
+    DECISION_NAMES,
+    DISCARD,
+    GAME_OVER,
+    KOIKOI,
+    KOIKOI_DECISION,
+    NUM_ACTIONS,
+    PICK,
+    STOP,
+    IllegalActionError,
+    RoundResult,
+    Turn,
+)
+from .cards import MONTH_MASK, ids_of
+from .deal import Deal, random_deal
 from .scoring import base_points, with_bonus
 
 if TYPE_CHECKING:
     from .observation import Observation
-
-# Decision types (also the SL/RL sample types).
-DISCARD, PICK, KOIKOI_DECISION = 0, 1, 2
-DECISION_NAMES = ("discard", "pick", "koikoi")
-GAME_OVER = 3  # phase after the last round; no decision pending
-
-STOP, KOIKOI = 48, 49
-NUM_ACTIONS = 50
-
-Deal = tuple[int, int, int, list[int]]
-"""A deal: hand of player 0, hand of player 1, field (masks), stock (ids, drawn from the end)."""
-
-
-class IllegalActionError(ValueError):
-    """An action that is not legal in the current state."""
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One played turn, all public: what was played and drawn and what each captured."""
-
-    player: int
-    discard: int
-    captured: int  # field cards taken by the played card (mask, played card excluded)
-    draw: int
-    captured2: int  # field cards taken by the drawn card
-    koikoi: bool | None  # None: no prompt; True: claimed koi-koi; False: stopped (incl. automatic)
-
-
-@dataclass(frozen=True)
-class RoundResult:
-    """A finished round: its deal, turns, winner and the points that changed hands."""
-
-    round: int
-    dealer: int
-    deal: Deal
-    turns: tuple[Turn, ...]
-    winner: int | None  # None: no stop, Dealer's Priority applied
-    points: tuple[int, int]  # round points of player 0 and 1 (zero-sum)
-    totals: tuple[int, int]  # game points after the round
-    yaku_points: int  # the winner's total (0 on Dealer's Priority)
-
-
-def _has_four_of_a_month(mask: int) -> bool:
-    return any(mask & mm == mm for mm in MONTH_MASK)
-
-
-def deal_from_permutation(perm: list[int]) -> Deal:
-    """Split a permutation of 0..47 into hands, field and stock as the records do."""
-    h0 = h1 = fld = 0
-    for c in perm[0:8]:
-        h0 |= 1 << c
-    for c in perm[8:16]:
-        h1 |= 1 << c
-    for c in perm[16:24]:
-        fld |= 1 << c
-    return h0, h1, fld, list(perm[24:])
-
-
-def deal_is_valid(deal: Deal) -> bool:
-    """False when a hand or the field holds four cards of one month (a re-deal)."""
-    h0, h1, fld, _ = deal
-    return not (_has_four_of_a_month(h0) or _has_four_of_a_month(h1) or _has_four_of_a_month(fld))
 
 
 class GameState:
@@ -308,11 +258,8 @@ class GameState:
             except StopIteration:
                 raise ValueError(f"no deal supplied for round {self.round + 1}") from None
         else:
-            while True:
-                deal = deal_from_permutation(self.rng.permutation(48).tolist())
-                if deal_is_valid(deal):
-                    break
-                self.redeals += 1
+            deal, redeals = random_deal(self.rng)
+            self.redeals += redeals
         h0, h1, fld, stock = deal
         self.deal = (h0, h1, fld, tuple(stock))
         self.round += 1
@@ -355,24 +302,3 @@ class GameState:
         from .observation import Observation
 
         return Observation.of(self, player)
-
-    def check_invariants(self) -> None:
-        """Raise AssertionError if the state is inconsistent (used by the tests)."""
-        h0, h1 = self.hands
-        p0, p1 = self.piles
-        parts = [h0, h1, p0, p1, self.field]
-        stock = 0
-        for c in self.stock:
-            stock |= 1 << c
-        parts.append(stock)
-        if self.phase == PICK:
-            parts.append(1 << self.pick_card)  # the shown card, between hand/stock and pile
-        total = sum(m.bit_count() for m in parts)
-        union = 0
-        for m in parts:
-            union |= m
-        assert union == ALL_CARDS and total == 48, "the 48 cards must each be in exactly one place"
-        assert sum(self.points) == 2 * self.init_points, "round points must be zero-sum"
-        if self.phase != GAME_OVER:
-            assert self.legal_actions(), "a pending decision must have a legal action"
-

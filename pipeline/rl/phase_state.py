@@ -1,9 +1,10 @@
 """What an RL phase is given (``PhaseConfig``) and what it keeps between loops (``RunState``), and how a phase
 starts: afresh from its starting weights, or from its checkpoint when the params fingerprint still matches.
 
-``checkpoints/state.pt`` holds the weights, the Adam state and ``RunState`` (loop and game counters, the
-curve rows, the evaluation history, the win-probability table, the MLflow run id and the fingerprint);
-``PhaseRunner`` rewrites it atomically after every loop.
+``<ckpt_dir>/state.pt`` (the stages: ``checkpoints/rl_phase1/<variant>``, outside the model directory)
+holds the weights, the Adam state and ``RunState`` (loop and game counters, the curve rows, the evaluation
+history, the win-probability table, the MLflow run id and the fingerprint); ``PhaseRunner`` rewrites it
+atomically after every loop.
 """
 
 from __future__ import annotations
@@ -36,17 +37,16 @@ class PhaseConfig:
     params: RLParams
     winprob: WinProbParams
     sl_dir: Path  # the SL agent: phase-1 opponent, evaluation baseline, and the init weights (init: sl)
-    out_dir: Path  # model dir of this phase; checkpoints/ inside
+    out_dir: Path  # model dir of this phase: model.pt + config.json
     results_dir: Path  # curve.csv, metrics.json
+    ckpt_dir: Path  # state.pt, the run record and the snapshots (kept between runs: a killed run resumes)
     init_dir: Path | None = None  # phase 2: the phase-1 model dir
+    init_ckpt_dir: Path | None = None  # phase 2: phase 1's checkpoints (Adam's moments go on from them)
+    init_curve: Path | None = None  # phase 2: phase 1's curve.csv (the curve goes on from its rows)
     winprob_path: Path | None = None  # RL-WP: the starting table
     progress: bool = True
     mlflow: bool = True
     register: bool = False  # phase 2 registers its model (koikoi-rl-<variant>); only the DVC stage asks
-
-    @property
-    def ckpt_dir(self) -> Path:
-        return self.out_dir / "checkpoints"
 
     @property
     def budget(self) -> int:
@@ -102,11 +102,11 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | Non
         net, meta = load_model(cfg.init_dir)
         state.loop_offset = int(meta.get("global_loops", 0))
         state.games_offset = int(meta.get("global_games", 0))
-        curve = cfg.init_dir / CURVE_FILE
-        if curve.is_file():
-            state.curve = read_curve(curve)
-        prev = cfg.init_dir / "checkpoints" / STATE_FILE
-        if prev.is_file() and (ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
+        if cfg.init_curve is not None and cfg.init_curve.is_file():
+            state.curve = read_curve(cfg.init_curve)
+        prev = cfg.init_ckpt_dir / STATE_FILE if cfg.init_ckpt_dir is not None else None
+        if prev is not None and prev.is_file() and (
+                ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
             opt_state = ck.get("optimizer")  # continue Adam's moments across the phase boundary
     if cfg.variant == "wp":
         if cfg.phase == 2 and "winprob" in meta:  # phase 1's last refit, kept in its model's meta

@@ -254,7 +254,6 @@ class PhaseRunner:
         if state.winprob:  # RL-WP: the table the last loops were rewarded with (phase 2 starts from it)
             meta["winprob"] = {k: v for k, v in state.winprob.items() if k != "grid"}
         save_model(learner.net, c.out_dir, meta)
-        write_curve(state.curve, c.out_dir / CURVE_FILE, CURVE_COLUMNS)
         write_curve(state.curve, c.results_dir / CURVE_FILE, CURVE_COLUMNS)
         atomic.write_text(c.results_dir / "metrics.json", json.dumps(summary, indent=2) + "\n")
         if tracker:

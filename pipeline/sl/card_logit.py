@@ -8,7 +8,7 @@ import torch
 from ..encoding import NUM_TOKENS
 from ..model import CardLogit, KoiKoiNet
 from . import DECISION_NAMES
-from .data import SLDataModule
+from .datamodule import SLDataModule
 from .module import masked_cross_entropy
 
 

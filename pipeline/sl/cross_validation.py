@@ -13,7 +13,7 @@ import torch
 from ..encoding import same_choice
 from ..params import SLTrainParams
 from . import DECISION_NAMES
-from .data import SLDataModule
+from .datamodule import SLDataModule
 from .dataset import SampleSet, fold_games, load_split
 from .evaluate import predict
 from .fitting import fit

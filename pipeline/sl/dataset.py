@@ -22,7 +22,7 @@ from ..engine import Observation, RecordError, load_record, replay_record
 from ..engine.records import record_files
 from ..progress import progress_bar
 from . import DECISION_NAMES
-from .storage import Layout, LayoutPlanner, pack
+from .packing import Layout, LayoutPlanner, pack
 
 SPLITS = ("train", "val")
 INFO_FILE = "info.json"
@@ -72,7 +72,7 @@ def read_games(records_dir: str | Path, progress: bool = True) -> tuple[list[Gam
 
 @dataclass
 class SampleSet:
-    """Packed samples: ``bits``/``values`` (see storage), ``legal`` (N, T) bool, ``action``,
+    """Packed samples: ``bits``/``values`` (see packing), ``legal`` (N, T) bool, ``action``,
     ``decision`` and ``game`` (N,) int64; ``game`` indexes the dataset's list of game names."""
 
     bits: np.ndarray

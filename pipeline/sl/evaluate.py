@@ -10,7 +10,7 @@ import torch
 from .. import encoding
 from ..model import KoiKoiNet, masked
 from . import DECISION_NAMES
-from .data import SLDataModule, tensor_dataset
+from .datamodule import SLDataModule, tensor_dataset
 from .dataset import read_games
 
 

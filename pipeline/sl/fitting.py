@@ -19,7 +19,7 @@ from ..progress import on_terminal
 from ..train_guards import guards
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
-from .data import SLDataModule
+from .datamodule import SLDataModule
 from .module import SLModule
 from .selection import PerDecisionBest
 

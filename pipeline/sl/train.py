@@ -1,9 +1,9 @@
 """Supervised training: ``train_sl``, one tracked, resumable run (``cross_validation.cross_validate`` gives k folds).
 
 ``train_sl`` is what the ``sl_train`` stage and the Optuna tuner call: it trains a ``KoiKoiNet`` on
-a dataset directory, keeps Lightning checkpoints in ``out_dir/checkpoints`` (resuming from
-``last.ckpt`` when it was written with the same params and data), and writes the best weights
-(lowest val loss) as a model directory ``out_dir`` that loads on its own.
+a dataset directory, keeps Lightning checkpoints in ``ckpt_dir`` (resuming from ``last.ckpt`` when it
+was written with the same params and data), and writes the best weights (lowest val loss) as a model
+directory ``out_dir`` that loads on its own.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..hardware import resolve_accelerator, resolve_precision
 from ..modelio import save_model
 from ..params import SLTrainParams
 from ..runstate import ending_runs, owner_tags
-from .data import SLDataModule
+from .datamodule import SLDataModule
 from .dataset import SampleSet, load_info
 from .fitting import RunInfo, fit
 
@@ -103,6 +103,7 @@ def train_sl(
     curves_path: str | Path | None = None,
     log_model: bool | None = None,
     register: bool = False,
+    ckpt_dir: str | Path | None = None,
 ) -> dict:
     """Train on ``dataset_dir`` (``train.npz``/``val.npz``) and write the best model to ``out_dir``.
 
@@ -112,7 +113,8 @@ def train_sl(
     ``False`` logs nothing; any Lightning logger is used as given. ``max_epochs`` overrides
     ``params["max_epochs"]``. ``log_model`` (default: only with the built-in MLflow logger) logs the
     model as a pyfunc (``pipeline.registry``); ``register`` (only the ``sl_train`` stage) also
-    registers it as ``koikoi-sl``.
+    registers it as ``koikoi-sl``. ``ckpt_dir``: the Lightning checkpoints (the stage: ``checkpoints/sl``,
+    outside the model directory); default ``out_dir/checkpoints``.
 
     Returns flat metrics of the best epoch (lowest val loss): ``val/loss``, ``val/acc``,
     ``val/acc_discard``, ``val/acc_pick``, ``val/acc_koikoi`` (and their per-type losses), plus
@@ -128,7 +130,7 @@ def train_sl(
     dm = SLDataModule(dataset_dir, batch_size=p["batch_size"], num_workers=p["num_workers"], seed=p["seed"],
                       augment=p["augment"])
     out = Path(out_dir)
-    ckpt_dir = out / "checkpoints"
+    ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else out / "checkpoints"
     fp = fingerprint(p, info)
     ckpt_path, run_id = _resume_point(ckpt_dir, fp)
     if ckpt_path is not None:

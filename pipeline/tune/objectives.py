@@ -94,6 +94,7 @@ def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, spa
         with tempfile.TemporaryDirectory(prefix="koikoi-tune-") as tmp:
             cfg = PhaseConfig(phase=1, variant=variant, params=params, winprob=winprob, sl_dir=Path(sl_dir),
                               out_dir=Path(tmp) / "model", results_dir=Path(tmp) / "results",
+                              ckpt_dir=Path(tmp) / "checkpoints",
                               winprob_path=Path(winprob_path) if winprob_path else None,
                               progress=False, mlflow=False)
             summary = PhaseRunner(cfg).run()

@@ -174,7 +174,8 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
     import torch
 
     from pipeline.agents.model_agent import ModelAgent
-    from pipeline.duel import DuelResult, play_duel
+    from pipeline.duel.runner import play_duel
+    from pipeline.duel.stats import DuelResult
     from pipeline.model import KoiKoiNet, ModelConfig
     from pipeline.rl.evaluation import curve_row, evaluate
     from pipeline.rl.executor import InlineExecutor

@@ -1,12 +1,11 @@
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from pipeline.cli import main
-from pipeline.params import ParamError, read_doc, with_overrides
+from pipeline.params import read_doc, with_overrides
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,16 +19,14 @@ def tiny_model(tmp_path):
 
 
 def _stage(params: dict, tmp_path: Path, monkeypatch) -> Path:
-    sys.path.insert(0, str(ROOT / "stages"))
-    monkeypatch.setattr(sys, "path", sys.path)
-    import duels
+    from pipeline.stages import duels
 
     pfile = tmp_path / "params.yaml"
     duels_section = {**read_doc(ROOT / "params.yaml")["duels"], **params}
     pfile.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), {"duels": duels_section})))
-    out = tmp_path / "results"
-    duels.main(str(pfile), str(out))
-    return out
+    monkeypatch.chdir(tmp_path)
+    duels.main(["results"])
+    return tmp_path / "results"
 
 
 @pytest.mark.slow
@@ -68,17 +65,16 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     assert champion.tags["duels.run_id"] == runs.iloc[0]["run_id"] and champion.tags["duels.rank"].endswith("of 3")
 
 
-def test_stage_names_missing_model_dirs(tmp_path, monkeypatch):
+def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
     params = {"agents": [str(tmp_path / "models/sl"), "heuristic", "random"], "games": 2, "attention": None}
     with pytest.raises(SystemExit, match=r"duels: error: missing model directory .*models/sl"):
         _stage(params, tmp_path, monkeypatch)
     small = {"agents": ["heuristic", "random"], "attention": None}
-    with pytest.raises(ParamError, match="duels.games must be even"):
-        _stage({**small, "games": 3}, tmp_path, monkeypatch)
-    with pytest.raises(ParamError, match=r"duels.gmes is an unknown key"):
-        _stage({**small, "gmes": 3}, tmp_path, monkeypatch)
-    with pytest.raises(ParamError, match=r"duels.anchor 'sl' is not one of duels.agents"):
-        _stage({**small, "anchor": "models/sl"}, tmp_path, monkeypatch)
+    for over, message in (({"games": 3}, "duels.games must be even"), ({"gmes": 3}, "duels.gmes is an unknown key"),
+                          ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents")):
+        with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
+            _stage({**small, **over}, tmp_path, monkeypatch)
+        assert e.value.code == 2 and capsys.readouterr().err.startswith(f"duels: error: params.yaml: {message}")
 
 
 def test_table_and_rl_vs_sl_sentence():

@@ -1,9 +1,10 @@
-"""Build exact deals for scenario tests."""
+"""Build exact deals for scenario tests; check a state's invariants."""
 
 from __future__ import annotations
 
-from pipeline.engine import GameState, card_id
-from pipeline.engine.state import deal_is_valid
+from pipeline.engine import GAME_OVER, PICK, GameState, card_id
+from pipeline.engine.cards import ALL_CARDS
+from pipeline.engine.deal import deal_is_valid
 
 
 def ids(*cards: tuple[int, int]) -> list[int]:
@@ -45,3 +46,24 @@ def make_deal(hand0=(), hand1=(), field=(), draws=()) -> tuple[int, int, int, li
 def game_with(*deals, first_dealer: int = 0, num_rounds: int = 8, init_points: int = 30) -> GameState:
     return GameState(seed=None, first_dealer=first_dealer, deals=iter(deals), num_rounds=num_rounds,
                      init_points=init_points)
+
+
+def check_invariants(s: GameState) -> None:
+    """AssertionError if ``s`` is inconsistent: 48 cards once each, zero-sum points, a legal action pending."""
+    h0, h1 = s.hands
+    p0, p1 = s.piles
+    parts = [h0, h1, p0, p1, s.field]
+    stock = 0
+    for c in s.stock:
+        stock |= 1 << c
+    parts.append(stock)
+    if s.phase == PICK:
+        parts.append(1 << s.pick_card)  # the shown card, between hand/stock and pile
+    total = sum(m.bit_count() for m in parts)
+    union = 0
+    for m in parts:
+        union |= m
+    assert union == ALL_CARDS and total == 48, "the 48 cards must each be in exactly one place"
+    assert sum(s.points) == 2 * s.init_points, "round points must be zero-sum"
+    if s.phase != GAME_OVER:
+        assert s.legal_actions(), "a pending decision must have a legal action"

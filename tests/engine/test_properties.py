@@ -3,6 +3,7 @@
 import random
 
 import numpy as np
+from helpers import check_invariants
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,14 +19,14 @@ def test_invariants_hold_at_every_step(seed, policy_seed, rounds, points):
     rng = random.Random(policy_seed)
     steps = 0
     while s.phase != GAME_OVER:
-        s.check_invariants()  # 48 cards once each, zero-sum points, a legal action exists
+        check_invariants(s)  # 48 cards once each, zero-sum points, a legal action exists
         legal = s.legal_actions()
         assert legal == sorted(set(legal))
         assert s.legal_mask() == sum(1 << a for a in legal)
         s.step(legal[rng.randrange(len(legal))])
         steps += 1
         assert steps < rounds * 16 * 4 + 1, "every game ends"
-    s.check_invariants()
+    check_invariants(s)
     assert len(s.results) <= rounds
     assert sum(s.points) == 2 * points
     for r in s.results:
@@ -42,7 +43,7 @@ def test_observation_hides_opponent_hand_and_stock(seed, policy_seed):
             shuffled = resample_hidden(s, viewer, np.random.default_rng(rng.randrange(2**32)))
             assert shuffled.observation(viewer) == s.observation(viewer)
             assert hidden_cards(shuffled, viewer) == hidden_cards(s, viewer)
-            shuffled.check_invariants()  # the redealt copy is a legal game that plays on
+            check_invariants(shuffled)  # the redealt copy is a legal game that plays on
         legal = s.legal_actions()
         s.step(legal[rng.randrange(len(legal))])
 

@@ -7,9 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline.engine import GameState, Turn, ids_of
+from pipeline.engine import PICK, GameState, Turn, ids_of
 from pipeline.engine.cards import card_id
-from pipeline.engine.state import PICK
 
 
 def named_cards(doc: Any, key: str = "") -> set[int]:

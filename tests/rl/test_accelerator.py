@@ -16,7 +16,7 @@ from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
-from pipeline.rl.stages import rl_stage
+from pipeline.stages.rl_phase import PhasePaths, rl_stage
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU (torch.cuda.is_available() is false)")
 
@@ -37,7 +37,7 @@ def test_accelerator_param_is_checked(params):
 def test_gpu_without_a_gpu_is_one_clear_error(project, params):
     params["rl"]["accelerator"] = "gpu"
     with pytest.raises(ValueError, match=r"^rl\.accelerator is gpu but torch sees no CUDA GPU"):
-        rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+        rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
 
 
 @cuda
@@ -73,7 +73,7 @@ def test_a_gpu_pass_trains_and_leaves_the_weights_on_the_cpu(make_net):
 def test_a_phase_runs_on_the_gpu(project, params):
     params["rl"].update(accelerator="gpu", train_precision="auto")
     params["rl"]["phase1"]["loops"] = 1
-    summary = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    summary = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert summary["loops"] == 1 and 0.0 <= summary["win_rate"] <= 1.0
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import runpy
 import signal
 import subprocess
 import sys
@@ -18,10 +17,9 @@ import torch
 import yaml
 
 from pipeline.params import ParamError, parse_params
-from pipeline.rl.stages import rl_stage
 from pipeline.rl.training import STATE_FILE
-
-STAGES = Path(__file__).resolve().parents[2] / "stages"
+from pipeline.stages import rl_phase
+from pipeline.stages.rl_phase import PhasePaths, rl_stage
 
 
 def _runs(name: str = "rl") -> list:
@@ -40,19 +38,19 @@ def test_nan_and_inf_params_are_refused_by_name(project, params, path, value):
         d = d[k]
     d[path[-1]] = value
     with pytest.raises(ParamError, match=rf"{'.'.join(path)} must be a finite number"):
-        rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+        rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
 
 
 def test_a_non_finite_loss_stops_training_and_keeps_the_previous_model(project, params):
     params["rl"]["phase1"]["loops"] = 1
-    rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     model = project / "models/rl_phase1/point/model.pt"
     before = model.read_bytes()
-    state = project / "models/rl_phase1/point/checkpoints" / STATE_FILE
+    state = project / "checkpoints/rl_phase1/point" / STATE_FILE
     params["rl"]["lr"] = 1e30  # finite, so allowed; Adam's first step makes the weights overflow
     params["rl"]["phase1"]["loops"] = 3
     with pytest.raises(ValueError, match=r"^training loss is (nan|inf) at epoch 1, .*lower rl.lr$"):
-        rl_stage(1, "point", parse_params(params), progress=False)
+        rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False)
     assert model.read_bytes() == before  # the earlier run's model is untouched
     assert torch.load(state, weights_only=True)["state"]["loop"] <= 1  # no loop with NaN weights was kept
     (run,) = [r for r in _runs() if r.info.run_name == "rl-phase1-point"]
@@ -74,9 +72,8 @@ def test_ctrl_c_in_training_is_one_line_exit_130_and_a_killed_run_the_rerun_fini
         raise KeyboardInterrupt  # as Ctrl-C inside Lightning's fit
 
     monkeypatch.setattr(QLearner, "training_step", interrupted)
-    monkeypatch.setattr(sys, "argv", ["rl_phase1.py", "point"])
     with pytest.raises(SystemExit) as e:
-        runpy.run_path(str(STAGES / "rl_phase1.py"), run_name="__main__")
+        rl_phase.main(["1", "point", *PhasePaths.layout(1, "point").argv()])
     assert e.value.code == 130
     err = capfd.readouterr().err.strip().splitlines()
     assert err[-1] == "rl_phase1: interrupted" and not any("Traceback" in line for line in err)
@@ -85,7 +82,7 @@ def test_ctrl_c_in_training_is_one_line_exit_130_and_a_killed_run_the_rerun_fini
     assert run.info.status == "KILLED"
 
     monkeypatch.setattr(QLearner, "training_step", real_step)
-    rl_stage(1, "point", parse_params(params), progress=False)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False)
     (again,) = _runs()  # the rerun continued the same run and finished it
     assert again.info.run_id == run.info.run_id and again.info.status == "FINISHED"
 
@@ -102,34 +99,35 @@ def test_a_kill_while_the_model_is_logged_leaves_one_model_and_final_metrics_onc
 
     monkeypatch.setattr(mlflow.pyfunc, "log_model", killed_while_logging)
     with pytest.raises(KeyboardInterrupt):
-        rl_stage(1, "point", parse_params(params), progress=False)
+        rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False)
     (run,) = _runs()
     assert run.info.status == "KILLED"
 
     monkeypatch.setattr(mlflow.pyfunc, "log_model", real_log)
-    rl_stage(1, "point", parse_params(params), progress=False)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False)
     (run,) = _runs()
     assert run.info.status == "FINISHED"
     client = mlflow.MlflowClient()
     models = [m for m in client.search_logged_models([run.info.experiment_id]) if m.source_run_id == run.info.run_id]
     assert [m.status.name for m in models] == ["READY"]
     assert len(client.get_metric_history(run.info.run_id, "final/win_rate")) == 1
-    rl_stage(1, "point", parse_params(params), progress=False)  # finished: a third run adds nothing either
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
+             progress=False)  # finished: a third run adds nothing either
     assert len(client.get_metric_history(run.info.run_id, "final/win_rate")) == 1
     assert len([m for m in client.search_logged_models([run.info.experiment_id])]) == 1
 
 
 def test_a_corrupt_state_file_is_set_aside_with_one_line_and_training_restarts(project, params, capfd):
     params["rl"]["phase1"]["loops"] = 1
-    rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
-    ckpt = project / "models/rl_phase1/point/checkpoints"
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    ckpt = project / "checkpoints/rl_phase1/point"
     state = ckpt / STATE_FILE
     state.write_bytes(state.read_bytes()[:100])  # cut short
-    out = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    out = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert out["loops"] == 1
     err = capfd.readouterr().err
     line = next(x for x in err.splitlines() if "state.pt" in x)
-    assert line.startswith("rl_phase1: models/rl_phase1/point/checkpoints/state.pt is corrupt")
+    assert line.startswith("rl_phase1: checkpoints/rl_phase1/point/state.pt is corrupt")
     assert line.endswith("moved to corrupt-state.pt, starting afresh")
     assert "weights_only" not in err and "Traceback" not in err
     assert (ckpt / f"corrupt-{STATE_FILE}").is_file() and state.is_file()
@@ -137,11 +135,12 @@ def test_a_corrupt_state_file_is_set_aside_with_one_line_and_training_restarts(p
 
 def test_the_model_meta_holds_no_wall_clock_value(project, params):
     params["rl"]["phase1"]["loops"] = 1
-    first = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    first = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     config = project / "models/rl_phase1/point/config.json"
     before = config.read_bytes()
-    (project / "models/rl_phase1/point/checkpoints" / STATE_FILE).unlink()
-    second = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)  # the same run, from the start
+    (project / "checkpoints/rl_phase1/point" / STATE_FILE).unlink()
+    second = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
+                      progress=False, mlflow=False)  # the same run, from the start
     assert config.read_bytes() == before  # byte-identical: a DVC dependency that does not change by itself
     assert "train_seconds" not in json.loads(before)["meta"] and "train_seconds" in first
     assert json.loads((project / "results/rl_phase1/point/metrics.json").read_text())["train_seconds"] >= 0
@@ -168,7 +167,8 @@ def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_i
     params["rl"]["selfplay"]["workers"] = 2
     params["rl"]["eval_games"] = 64
     _write_project_params(project, params)
-    stage = subprocess.Popen([sys.executable, str(STAGES / "rl_phase1.py"), "point"], cwd=project,
+    stage = subprocess.Popen([sys.executable, "-m", "pipeline.stages.rl_phase", "1", "point",
+                              *PhasePaths.layout(1, "point").argv()], cwd=project,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -192,7 +192,7 @@ def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_i
     assert run.info.status == "RUNNING"  # what the kill left
 
     params["rl"]["selfplay"]["workers"] = 0  # not part of the checkpoint's fingerprint: still the same run
-    rl_stage(1, "point", parse_params(params), progress=False)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False)
     (run_after,) = _runs()  # no second run: the rerun closed the dead one (KILLED) and continued it
     assert run_after.info.run_id == run.info.run_id and run_after.info.status == "FINISHED"
     assert "koikoi.closed" in run_after.data.tags

@@ -15,7 +15,7 @@ from pipeline.rl.executor import make_executor
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
-from pipeline.rl.stages import rl_stage
+from pipeline.stages.rl_phase import PhasePaths, rl_stage
 
 ray = ray_executor.ray  # imported through the executor, which keeps a local Ray on loopback
 
@@ -91,10 +91,10 @@ def _phase(project, params, backend: str, monkeypatch) -> tuple:
         return result, seconds
 
     monkeypatch.setattr(training.PhaseRunner, "_play", recording)
-    rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     weights = torch.load(project / "models/rl_phase1/point/model.pt")
     curve = (project / "results/rl_phase1/point/curve.csv").read_text()
-    for d in ("models/rl_phase1", "results/rl_phase1"):  # the next run starts afresh, not resumed
+    for d in ("models/rl_phase1", "checkpoints/rl_phase1", "results/rl_phase1"):  # the next run starts afresh
         shutil.rmtree(project / d)
     return plays, weights, curve
 

@@ -13,7 +13,7 @@ from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.rollouts import RolloutSpec
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job, play_one_by_one
-from pipeline.rl.stages import rl_stage
+from pipeline.stages.rl_phase import PhasePaths, rl_stage
 
 
 def _job(make_net, epsilon: float = 0.0, fraction: float = 1.0, temperature: float = 1.0) -> PlayJob:
@@ -141,17 +141,18 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
     params["rl"].update(algorithm="rollout_pi", epochs=2)
     params["rl"]["rollout"]["loss"] = loss
     params["rl"]["phase1"]["loops"] = 1
-    first = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    first = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     w1 = torch.load(project / "models/rl_phase1/point/model.pt")
-    (project / "models/rl_phase1/point/checkpoints/state.pt").unlink()
-    again = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    (project / "checkpoints/rl_phase1/point/state.pt").unlink()
+    again = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     for k, v in torch.load(project / "models/rl_phase1/point/model.pt").items():
         torch.testing.assert_close(v, w1[k])  # the same seed gives the same weights
     first.pop("train_seconds"), again.pop("train_seconds")  # wall clock
     assert first == again and first["loops"] == 1
     params["rl"]["phase1"]["loops"] = 2  # a raised budget resumes after loop 1
-    assert rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)["loops"] == 2
-    p2 = rl_stage(2, "point", parse_params(params), progress=False, mlflow=False)
+    assert rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
+                    progress=False, mlflow=False)["loops"] == 2
+    p2 = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     assert p2["global_loops"] == 3
 
 

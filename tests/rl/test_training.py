@@ -5,8 +5,9 @@ import torch
 
 from pipeline.modelio import load_model
 from pipeline.params import ParamError, parse_params
-from pipeline.rl.stages import rl_stage, winprob_stage
 from pipeline.rl.training import STATE_FILE
+from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from pipeline.stages.winprob import winprob_stage
 
 
 def _curve(path):
@@ -19,10 +20,11 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
     from pipeline.rl import training
 
     params["rl"]["algorithm"] = algorithm
-    straight = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)  # 2 loops
+    straight = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
+                        progress=False, mlflow=False)  # 2 loops
     w_straight = torch.load(project / "models/rl_phase1/point/model.pt")
     rows_straight = _curve(project / "results/rl_phase1/point/curve.csv")
-    state = project / "models/rl_phase1/point/checkpoints" / STATE_FILE
+    state = project / "checkpoints/rl_phase1/point" / STATE_FILE
     state.unlink()
 
     # kill the run while it trains loop 2
@@ -37,7 +39,7 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
 
     monkeypatch.setattr(training, "fit_pass", dying_fit)
     with pytest.raises(KeyboardInterrupt):
-        rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+        rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     ck = torch.load(state, weights_only=False)
     assert ck["state"]["loop"] == 1 and len(ck["state"]["curve"]) == 2  # start + loop 1 survived the kill
 
@@ -47,7 +49,7 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
     original_play = training.PhaseRunner._play
     monkeypatch.setattr(training.PhaseRunner, "_play",
                         lambda self, job, desc: played.append(job.games[0].seed) or original_play(self, job, desc))
-    resumed = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    resumed = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert len(played) == 1 and resumed["loops"] == 2 and resumed["games"] == straight["games"] == 8
     w_resumed = torch.load(project / "models/rl_phase1/point/model.pt")
     for k in w_straight:
@@ -57,16 +59,17 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
 
     # a raised budget continues the finished run from loop 2
     params["rl"]["phase1"]["loops"] = 3
-    assert rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)["loops"] == 3 and len(played) == 2
+    assert rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
+                    progress=False, mlflow=False)["loops"] == 3 and len(played) == 2
 
 
 def test_changed_params_start_afresh(project, params):
     params["rl"]["phase1"]["loops"] = 1
-    rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     params["rl"]["lr"] = 5e-4
-    out = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    out = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert out["loops"] == 1
-    assert list((project / "models/rl_phase1/point/checkpoints").glob("stale-*.pt"))
+    assert list((project / "checkpoints/rl_phase1/point").glob("stale-*.pt"))
 
 
 @pytest.mark.slow
@@ -75,12 +78,13 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
 
     from pipeline.tracking import tracking_uri
 
-    metrics = winprob_stage(parse_params(params).winprob, progress=False)
+    metrics = winprob_stage(parse_params(params).winprob, "models/winprob", "results/winprob", progress=False)
     assert (project / "models/winprob/winprob.json").is_file() and (project / "results/winprob/winprob.png").is_file()
     assert metrics["games"] == 8
-    p1 = rl_stage(1, "wp", parse_params(params), progress=False)
+    p1 = rl_stage(1, "wp", parse_params(params), PhasePaths.layout(1, "wp"), progress=False)
     assert p1["loops"] == 2 and p1["global_loops"] == 2
-    p2 = rl_stage(2, "wp", parse_params(params), progress=False, register=True)  # as stages/rl_phase2.py does
+    p2 = rl_stage(2, "wp", parse_params(params), PhasePaths.layout(2, "wp"),
+                  progress=False, register=True)  # as the rl_phase2 stage does
     assert p2["loops"] == 1 and p2["global_loops"] == 3 and p2["global_games"] == 12
     net, meta = load_model(project / "models/rl/wp")
     assert meta["kind"] == "rl" and meta["variant"] == "wp" and meta["phase"] == 2
@@ -120,17 +124,17 @@ def test_bad_params_fail_before_any_work(project, params, path, value, message):
         d = d[k]
     d[path[-1]] = value
     with pytest.raises(ParamError, match=message):
-        rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+        rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert not (project / "models/rl_phase1").exists()
 
 
 def test_unknown_reward_and_missing_inputs(project, params):
     with pytest.raises(ParamError, match="unknown reward model 'score'"):
-        rl_stage(1, "score", parse_params(params), progress=False, mlflow=False)
+        rl_stage(1, "score", parse_params(params), PhasePaths.layout(1, "score"), progress=False, mlflow=False)
     with pytest.raises(FileNotFoundError, match="winprob stage"):
-        rl_stage(1, "wp", parse_params(params), progress=False, mlflow=False)
+        rl_stage(1, "wp", parse_params(params), PhasePaths.layout(1, "wp"), progress=False, mlflow=False)
     with pytest.raises(FileNotFoundError, match="phase-1 model"):
-        rl_stage(2, "point", parse_params(params), progress=False, mlflow=False)
+        rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     rl = parse_params(params).rl
     assert rl.epsilon_at(0) == 0.15 and rl.epsilon_at(2) == pytest.approx(0.02)
 
@@ -138,7 +142,7 @@ def test_unknown_reward_and_missing_inputs(project, params):
 @pytest.mark.parametrize("init", ["sl", "scratch"])
 def test_initialisation_from_sl_or_scratch(project, params, init):
     params["rl"]["init"], params["rl"]["phase1"]["loops"] = init, 0
-    out = rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
+    out = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert out["loops"] == 0 and out["global_loops"] == 0
     sl = torch.load(project / "models/sl/model.pt")
     rl = torch.load(project / "models/rl_phase1/point/model.pt")
@@ -151,10 +155,10 @@ def test_initialisation_from_sl_or_scratch(project, params, init):
 def test_phase2_keeps_a_pool_of_recent_snapshots(project, params):
     params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, 3
     params["rl"]["eval_every"] = 3
-    rl_stage(1, "point", parse_params(params), progress=False, mlflow=False)
-    out = rl_stage(2, "point", parse_params(params), progress=False, mlflow=False)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     assert out["loops"] == 3 and out["global_loops"] == 4
-    ckpt = project / "models/rl/point/checkpoints"
+    ckpt = project / "checkpoints/rl/point"
     state = torch.load(ckpt / STATE_FILE, weights_only=False)["state"]
     assert state["snapshots"] == [2, 3]  # pool_size 2: the phase-1 model (0) and loop 1 have left the pool
     assert sorted(p.name for p in ckpt.glob("snapshot-*.pt")) == ["snapshot-00002.pt", "snapshot-00003.pt"]

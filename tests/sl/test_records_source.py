@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import runpy
 import tarfile
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ import yaml
 from pipeline import records_source as rs
 from pipeline.engine import replay_dir
 from pipeline.params import read_doc, with_overrides
+from pipeline.stages import sl_dataset
 
 REFUSED = "http://127.0.0.1:9/koikoi.tar.gz"  # the discard port: connection refused at once
 
@@ -79,7 +79,7 @@ def test_synthetic_fallback_is_recorded_as_such(tmp_path, monkeypatch, no_source
         "sl_dataset.records_dir": "", "sl_dataset.val_fraction": 0.25, "sl_dataset.seed": 3,
         "sl_dataset.synthetic_games": 4})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(doc))
-    runpy.run_path(str(Path(__file__).parents[2] / "stages" / "sl_dataset.py"), run_name="__main__")
+    sl_dataset.main(["data/sl", "results/sl_dataset"])
     metrics = json.loads((tmp_path / "results/sl_dataset/metrics.json").read_text())
     assert metrics["source"] == "synthetic" and metrics["human_records"] is False
     assert metrics["games"] == 4 and metrics["samples"] > 0 and metrics["val_games"] == 1

@@ -10,7 +10,7 @@ import torch
 from pipeline import encoding
 from pipeline.engine import load_record
 from pipeline.sl.dataset import game_decisions, load_info, load_split, split_games
-from pipeline.sl.storage import TorchUnpacker, pack, plan_layout, unpack
+from pipeline.sl.packing import TorchUnpacker, pack, plan_layout, unpack
 
 
 def _month(card: list[int]) -> int:

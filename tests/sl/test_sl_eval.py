@@ -11,7 +11,7 @@ from pipeline.cli import main
 from pipeline.model import KoiKoiNet, ModelConfig
 from pipeline.modelio import save_model
 from pipeline.sl import DECISION_NAMES
-from pipeline.sl.data import SLDataModule
+from pipeline.sl.datamodule import SLDataModule
 from pipeline.sl.dataset import SampleSet, load_split
 from pipeline.sl.evaluate import agreement, predict
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
-import runpy
 import shutil
 import signal
-import sys
 from pathlib import Path
 
 import lightning.pytorch as pl
@@ -17,9 +15,9 @@ import yaml
 
 from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
 from pipeline.sl.train import train_sl
+from pipeline.stages import sl_dataset, sl_train
 
 ROOT = Path(__file__).resolve().parents[2]
-STAGES = ROOT / "stages"
 TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
         "precision": "32-true", "threads": 1}
 
@@ -41,9 +39,12 @@ def _params_yaml(sl_train: dict) -> str:
 
 
 def _stage(project: Path, monkeypatch, name: str) -> None:
+    """The stage's module run with the paths dvc.yaml passes it."""
     monkeypatch.chdir(project)
-    monkeypatch.setattr(sys, "argv", [f"{name}.py"])
-    runpy.run_path(str(STAGES / f"{name}.py"), run_name="__main__")
+    if name == "sl_train":
+        sl_train.main(["data/sl", "models/sl", "checkpoints/sl", "results/sl"])
+    else:
+        sl_dataset.main(["data/sl", "results/sl_dataset"])
 
 
 def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch):

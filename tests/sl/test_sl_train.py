@@ -124,9 +124,9 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
 
 @pytest.mark.slow
 def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeypatch):
-    import runpy
     import shutil
-    from pathlib import Path
+
+    from pipeline.stages import sl_train
 
     data, _ = two_game_dataset
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
@@ -134,7 +134,8 @@ def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeyp
     shutil.copytree(data, tmp_path / "data" / "sl")
     doc = with_overrides(read_doc(ROOT / "params.yaml"), dotted(TINY, "sl_train"))
     (tmp_path / "params.yaml").write_text(json.dumps(doc))
-    runpy.run_path(str(Path(__file__).parents[2] / "stages" / "sl_train.py"), run_name="__main__")
+    sl_train.main(["data/sl", "models/sl", "checkpoints/sl", "results/sl"])
+    assert sorted(p.name for p in (tmp_path / "models/sl").iterdir()) == ["config.json", "model.pt"]  # one DVC out
     m = json.loads((tmp_path / "results/sl/metrics.json").read_text())
     assert set(m["val"]) == {"acc", "acc_discard", "acc_pick", "acc_koikoi", "loss"}
     assert m["dataset_source"] == "test" and m["samples"]["val"] > 0
@@ -215,7 +216,7 @@ def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monk
     from pipeline.model import KoiKoiNet
     from pipeline.modelio import load_model
     from pipeline.sl.card_logit import fit_card_logits
-    from pipeline.sl.data import SLDataModule
+    from pipeline.sl.datamodule import SLDataModule
     from pipeline.sl.fitting import model_config
     from pipeline.sl.train import resolved, train_sl
 

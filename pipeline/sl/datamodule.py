@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from ..encoding import NUM_FEATURES, ROWS
 from ..engine.cards import MONTH_SWAPS
 from .dataset import SampleSet, load_split
-from .storage import Layout, TorchUnpacker
+from .packing import Layout, TorchUnpacker
 
 _MONTH_ROWS = tuple((ROWS["month"] + a - 1, ROWS["month"] + b - 1) for a, b in MONTH_SWAPS)
 

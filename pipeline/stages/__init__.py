@@ -1,0 +1,46 @@
+"""One module per DVC stage (``dvc.yaml`` runs ``python -m pipeline.stages.<stage> PATHS...``).
+
+Each module holds the library function the stage runs and a ``main(argv)`` that parses the paths
+``dvc.yaml`` passes, reads ``params.yaml`` and runs it inside ``runstate.stage_exit`` (Ctrl-C: one
+line, exit code 130; a bad param: one line, exit code 2). Errors in the inputs are one line naming
+the culprit, exit code 1. ``rl_phase`` serves both ``rl_phase1@<reward>`` and ``rl_phase2@<reward>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def one_line_errors(stage: str, *errors: type[Exception]) -> Iterator[None]:
+    """``errors`` raised inside end the stage with ``<stage>: error: <first line>`` and exit code 1."""
+    try:
+        yield
+    except errors as e:
+        sys.exit(f"{stage}: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+
+
+def stage_parser(stage: str, doc: str, **positionals: str) -> argparse.ArgumentParser:
+    """The stage's argument parser: one positional path per keyword (its help); usage errors exit 2."""
+    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{stage}", description=doc.splitlines()[0])
+    for name, help_text in positionals.items():
+        ap.add_argument(name, help=help_text)
+    return ap
+
+
+def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception]) -> None:
+    """Read params.yaml, run ``work(params)`` and print its result as JSON, inside ``runstate.stage_exit``
+    (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``."""
+    from ..params import load_params
+    from ..runstate import stage_exit
+
+    with stage_exit(stage):
+        params = load_params()
+        with one_line_errors(stage, *errors):
+            result = work(params)
+        print(json.dumps(result))

@@ -1,0 +1,136 @@
+"""Stage duels: round-robin duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
+
+Usage: python -m pipeline.stages.duels OUT_DIR (dvc.yaml: results/duels). ``duels_stage`` plays the
+``duels`` section of params.yaml, writes ``metrics.json``, ``table.md``, ``ratings.json`` and the
+figures, logs one MLflow run and, when asked (``registry.register``), points each played model's
+``champion`` alias at its registered version, tagged with its rating.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import atomic
+from ..duel.plots import rl_curves, winrate_matrix
+from ..duel.report import key_name, table_markdown
+from ..duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin
+from ..params import DuelsParams
+from . import run_stage, stage_parser
+
+STAGE = "duels"
+
+
+class DuelsError(ValueError):
+    """A missing model directory, or an attention figure no seed can draw (one line, names the culprit)."""
+
+
+def check_models(cfg: DuelsParams) -> None:
+    """Every model the stage needs must be a saved model directory; name all that are not."""
+    from ..modelio import is_model_dir
+
+    needed = [a for a in cfg.agents if a not in BUILTIN]
+    if cfg.attention is not None:
+        needed.append(cfg.attention.model)
+    missing = sorted({d for d in needed if not is_model_dir(d)})
+    if missing:
+        raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
+                         f"{', '.join(missing)} (model.pt + config.json): run the training stages first "
+                         "(dvc repro sl_train rl_phase2) or change duels.agents")
+
+
+
+
+def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
+    """Play the round-robin and write every output into ``out_dir``; returns the metrics. ``register``
+    (with ``track``) sets the ``champion`` aliases."""
+    check_models(cfg)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    keys = [key_name(a) for a in cfg.agents]
+    t0 = time.perf_counter()
+    results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads,
+                          rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers)
+    seconds = time.perf_counter() - t0
+    metrics = metrics_of(results)
+    ratings = ratings_of(keys, results, cfg.anchor)
+    atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    atomic.write_text(out / "ratings.json", json.dumps({
+        "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
+                 "elo = strength * 400 / ln 10",
+        "anchor": cfg.anchor, "games_per_pairing": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
+        "ratings": ratings}, indent=2) + "\n")
+    atomic.write_text(out / "table.md", table_markdown(keys, results, ratings))
+    winrate_matrix(keys, results, out / "winrate_matrix.png")
+    _, missing = rl_curves(cfg.rl_curves, out / "rl_curves.png")
+    if cfg.attention is not None:
+        from ..duel.attention import AttentionError, render_attention
+
+        a = cfg.attention
+        # A seed whose round 1 ends before the chosen turn cannot show it: try the next seeds.
+        for s in range(a.seed, a.seed + 50):
+            try:
+                render_attention(a.model, s, a.turn, out / "attention.png")
+                break
+            except AttentionError:
+                continue
+        else:
+            raise DuelsError(f"duels.attention: no seed in {a.seed}..{a.seed + 49} reaches turn {a.turn} "
+                             "of round 1; choose an earlier turn")
+    if track:
+        _log_run(cfg, metrics, ratings, out, seconds, missing, register)
+    return metrics
+
+
+def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str],
+             register: bool) -> None:
+    import mlflow
+
+    from ..runstate import tracked_run
+    from ..tracking import setup_experiment
+
+    exp = setup_experiment("duels")
+    with tracked_run(experiment_id=exp, run_name="duels") as run:
+        mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
+                           "seed": cfg.seed,
+                           "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor})
+        flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
+        flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})
+        flat.update({f"{pair}/ci95_hi": m["ci95"][1] for pair, m in metrics.items()})
+        flat.update({f"elo/{k}": v["elo"] for k, v in ratings.items()})
+        flat["seconds"] = seconds
+        mlflow.log_metrics(flat)
+        if missing:
+            mlflow.set_tag("rl_curves_missing", ", ".join(missing))
+        mlflow.log_artifacts(str(out))
+        if register:
+            crowned = _set_champions(cfg, ratings, run.info.run_id)
+            mlflow.set_tags({f"champion/{name}": version for name, version in crowned.items()})
+
+
+def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
+    """``champion`` on the registered version of every model played, tagged with its rating and rank."""
+    from ..registry import CHAMPION, set_champions
+
+    ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
+    tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
+                "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}
+            for a in cfg.agents if a not in BUILTIN}
+    crowned = set_champions(tags)
+    for name, version in crowned.items():
+        print(f"duels: {name}@{CHAMPION} -> version {version}", file=sys.stderr)
+    return crowned
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = stage_parser(STAGE, __doc__, out_dir="metrics, table, ratings and figures go here (results/duels)"
+                        ).parse_args(argv)
+    run_stage(STAGE, lambda params: duels_stage(params.duels, args.out_dir, register=params.registry.enabled),
+              ValueError)  # DuelsError is one
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Stage engine_tests: the engine's tests, the human-record replay and the engine speed.
+
+Usage: python -m pipeline.stages.engine_tests TESTS_DIR OUT_DIR (dvc.yaml: tests/engine results/engine).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import atomic
+from ..params.sections import EngineTestsParams
+from . import run_stage, stage_parser
+
+STAGE = "engine_tests"
+
+
+def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str | Path) -> dict:
+    """Run the engine's tests, replay the human records and time random games; ``SystemExit`` naming
+    what failed."""
+    from ..benchmarks.engine import play_random_games
+    from ..engine import replay_dir
+    from ..records_source import shared_records_dir
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", str(tests_dir)], capture_output=True, text=True)
+    atomic.write_text(out / "pytest.txt", proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        sys.exit(f"{STAGE}: the engine's tests failed, see {out / 'pytest.txt'}")
+
+    metrics: dict = {"tests_passed": True}
+    records = shared_records_dir()
+    if records is not None:
+        report = replay_dir(records, progress=True)
+        metrics.update(replay_games=report.games, replay_rounds=report.rounds, replay_turns=report.turns,
+                       replay_mismatches=len(report.mismatches) + len(report.errors))
+        if report.mismatches or report.errors:
+            sys.exit(f"{STAGE}: record replay mismatches:\n" + "\n".join(report.mismatches + report.errors))
+    else:
+        metrics.update(replay_games=0, replay_note="no human records found; see README 'Records'")
+
+    t0 = time.perf_counter()
+    decisions, _ = play_random_games(params.bench_games, params.seed)
+    dt = time.perf_counter() - t0
+    metrics.update(engine_games_per_s=round(params.bench_games / dt, 1),
+                   engine_decisions_per_s=round(decisions / dt))
+    atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = stage_parser(STAGE, __doc__, tests_dir="the engine's tests (tests/engine)",
+                        out_dir="pytest.txt and metrics.json go here (results/engine)").parse_args(argv)
+    run_stage(STAGE, lambda params: engine_tests(params.engine_tests, args.tests_dir, args.out_dir))
+
+
+if __name__ == "__main__":
+    main()

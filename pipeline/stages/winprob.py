@@ -1,0 +1,72 @@
+"""Stage winprob: the win-probability table P(win | round, points, dealer) from greedy self-play (Fig. 5).
+
+Usage: python -m pipeline.stages.winprob OUT_DIR RESULTS_DIR (dvc.yaml: models/winprob results/winprob);
+the agent whose games are simulated is ``winprob.agent`` (models/sl).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import atomic
+from ..modelio import need_model_dir
+from ..params import WinProbParams
+from . import run_stage, stage_parser
+
+STAGE = "winprob"
+
+
+def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Path, progress: bool = True,
+                  mlflow: bool = True) -> dict:
+    """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
+    from ..hardware import resolve_bf16
+    from ..modelio import load_model
+    from ..progress import progress_bar
+    from ..rl.executor import make_executor
+    from ..rl.policies import NetSpec
+    from ..rl.winprob import fit_table, log_loss, plot_table, simulate
+
+    results_dir = Path(results_dir)
+    need_model_dir(Path(wp.agent), "winprob.agent")
+    net, _ = load_model(wp.agent)
+    t0 = time.perf_counter()
+    with make_executor(wp.workers) as ex, progress_bar(total=wp.games, desc="winprob games", unit="game",
+                                                        enabled=progress) as bar:
+        outcomes = simulate(NetSpec.from_net(net, wp.agent), wp.games, wp.seed, ex, resolve_bf16(wp.bf16),
+                            wp.concurrency, bar.update)
+    seconds = time.perf_counter() - t0
+    table = fit_table(outcomes, 8, 30, wp.C, source=f"{wp.agent}, {wp.games} games")  # the paper's game
+    path = table.save(out_dir)
+    png = plot_table(table, results_dir / "winprob.png")
+    metrics = {"games": wp.games, "round_samples": int(sum(table.samples)),
+               "log_loss": round(log_loss(table, outcomes), 4), "games_per_s": round(wp.games / seconds, 2),
+               "p_dealer_round8_at_30": round(table.prob(8, 30, True), 4),
+               "p_round1_dealer": round(table.prob(1, 30, True), 4)}
+    atomic.write_text(results_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    if mlflow:
+        import mlflow as mlf
+
+        from ..params import dotted
+        from ..runstate import tracked_run
+        from ..tracking import setup_experiment
+
+        with tracked_run(experiment_id=setup_experiment("rl"), run_name="winprob"):
+            mlf.log_params(dotted(wp.model_dump(), "winprob"))
+            mlf.log_metrics({k: float(v) for k, v in metrics.items()})
+            mlf.log_artifact(str(path))
+            mlf.log_artifact(str(png))
+    return metrics
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = stage_parser(STAGE, __doc__, out_dir="winprob.json goes here (models/winprob)",
+                        results_dir="metrics.json and winprob.png (results/winprob)").parse_args(argv)
+    run_stage(STAGE, lambda params: winprob_stage(params.winprob, args.out_dir, args.results_dir),
+              ValueError, FileNotFoundError)
+
+
+if __name__ == "__main__":
+    main()
