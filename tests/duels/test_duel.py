@@ -138,8 +138,14 @@ def test_ctrl_c_stops_a_long_duel_with_one_line_and_exit_130(tmp_path):
         deadline = time.monotonic() + 60  # wait until it plays: its own threads, past the imports
         while time.monotonic() < deadline and proc.poll() is None and _cpu_seconds(proc.pid) < 1.0:
             time.sleep(0.2)
+        cpu = _cpu_seconds(proc.pid) if proc.poll() is None else None
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # say what it was doing, not just that it timed out
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"still running 60 s after SIGINT (sent at {cpu} CPU seconds); stderr: {err[-800:]!r}")
     finally:
         proc.kill()
     assert proc.returncode == 130, err
