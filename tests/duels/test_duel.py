@@ -132,8 +132,11 @@ def test_duel_command_bad_spec(spec, capsys):
 
 def test_ctrl_c_stops_a_long_duel_with_one_line_and_exit_130(tmp_path):
     koikoi = Path(sys.executable).with_name("koikoi")
+    # a terminal's Ctrl-C: SIGINT at its default, even where the suite itself was started in the background
+    # (`make test &`), whose processes inherit SIGINT ignored and so would never see it
     proc = subprocess.Popen([str(koikoi), "duel", "random", "random", "--games", "1000000"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60  # wait until it plays: its own threads, past the imports
         while time.monotonic() < deadline and proc.poll() is None and _cpu_seconds(proc.pid) < 1.0:
