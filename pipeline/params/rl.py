@@ -48,7 +48,7 @@ class Rollout(Section):
     decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)]
     fraction: Annotated[float, Field(gt=0.0, le=1.0)]
     temperature: Temperature
-    prior: Literal["sl", "self"]  # sl: targets tilt the SL policy (KL-regularised to SL) | self: the learner's own
+    prior: Literal["sl", "self", "none"]  # the policy targets tilt: sl | self (the learner's) | none (rewards alone)
     loss: Literal["cross_entropy", "logit_mse"]  # distribution targets | logit targets, linear in the rewards
     samples: Annotated[int, Field(ge=1, le=64)]  # deals per branch: the true one + (samples - 1) redealt
 

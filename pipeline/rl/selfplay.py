@@ -151,7 +151,8 @@ def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: b
         best = sorted(actions, key=lambda a: -prior[a])[:job.rollout.top]
         actions = sorted(set(best) | {taken})
     k = job.rollout.samples
-    pending = Pending(actions, prior[actions].astype(np.float64), k)
+    base = np.zeros(len(actions)) if job.rollout.flat else prior[actions].astype(np.float64)
+    pending = Pending(actions, base, k)
     s = g.state
     deals = [s] + [resample_hidden(s, s.player, g.rng) for _ in range(k - 1)]  # the same deals for every action
     spec = replace(g.spec, record=(False, False))

@@ -111,7 +111,7 @@ class PhaseRunner:
             temperature = getattr(p.rollout.temperature, c.variant)
             rollout = RolloutSpec(p.rollout.fraction, temperature,
                                   tuple(DECISION_NAMES.index(d) for d in p.rollout.decisions), anchor=anchor,
-                                  loss=p.rollout.loss, samples=p.rollout.samples)
+                                  loss=p.rollout.loss, samples=p.rollout.samples, flat=p.rollout.prior == "none")
         return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.selfplay.concurrency,
                        reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
                        explore_seed=base)

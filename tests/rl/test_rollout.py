@@ -167,3 +167,26 @@ def test_an_anchor_prior_tilts_the_anchor_not_the_player(make_net):
     best = NetPlayer(anchor).values([s.obs for s in samples]).argmax(1)
     assert [int(s.target.argmax()) for s in samples] == best.tolist()
     assert any(s.action != b for s, b in zip(samples, best))  # the two nets disagree somewhere
+
+
+def test_flat_targets_are_the_rewards_alone(make_net):
+    """``prior: none``: the logit target is reward / temperature, centred; the prior's tilt is gone.
+
+    The tilted target minus the flat one is the recording player's centred outputs: all the prior added."""
+    from pipeline.agents.model_agent import NetPlayer
+
+    job = _job(make_net, temperature=2.0)
+    job = replace(job, rollout=replace(job.rollout, loss="logit_mse"))
+    tilted = play_job(job).samples
+    flat = play_job(replace(job, rollout=replace(job.rollout, flat=True))).samples
+    assert len(tilted) == len(flat) > 20
+    nets = [NetPlayer(spec.build()) for spec in job.players]
+    moved = 0
+    for t, f in zip(tilted, flat, strict=True):
+        support = ~np.isnan(f.target)
+        assert (support == ~np.isnan(t.target)).all() and abs(float(f.target[support].sum())) < 1e-4
+        added = t.target[support] - f.target[support]
+        moved += float(np.abs(added).max()) > 1e-3
+        centred = [v[support] - v[support].mean() for v in (n.values([t.obs])[0] for n in nets)]
+        assert any(np.allclose(added, c, atol=1e-4) for c in centred)
+    assert moved > len(flat) // 2

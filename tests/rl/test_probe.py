@@ -1,0 +1,69 @@
+"""The rollout probes (``pipeline.rl.probe``, ``koikoi probe``): no hidden information, reproducible, counted."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pipeline.agents.base import legal_list
+from pipeline.agents.model_agent import NetPlayer
+from pipeline.cli import main
+from pipeline.engine import GAME_OVER, GameState, resample_hidden
+from pipeline.rl.probe import rollout_gain, rollout_values, search_duel
+from pipeline.rl.rewards import RewardModel
+
+POINT = RewardModel("point")
+
+
+def _midgame(player: NetPlayer, seed: int, steps: int) -> GameState:
+    s = GameState(seed=seed)
+    for _ in range(steps):
+        s.step(int(player.values([s.observation(s.player)])[0].argmax()))
+    assert s.phase != GAME_OVER
+    return s
+
+
+def test_rollout_values_depend_only_on_what_the_player_sees(make_net):
+    player = NetPlayer(make_net(0))
+    s = _midgame(player, 3, 5)
+    other = resample_hidden(s, s.player, np.random.default_rng(9))  # same observation, other hidden cards
+    assert other.hands[s.player ^ 1] != s.hands[s.player ^ 1] or other.stock != s.stock
+    acts = legal_list(s.observation(s.player))
+    a = rollout_values(player, s, acts, 6, POINT, np.random.default_rng(1))
+    b = rollout_values(player, other, acts, 6, POINT, np.random.default_rng(1))
+    assert a.shape == (len(acts), 6)
+    np.testing.assert_array_equal(a, b)
+    c = rollout_values(player, s, acts, 6, POINT, np.random.default_rng(2))
+    assert not np.array_equal(a, c)  # other redeals, other values: the deals are not the true one
+
+
+def test_search_duel_is_reproducible_and_counts_its_searches(make_net):
+    player = NetPlayer(make_net(0))
+    r1, searched, changed = search_duel(player, POINT, 4, 3, (0, 2), seed=5)
+    r2, searched2, changed2 = search_duel(player, POINT, 4, 3, (0, 2), seed=5)
+    assert r1.games == 4 and r1.summary() == r2.summary() and (searched, changed) == (searched2, changed2)
+    assert 0 < changed <= searched  # discards of an untrained net are often not its best by rollout value
+    with pytest.raises(ValueError, match="even"):
+        search_duel(player, POINT, 3, 3, (2,), seed=5)
+
+
+def test_rollout_gain_reports_every_decision_type(make_net):
+    player = NetPlayer(make_net(0))
+    out = rollout_gain(player, POINT, 1, 4, 0.5, seed=2)
+    assert set(out) == {"discard", "pick", "koikoi"}
+    assert out["discard"]["decisions"] > 0 and 0 <= out["discard"]["flip_rate"] <= 1
+    assert out == rollout_gain(player, POINT, 1, 4, 0.5, seed=2)
+    with pytest.raises(ValueError, match="at least 2"):
+        rollout_gain(player, POINT, 1, 1, 0.5, seed=2)
+
+
+def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
+    assert main(["probe", "search", "models/sl", "--reward", "point", "--games", "2", "--samples", "2"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["games"] == 2 and out["decisions"] == ["koikoi"]
+    assert main(["probe", "gain", "models/sl", "--games", "1", "--samples", "2"]) == 2  # no table for wp
+    assert "win-probability table" in capsys.readouterr().err
+    assert main(["probe", "search", "models/none", "--reward", "point"]) == 2
+    assert "models/none" in capsys.readouterr().err
