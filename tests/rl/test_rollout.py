@@ -136,10 +136,14 @@ def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("loss", ["cross_entropy", "logit_mse"])
+@pytest.mark.parametrize("loss", ["cross_entropy", "logit_mse", "koikoi"])
 def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
+    """``koikoi``: the shape of the defaults (koi-koi decisions only, on redealt copies, logit targets)."""
     params["rl"].update(algorithm="rollout_pi", epochs=2)
-    params["rl"]["rollout"]["loss"] = loss
+    params["rl"]["rollout"]["loss"] = "logit_mse" if loss == "koikoi" else loss
+    if loss == "koikoi":
+        params["rl"]["rollout"].update(decisions=["koikoi"], samples=3)
+        params["rl"]["games_per_loop"] = 8
     params["rl"]["phase1"]["loops"] = 1
     first = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     w1 = torch.load(project / "models/rl_phase1/point/model.pt")
@@ -149,6 +153,8 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
         torch.testing.assert_close(v, w1[k])  # the same seed gives the same weights
     first.pop("train_seconds"), again.pop("train_seconds")  # wall clock
     assert first == again and first["loops"] == 1
+    sl = torch.load(project / "models/sl/model.pt")
+    assert any(not torch.equal(v, sl[k]) for k, v in w1.items())  # the loop had samples to learn from
     params["rl"]["phase1"]["loops"] = 2  # a raised budget resumes after loop 1
     assert rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
                     progress=False, mlflow=False)["loops"] == 2
