@@ -27,7 +27,7 @@ from ..agents.model_agent import NetPlayer
 from ..duel.stats import DuelResult
 from ..engine import DECISION_NAMES, GAME_OVER, GameState, resample_hidden
 from .rewards import RewardModel
-from .rollouts import round_over
+from .rollouts import round_over, round_reward
 
 
 def rollout_values(player: NetPlayer, s: GameState, actions: Sequence[int], k: int, reward: RewardModel,
@@ -48,8 +48,7 @@ def rollout_values(player: NetPlayer, s: GameState, actions: Sequence[int], k: i
         for i in live:
             c = states[i]
             if round_over(c, rnd):
-                over = c.phase == GAME_OVER and len(c.results) == rnd
-                out[i] = reward.reward(c.results[rnd - 1], me, over, c.winner)
+                out[i] = round_reward(c, rnd, me, reward)
             else:
                 still.append(i)
         groups: dict[int, list[int]] = {}

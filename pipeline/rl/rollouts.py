@@ -62,11 +62,16 @@ class Link(NamedTuple):
     player: int
 
 
+def round_reward(s: GameState, rnd: int, player: int, reward: RewardModel) -> float:
+    """``player``'s reward for round ``rnd``, which state ``s`` has just finished (the game's outcome if it ended)."""
+    over = s.phase == GAME_OVER and len(s.results) == rnd
+    return reward.reward(s.results[rnd - 1], player, over, s.winner)
+
+
 def credit(link: Link, s: GameState, reward: RewardModel) -> None:
     """Fill ``link``'s slot with the reward of its round, which state ``s`` has just finished."""
     game, pending, slot, rnd, player = link
-    over = s.phase == GAME_OVER and len(s.results) == rnd
-    pending.rewards[slot] += reward.reward(s.results[rnd - 1], player, over, s.winner)
+    pending.rewards[slot] += round_reward(s, rnd, player, reward)
     pending.left -= 1
     game.open -= 1
 
