@@ -75,6 +75,7 @@ class Phase1(Section):
     loops: Count
     target_win_rate: Share
     window: Positive
+    record_sl: bool  # the SL seat's decisions are training samples too (its targets value its actions)
 
 
 class Phase2(Section):
@@ -124,7 +125,8 @@ class RLParams(Section):
 
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
         """What a checkpoint must match to be resumed: everything but budgets and how play is executed."""
-        d = self.model_dump(exclude={"phase1": True, "phase2": {"loops"}, "train_threads": True,
+        d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
+                                     "train_threads": True,
                                      "accelerator": True,  # a run may move to a GPU machine
                                      "final_eval_games": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend"}})

@@ -88,7 +88,8 @@ class PhaseRunner:
             players = (me, self.sl_spec)
             for i in range(p.games_per_loop):
                 seats = (0, 1) if i % 2 == 0 else (1, 0)
-                games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
+                games.append(GameSpec(base + i, seats, (seats[0] == 0 or p.phase1.record_sl,
+                                                        seats[1] == 0 or p.phase1.record_sl)))
         else:
             pool = [NetSpec.from_net(load_snapshot(self.cfg, learner.net, s), f"snapshot-{s}") for s in state.snapshots]
             players = (me, *pool)

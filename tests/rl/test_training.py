@@ -164,3 +164,25 @@ def test_phase2_keeps_a_pool_of_recent_snapshots(project, params):
     assert sorted(p.name for p in ckpt.glob("snapshot-*.pt")) == ["snapshot-00002.pt", "snapshot-00003.pt"]
     rows = _curve(project / "results/rl/point/curve.csv")
     assert [int(r["loop"]) for r in rows] == [0, 1, 4]  # eval_every 3 in phase 2, and the last loop
+
+
+@pytest.mark.parametrize("record_sl", [False, True])
+def test_phase1_records_the_sl_seat_only_when_asked(project, params, monkeypatch, record_sl):
+    from pipeline.rl import training
+
+    params["rl"]["phase1"].update(loops=1, record_sl=record_sl)
+    seen, original_play = [], training.PhaseRunner._play
+
+    def play(self, job, desc):
+        result, seconds = original_play(self, job, desc)
+        if any(any(g.record) for g in job.games):  # the training games, not the evaluations
+            seen.append((job, result))
+        return result, seconds
+
+    monkeypatch.setattr(training.PhaseRunner, "_play", play)
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    (job, result), = seen
+    sl_seats = {g.seed: g.seats.index(1) for g in job.games}  # the SL net is player 1
+    assert all(g.record == (g.seats[0] == 0 or record_sl, g.seats[1] == 0 or record_sl) for g in job.games)
+    by_seat = [sum(s.obs.player == sl_seats[o.seed] for s in t) for o, t in zip(result.outcomes, result.trajectories)]
+    assert (sum(by_seat) > 0) == record_sl and result.samples
