@@ -17,7 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                          "value over the network's choice, and the rollouts' noise")
     search = kinds.add_parser("search", help="the network plus rollouts at some decisions against the plain "
                                              "network, on duplicate deals")
-    for q in (gain, search):
+    fit = kinds.add_parser("fit", help="the network fitted on the koi-koi rollout targets of 3 games in 4: the "
+                                       "gain of its choice over the network's on the 4th game's calls")
+    for q in (gain, search, fit):
         q.add_argument("model", metavar="MODEL", help="a model directory (e.g. models/sl)")
         q.add_argument("--reward", choices=("point", "wp"), default="wp",
                        help="round reward the rollouts are valued by (default wp)")
@@ -33,6 +35,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     search.add_argument("--games", type=int_range(2), default=600, help="games to play, even (default 600)")
     search.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
                         help="decision types the searcher takes by rollout value (default koikoi)")
+    fit.add_argument("--games", type=int_range(4), default=400, help="games of the network against itself "
+                     "(default 400, about 3,400 koi-koi calls)")
+    fit.add_argument("--epochs", type=int_range(0), default=8, help="passes over the training calls (default 8)")
+    fit.add_argument("--temperature", type=float_range(1e-9), default=None,
+                     help="reward units per nat of the targets (default: params.yaml's, 0.1 for wp, 0.25 for point)")
+    fit.add_argument("--deals", type=int_range(1), nargs="+", default=[0],
+                     help="targets from the first DEALS deals of each call; several: one fit each (default: all)")
+    fit.add_argument("--train-states", type=int_range(0), nargs="+", default=[0],
+                     help="fit on the first N training calls only; several: one fit each (default 0: all)")
     p.set_defaults(func=run)
 
 
@@ -44,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ..modelio import load_model
     from ..progress import progress_bar
     from ..rl.probe import rollout_gain, search_duel
+    from ..rl.probe_fit import fit_gain, koikoi_states
     from ..rl.rewards import RewardModel
     from ..rl.winprob import WinProbTable
 
@@ -60,7 +72,19 @@ def run(args: argparse.Namespace) -> int:
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,
                  "seed": args.seed}
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
-        if args.probe == "gain":
+        if args.probe == "fit":
+            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update)
+            temperature = args.temperature or (0.1 if args.reward == "wp" else 0.25)
+            out.update(temperature=temperature, epochs=args.epochs, fits=[])
+            for n in args.train_states:  # every fit on the same calls, so that they compare pairwise
+                for deals in args.deals:
+                    try:
+                        out["fits"].append(fit_gain(net, states, temperature, args.epochs, deals=deals or None,
+                                                    train_states=n, seed=args.seed, bf16=player.bf16,
+                                                    precision="bf16-mixed" if player.bf16 else "32-true"))
+                    except ValueError as e:
+                        raise UserError(str(e)) from None
+        elif args.probe == "gain":
             out["fraction"] = args.fraction
             out["by_decision"] = rollout_gain(player, reward, args.games, args.samples, args.fraction, args.seed,
                                               bar.update)

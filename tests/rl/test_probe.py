@@ -6,12 +6,14 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import GAME_OVER, GameState, resample_hidden
 from pipeline.rl.probe import rollout_gain, rollout_values, search_duel
+from pipeline.rl.probe_fit import fit_gain, koikoi_states
 from pipeline.rl.rewards import RewardModel
 
 POINT = RewardModel("point")
@@ -59,11 +61,37 @@ def test_rollout_gain_reports_every_decision_type(make_net):
         rollout_gain(player, POINT, 1, 1, 0.5, seed=2)
 
 
+def test_fit_probe_holds_out_whole_games_and_measures_the_fitted_choice(make_net):
+    net = make_net(0)
+    states = koikoi_states(NetPlayer(net), POINT, 8, 4, seed=1)
+    assert states and all(s["values"].shape == (2, 4) and s["obs"].decision == 2 for s in states)
+    assert {s["game"] for s in states} & {0, 4}, "the held-out games must have koi-koi calls"
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    unfitted = fit_gain(net, states, 0.25, epochs=0)
+    assert unfitted["fit_gain"] == 0.0 and unfitted["fit_flip_rate"] == 0.0  # no fit: the network's own choice
+    assert unfitted["train_states"] + unfitted["test_states"] == len(states)
+    fitted = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
+    assert fitted["deals"] == 2 and np.isfinite(fitted["fit_gain"]) and fitted["search_gain"] == unfitted["search_gain"]
+    assert fitted["fit_flip_rate"] > 0  # the fit moved the choices (targets of a random net's rollouts)
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())  # a copy is fitted, not the net
+    assert fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3) == fitted  # reproducible
+    with pytest.raises(ValueError, match="held out"):
+        fit_gain(net, [s for s in states if s["game"] % 4], 0.25)
+
+
 def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
     assert main(["probe", "search", "models/sl", "--reward", "point", "--games", "2", "--samples", "2"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["games"] == 2 and out["decisions"] == ["koikoi"]
     assert main(["probe", "gain", "models/sl", "--games", "1", "--samples", "2"]) == 2  # no table for wp
     assert "win-probability table" in capsys.readouterr().err
+    assert main(["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2",
+                 "--epochs", "1", "--deals", "1", "2"]) in (0, 2)  # 2: too few koi-koi calls held out in 4 games
+    err = capsys.readouterr()
+    if err.err:
+        assert "held out" in err.err
+    else:
+        out = json.loads(err.out.strip().splitlines()[-1])
+        assert out["epochs"] == 1 and out["temperature"] == 0.25 and [f["deals"] for f in out["fits"]] == [1, 2]
     assert main(["probe", "search", "models/none", "--reward", "point"]) == 2
     assert "models/none" in capsys.readouterr().err

@@ -1,0 +1,97 @@
+"""How well the network learns the koi-koi rollout targets: the gain of the fitted choice on unseen states.
+
+``koikoi probe search`` gives the ceiling of distilling rollout values into the network (the search
+itself); this probe measures how much of it a fit reaches, and what it takes (``koikoi probe fit``):
+
+- :func:`koikoi_states`: the koi-koi calls of the network's greedy games against itself (both seats),
+  each action valued on ``k`` redealt deals (:func:`probe.rollout_values`).
+- :func:`fit_gain`: the network fitted on the states of three games in four with ``rollout_pi``'s
+  ``logit_mse`` targets (SL prior + mean reward / temperature), then, on the fourth game's states, the
+  gain per call of its choice over the original network's, valued by the ``k``-deal means. The fit never
+  saw those states, so their means value its choice without bias. The search's own gain is measured on
+  the same held-out states, split-half (chosen on half the deals, valued on the other half).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import numpy as np
+
+from ..agents.base import legal_list
+from ..agents.model_agent import NetPlayer
+from ..encoding import NUM_TOKENS
+from ..engine import GAME_OVER, GameState
+from ..model import KoiKoiNet
+from .learner import QLearner, SampleBuffer, fit_pass
+from .probe import rollout_values
+from .rewards import RewardModel
+from .selfplay import Sample
+
+KOIKOI = 2
+HOLDOUT = 4  # every 4th game's states are held out
+
+
+def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, seed: int,
+                  progress: Callable[[int], None] | None = None) -> list[dict]:
+    """Every koi-koi call with a choice in ``games`` greedy games: obs, legal actions, the network's
+    values of them, rewards ``(actions, k)`` and the game's index."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for g in range(games):
+        s = GameState(seed=seed + g)
+        while s.phase != GAME_OVER:
+            obs = s.observation(s.player)
+            q = player.values([obs])[0]
+            acts = legal_list(obs)
+            if obs.decision == KOIKOI and len(acts) > 1:
+                out.append({"obs": obs, "acts": acts, "prior": q[acts], "values": rollout_values(player, s, acts, k,
+                                                                                                    reward, rng),
+                            "game": g})
+            s.step(int(q.argmax()))
+        if progress:
+            progress(1)
+    return out
+
+
+def _target(st: dict, temperature: float, deals: int) -> np.ndarray:
+    z = st["prior"] + st["values"][:, :deals].mean(axis=1) / temperature
+    t = np.full(NUM_TOKENS, np.nan, dtype=np.float32)
+    t[st["acts"]] = z - z.mean()
+    return t
+
+
+def _mean_ci(x: list[float]) -> tuple[float, float]:
+    a = np.asarray(x, dtype=float)
+    return float(a.mean()), float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
+
+
+def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int = 8, lr: float = 3e-4,
+             batch_size: int = 64, deals: int | None = None, train_states: int = 0, seed: int = 0,
+             precision: str = "32-true", bf16: bool = False) -> dict:
+    """Fit a copy of ``net`` on the training states (targets from their first ``deals`` deals), and measure
+    the held-out gain per call of its choice over ``net``'s, and the split-half gain of the search."""
+    train = [s for s in states if s["game"] % HOLDOUT]
+    test = [s for s in states if s["game"] % HOLDOUT == 0]
+    if len(test) < 2 or not train:
+        raise ValueError(f"probe fit: {len(states)} koi-koi calls, {len(test)} held out: play more games")
+    train = train[:train_states] if train_states else train
+    k = test[0]["values"].shape[1]
+    deals = min(deals or k, k)
+    learner = QLearner(copy.deepcopy(net), lr=lr, rollout_loss="logit_mse")
+    if epochs:
+        samples = [Sample(s["obs"], s["acts"][0], 0.0, _target(s, temperature, deals)) for s in train]
+        fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)
+    fitted = NetPlayer(learner.net, bf16=bf16).values([s["obs"] for s in test])
+    gains, flips, search = [], 0, []
+    for s, q in zip(test, fitted):
+        v, mine = s["values"], int(np.argmax(s["prior"]))
+        choice = int(np.argmax(q[s["acts"]]))
+        gains.append(float(v[choice].mean() - v[mine].mean()))
+        flips += choice != mine
+        best = int(np.argmax(v[:, : k // 2].mean(axis=1)))
+        search.append(float(v[best, k // 2:].mean() - v[mine, k // 2:].mean()))
+    (g, g_ci), (sg, sg_ci) = _mean_ci(gains), _mean_ci(search)
+    return {"train_states": len(train), "test_states": len(test), "deals": deals, "fit_gain": g, "fit_gain_ci95": g_ci,
+            "fit_flip_rate": flips / len(test), "search_gain": sg, "search_gain_ci95": sg_ci}
