@@ -62,6 +62,13 @@ def rollout_values(player: NetPlayer, s: GameState, actions: Sequence[int], k: i
     return out.reshape(len(actions), k)
 
 
+def mean_ci(x: Sequence[float]) -> tuple[float, float]:
+    """The mean and the half-width of its normal 95% interval (nan where there are too few values)."""
+    a = np.asarray(x, dtype=float)
+    mean = float(a.mean()) if len(a) else float("nan")
+    return mean, float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
+
+
 @dataclass
 class GainStats:
     """One decision type's probe: split-half gains (reward units per decision) and paired noise."""
@@ -71,10 +78,9 @@ class GainStats:
     flips: int = 0  # decisions whose best action by mean rollout value is not the policy's
 
     def summary(self) -> dict:
-        g = np.asarray(self.gains)
-        n = len(g)
-        half = 1.96 * g.std(ddof=1) / np.sqrt(n) if n > 1 else float("nan")
-        return {"decisions": n, "gain": float(g.mean()) if n else float("nan"), "gain_ci95": float(half),
+        n = len(self.gains)
+        gain, half = mean_ci(self.gains)
+        return {"decisions": n, "gain": gain, "gain_ci95": half,
                 "noise_sd": float(np.mean(self.noise_sd)) if n else float("nan"),
                 "flip_rate": self.flips / n if n else float("nan")}
 

@@ -21,15 +21,14 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..encoding import NUM_TOKENS
-from ..engine import GAME_OVER, GameState
+from ..engine import GAME_OVER, KOIKOI_DECISION, GameState
 from ..model import KoiKoiNet
 from .learner import QLearner, SampleBuffer, fit_pass
-from .probe import rollout_values
+from .probe import mean_ci, rollout_values
 from .rewards import RewardModel
+from .rollouts import Pending, target
 from .selfplay import Sample
 
-KOIKOI = 2
 HOLDOUT = 4  # every 4th game's states are held out
 
 
@@ -45,7 +44,7 @@ def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, se
             obs = s.observation(s.player)
             q = player.values([obs])[0]
             acts = legal_list(obs)
-            if obs.decision == KOIKOI and len(acts) > 1:
+            if obs.decision == KOIKOI_DECISION and len(acts) > 1:
                 out.append({"obs": obs, "acts": acts, "prior": q[acts], "values": rollout_values(player, s, acts, k,
                                                                                                     reward, rng),
                             "game": g})
@@ -56,15 +55,10 @@ def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, se
 
 
 def _target(st: dict, temperature: float, deals: int) -> np.ndarray:
-    z = st["prior"] + st["values"][:, :deals].mean(axis=1) / temperature
-    t = np.full(NUM_TOKENS, np.nan, dtype=np.float32)
-    t[st["acts"]] = z - z.mean()
-    return t
-
-
-def _mean_ci(x: list[float]) -> tuple[float, float]:
-    a = np.asarray(x, dtype=float)
-    return float(a.mean()), float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
+    """``rollout_pi``'s ``logit_mse`` target of a call, from its first ``deals`` deals."""
+    p = Pending(st["acts"], st["prior"], deals)
+    p.rewards = st["values"][:, :deals].sum(axis=1).tolist()
+    return target(p, temperature, "logit_mse")
 
 
 def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int = 8, lr: float = 3e-4,
@@ -92,6 +86,6 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
         flips += choice != mine
         best = int(np.argmax(v[:, : k // 2].mean(axis=1)))
         search.append(float(v[best, k // 2:].mean() - v[mine, k // 2:].mean()))
-    (g, g_ci), (sg, sg_ci) = _mean_ci(gains), _mean_ci(search)
+    (g, g_ci), (sg, sg_ci) = mean_ci(gains), mean_ci(search)
     return {"train_states": len(train), "test_states": len(test), "deals": deals, "fit_gain": g, "fit_gain_ci95": g_ci,
             "fit_flip_rate": flips / len(test), "search_gain": sg, "search_gain_ci95": sg_ci}
