@@ -14,6 +14,7 @@ from torch import nn
 
 from .encoding import NUM_FEATURES, NUM_TOKENS, ROWS, YAKU_NAMES
 from .engine import DECISION_NAMES
+from .engine.cards import MONTH_SWAPS
 
 NUM_DECISIONS = 3
 
@@ -64,6 +65,25 @@ class ModelConfig:
             if v and self.num_features != NUM_FEATURES:
                 raise ValueError(f"ModelConfig.{key} reads rows of the {NUM_FEATURES}-row encoding, "
                                  f"but num_features is {self.num_features}")
+
+
+_MONTH_ROWS = tuple((ROWS["month"] + a - 1, ROWS["month"] + b - 1) for a, b in MONTH_SWAPS)
+
+
+def swap_months(x: torch.Tensor) -> torch.Tensor:
+    """Features ``(B, F, T)`` with each pair of interchangeable months (``MONTH_SWAPS``) relabelled in
+    a random half of the batch: SL's and RL's augmentation.
+
+    Only the month rows move: the cards of those months agree in every other attribute, so this is
+    the same game with the two months' cards renamed, and the recorded choice stays a legal one (and
+    its value the same).
+    """
+    x = x.clone()
+    for ra, rb in _MONTH_ROWS:
+        flip = (torch.rand(x.shape[0], device=x.device) < 0.5).view(-1, 1)
+        a, b = x[:, ra], x[:, rb]
+        x[:, ra], x[:, rb] = torch.where(flip, b, a), torch.where(flip, a, b)
+    return x
 
 
 class TokenNorm(nn.Module):

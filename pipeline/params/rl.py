@@ -92,7 +92,9 @@ class RLParams(Section):
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([32, 64, 128, 256])
     batch_size: Positive = tuned([64, 128, 256, 512])
     lr: PositiveFloat = tuned({"low": 1.0e-5, "high": 1.0e-3, "log": True})
-    epochs: Annotated[int, Field(ge=1, le=100)]  # optimization passes over each loop's samples
+    epochs: Annotated[int, Field(ge=1, le=100)]  # optimization passes over each loop's samples (and the replay)
+    replay: Annotated[int, Field(ge=0, le=100)]  # past loops whose samples are fitted again with each new loop's
+    augment: bool  # relabel the interchangeable months in random halves of the training batches (as SL)
     rollout: Rollout
     epsilon: Epsilon
     reward_scale: RewardScale

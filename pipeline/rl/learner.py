@@ -2,7 +2,8 @@
 
 The buffer keeps one sample list per decision type (discard, pick, koi-koi), as the paper keeps one
 per network; each mini-batch holds one type, so it runs through one of the three networks. A loop's
-buffer is used for exactly one pass and then dropped (its samples came from the previous policy).
+buffer holds its own samples and the replay's (``rl.replay``; none in the paper, where each sample is
+used for exactly one pass).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 
 from ..encoding import encode
 from ..engine import DECISION_NAMES
-from ..model import KoiKoiNet
+from ..model import KoiKoiNet, swap_months
 from ..progress import on_terminal
 from ..train_guards import guards
 from .selfplay import Sample
@@ -101,11 +102,13 @@ class QLearner(pl.LightningModule):
     into checkpoints) although every loop runs its own ``Trainer.fit``.
     """
 
-    def __init__(self, net: KoiKoiNet, lr: float = 1e-4, rollout_loss: str = "cross_entropy") -> None:
+    def __init__(self, net: KoiKoiNet, lr: float = 1e-4, rollout_loss: str = "cross_entropy",
+                 augment: bool = False) -> None:
         super().__init__()
         self.net = net
         self.lr = lr
         self.rollout_loss = rollout_loss
+        self.augment = augment  # relabel interchangeable months in training batches (model.swap_months)
         self.optimizer: torch.optim.Optimizer | None = None
         self.reset_stats()
 
@@ -130,6 +133,8 @@ class QLearner(pl.LightningModule):
         return -(target * logp.masked_fill(~legal, 0.0)).sum(1).mean()
 
     def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
+        if self.augment:
+            batch = (swap_months(batch[0]), *batch[1:])
         loss = self.loss(batch)
         kind = int(batch[1][0])
         self.loss_sum[kind] += float(loss.detach()) * len(batch[3])

@@ -87,10 +87,10 @@ def phase_fingerprint(cfg: PhaseConfig) -> str:
     return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)
 
 
-def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | None]:
-    """Fresh start: the starting weights, state and optimizer state (phase 2: phase 1's)."""
+def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | None, list]:
+    """Fresh start: the starting weights, state, optimizer state and replay (phase 2: phase 1's)."""
     state = RunState(fingerprint=fp)
-    opt_state, meta = None, {}
+    opt_state, meta, replay = None, {}, []
     if cfg.phase == 1:
         net, _ = load_model(cfg.sl_dir)
         if cfg.params.init == "scratch":
@@ -108,6 +108,7 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | Non
         if prev is not None and prev.is_file() and (
                 ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
             opt_state = ck.get("optimizer")  # continue Adam's moments across the phase boundary
+            replay = ck.get("replay", [])  # phase 2 fits its samples beside phase 1's last loops'
     if cfg.variant == "wp":
         if cfg.phase == 2 and "winprob" in meta:  # phase 1's last refit, kept in its model's meta
             table = WinProbTable.from_dict(meta["winprob"])
@@ -116,11 +117,12 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | Non
                 raise ValueError("the wp reward model needs a win-probability table (run the winprob stage)")
             table = WinProbTable.load(cfg.winprob_path)
         state.winprob = table.to_dict()
-    return net, state, opt_state
+    return net, state, opt_state, replay
 
 
-def start_or_resume(cfg: PhaseConfig) -> tuple[QLearner, RunState, bool]:
-    """The learner and state to go on from, and whether they come from this phase's checkpoint."""
+def start_or_resume(cfg: PhaseConfig) -> tuple[QLearner, RunState, bool, list]:
+    """The learner, state and packed replay (``replay.Replay``) to go on from, and whether they come from
+    this phase's checkpoint."""
     cfg.ckpt_dir.mkdir(parents=True, exist_ok=True)
     fp = phase_fingerprint(cfg)
     ck = resume_point(cfg.ckpt_dir / STATE_FILE, fp, f"rl_phase{cfg.phase}", lambda c: c["state"]["fingerprint"],
@@ -128,14 +130,14 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[QLearner, RunState, bool]:
     if ck is not None:
         net, _ = load_model(cfg.sl_dir)  # architecture; weights from the checkpoint
         net.load_state_dict(ck["model"])
-        learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss)
+        learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss, cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
-        return learner, RunState(**ck["state"]), True
-    net, state, opt_state = _initial(cfg, fp)
-    learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss)
+        return learner, RunState(**ck["state"]), True, ck.get("replay", [])
+    net, state, opt_state, replay = _initial(cfg, fp)
+    learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss, cfg.params.augment)
     if opt_state is not None:
         learner.configure_optimizers().load_state_dict(opt_state)
-    return learner, state, False
+    return learner, state, False, replay
 
 
 def snapshot_path(cfg: PhaseConfig, loop: int) -> Path:

@@ -1,15 +1,16 @@
 """The RL training loop: phase 1 against the frozen SL agent, phase 2 by self-play and past snapshots.
 
 A loop: play ``games_per_loop`` games epsilon-greedily (batched, on the executor's workers), turn
-each recorded round into Monte-Carlo samples, make one Lightning pass over them, drop them. Every
+each recorded round into samples, make ``rl.epochs`` Lightning passes over them and the last
+``rl.replay`` loops' samples (``replay.Replay``), then keep them for the replay or drop them. Every
 ``eval_every`` loops the greedy learner plays ``eval_games`` duplicate-deal games against the SL
 agent (each deal from both seats) for the learning curve (the paper's Fig. 6).
 
 Resuming: after every loop ``checkpoints/state.pt`` is rewritten atomically (temp file + rename) with
-the weights, the Adam state, the loop and game counters, the curve rows, the evaluation history, the
-win-probability table (RL-WP), the MLflow run id and the params fingerprint. Every random choice of
-a loop (deals, exploration, batch order, dropout) is seeded from (seed, phase, loop), so a resumed
-run replays exactly what an uninterrupted run would have done. A checkpoint made with other params
+the weights, the Adam state, the replay's samples, the loop and game counters, the curve rows, the
+evaluation history, the win-probability table (RL-WP), the MLflow run id and the params fingerprint.
+Every random choice of a loop (deals, exploration, batch order, dropout) is seeded from (seed, phase,
+loop), so a resumed run replays exactly what an uninterrupted run would have done. A checkpoint made with other params
 (other than budgets and worker counts) is set aside and training starts afresh (``phase_state``).
 MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``.
 """
@@ -46,6 +47,7 @@ from .phase_state import (
 )
 from .phase_tracking import PhaseTracker
 from .policies import NetSpec
+from .replay import Replay
 from .rewards import RewardModel
 from .rollouts import RolloutSpec
 from .selfplay import GameSpec, PlayJob, PlayResult
@@ -180,7 +182,8 @@ class PhaseRunner:
         c, p = self.cfg, self.p
         if p.train_threads:  # intra-op threads spin badly on a busy machine: 1 is often fastest there
             torch.set_num_threads(p.train_threads)
-        learner, state, resumed = start_or_resume(c)
+        learner, state, resumed, packed = start_or_resume(c)
+        self.replay = Replay(p.replay, packed)
         if resumed:
             self._say(f"resuming from {c.ckpt_dir / STATE_FILE} after loop {state.loop} ({state.games} games)")
         budget = c.budget
@@ -202,13 +205,15 @@ class PhaseRunner:
             epsilon = p.epsilon_at(glob)
             job = self._loop_job(learner, state, loop, epsilon)
             result, play_s = self._play(job, f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
-            buffer = SampleBuffer(result.samples)
+            buffer = SampleBuffer([*self.replay.samples(), *result.samples])
+            self.replay.add(result.samples)
             torch.manual_seed(loop_seed(p, c.phase, loop, 1))  # dropout
             losses = fit_pass(learner, buffer, p.batch_size, loop_seed(p, c.phase, loop, 2), self.train_precision,
                               progress=c.progress, epochs=p.epochs, accelerator=self.accelerator)
             metrics = {**losses, "epsilon": epsilon, "play/games_per_s": p.games_per_loop / play_s,
-                       "play/samples": len(buffer), "play/mean_batch": result.mean_batch}
-            del buffer, result  # Monte-Carlo samples are used once: the next loop plays with the new policy
+                       "play/samples": len(result.samples),
+                       "train/samples": len(buffer), "play/mean_batch": result.mean_batch}
+            del buffer, result  # beyond the replay's loops, samples are dropped: the next loop plays anew
             state.loop, state.games, state.epsilon = loop, state.games + p.games_per_loop, epsilon
             if c.variant == "wp" and c.winprob.refit_every and loop % c.winprob.refit_every == 0:
                 metrics.update(self._refit_winprob(learner, state))
@@ -234,7 +239,8 @@ class PhaseRunner:
 
     def _checkpoint(self, learner: QLearner, state: RunState) -> None:
         atomic.torch_save({"state": asdict(state), "model": learner.net.state_dict(),
-                           "optimizer": learner.configure_optimizers().state_dict()}, self.cfg.ckpt_dir / STATE_FILE)
+                           "optimizer": learner.configure_optimizers().state_dict(), "replay": self.replay.pack()},
+                          self.cfg.ckpt_dir / STATE_FILE)
         for loop in self._dropped:
             snapshot_path(self.cfg, loop).unlink(missing_ok=True)
         self._dropped.clear()

@@ -12,26 +12,10 @@ import lightning.pytorch as pl
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from ..encoding import NUM_FEATURES, ROWS
-from ..engine.cards import MONTH_SWAPS
+from ..encoding import NUM_FEATURES
+from ..model import swap_months
 from .dataset import SampleSet, load_split
 from .packing import Layout, TorchUnpacker
-
-_MONTH_ROWS = tuple((ROWS["month"] + a - 1, ROWS["month"] + b - 1) for a, b in MONTH_SWAPS)
-
-
-def swap_months(x: torch.Tensor) -> torch.Tensor:
-    """Each pair of interchangeable months (``MONTH_SWAPS``) relabelled in a random half of the batch.
-
-    Only the month rows move: the cards of those months agree in every other attribute, so this is
-    the same game with the two months' cards renamed, and the recorded choice stays a legal one.
-    """
-    x = x.clone()
-    for ra, rb in _MONTH_ROWS:
-        flip = (torch.rand(x.shape[0], device=x.device) < 0.5).view(-1, 1)
-        a, b = x[:, ra], x[:, rb]
-        x[:, ra], x[:, rb] = torch.where(flip, b, a), torch.where(flip, a, b)
-    return x
 
 
 def tensor_dataset(s: SampleSet) -> TensorDataset:

@@ -237,7 +237,7 @@ def test_swapping_month_rows_is_renaming_the_months_cards(samples):
     import torch
 
     from pipeline.engine.cards import MONTH_SWAPS
-    from pipeline.sl.datamodule import swap_months
+    from pipeline.model import swap_months
 
     obs = [o for _, o in samples[::17]]
     x = torch.from_numpy(encode(obs))

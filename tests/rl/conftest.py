@@ -22,7 +22,7 @@ TINY_PARAMS = {
                 "workers": 0, "concurrency": 8, "bf16": False},
     "rl": {
         "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
-        "epochs": 1,
+        "epochs": 1, "replay": 0, "augment": False,
         "rollout": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
                     "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
                     "samples": 1},
@@ -30,7 +30,7 @@ TINY_PARAMS = {
         "eval_every": 1, "eval_games": 4, "final_eval_games": 6, "train_precision": "32-true", "train_threads": 1,
         "accelerator": "cpu",
         "selfplay": {"workers": 0, "concurrency": 8, "bf16": False, "start_method": "spawn", "backend": "process"},
-        "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2},
+        "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
         "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},
     },
 }

@@ -138,12 +138,14 @@ def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
 @pytest.mark.slow
 @pytest.mark.parametrize("loss", ["cross_entropy", "logit_mse", "koikoi"])
 def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
-    """``koikoi``: the shape of the defaults (koi-koi decisions only, on redealt copies, logit targets)."""
+    """``koikoi``: the shape of the defaults (koi-koi decisions only, on redealt copies, logit targets, both
+    seats of phase 1 recording, a replay of past loops, month relabelling)."""
     params["rl"].update(algorithm="rollout_pi", epochs=2)
     params["rl"]["rollout"]["loss"] = "logit_mse" if loss == "koikoi" else loss
     if loss == "koikoi":
         params["rl"]["rollout"].update(decisions=["koikoi"], samples=3)
-        params["rl"]["games_per_loop"] = 8
+        params["rl"].update(games_per_loop=8, replay=2, augment=True)
+        params["rl"]["phase1"]["record_sl"] = True
     params["rl"]["phase1"]["loops"] = 1
     first = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     w1 = torch.load(project / "models/rl_phase1/point/model.pt")
