@@ -21,8 +21,7 @@ import torch
 from ..engine import Observation, Turn
 from .selfplay import Sample
 
-_OBS_FIELDS = tuple(f.name for f in fields(Observation))
-_TURNS = _OBS_FIELDS.index("turns")
+_TURNS = [f.name for f in fields(Observation)].index("turns")  # the one field of nested dataclasses
 
 
 def _pack(s: Sample) -> tuple:

@@ -10,8 +10,9 @@ Resuming: after every loop ``checkpoints/state.pt`` is rewritten atomically (tem
 the weights, the Adam state, the replay's samples, the loop and game counters, the curve rows, the
 evaluation history, the win-probability table (RL-WP), the MLflow run id and the params fingerprint.
 Every random choice of a loop (deals, exploration, batch order, dropout) is seeded from (seed, phase,
-loop), so a resumed run replays exactly what an uninterrupted run would have done. A checkpoint made with other params
-(other than budgets and worker counts) is set aside and training starts afresh (``phase_state``).
+loop), so a resumed run replays exactly what an uninterrupted run would have done. A checkpoint made
+with other params (other than budgets and worker counts) is set aside and training starts afresh
+(``phase_state``).
 MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``.
 """
 
