@@ -32,12 +32,13 @@ system-packages:
 # The suite runs in TEST_WORKERS processes (pytest-xdist), a test file to each at a time: most tests
 # use one core, so on 2 cores two workers take about 8 minutes where one took 12 (AVX2 EPYC).
 TEST_WORKERS ?= 2
+PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PYTEST)
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
+	$(PYTEST) -m "not slow"
 
 repro: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
