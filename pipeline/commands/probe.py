@@ -1,5 +1,6 @@
-"""``koikoi probe gain|search MODEL``: what one step of rollout improvement gains over a network (README
-"Why RL lost to SL, and what fixed it"). Each prints a JSON object as its last line."""
+"""``koikoi probe gain|search|fit|calls MODEL``: what one step of rollout improvement gains over a network,
+and how much of it trained models reach (README "Why RL lost to SL, and what fixed it"). Each prints a JSON
+object as its last line."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                              "network, on duplicate deals")
     fit = kinds.add_parser("fit", help="the network fitted on the koi-koi rollout targets of 3 games in 4: the "
                                        "gain of its choice over the network's on the 4th game's calls")
-    for q in (gain, search, fit):
+    calls = kinds.add_parser("calls", help="other models' koi-koi choices on the calls of the network's games "
+                                           "against itself, valued by their rollouts: gain over the network, pairwise")
+    for q in (gain, search, fit, calls):
         q.add_argument("model", metavar="MODEL", help="a model directory (e.g. models/sl)")
         q.add_argument("--reward", choices=("point", "wp"), default="wp",
                        help="round reward the rollouts are valued by (default wp)")
@@ -44,6 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="targets from the first DEALS deals of each call; several: one fit each (default: all)")
     fit.add_argument("--train-states", type=int_range(0), nargs="+", default=[0],
                      help="fit on the first N training calls only; several: one fit each (default 0: all)")
+    calls.add_argument("--games", type=int_range(1), default=150,
+                       help="games of the network against itself (default 150, about 1,250 koi-koi calls)")
+    calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
+                       help="model directories whose koi-koi choices are valued on the calls")
     p.set_defaults(func=run)
 
 
@@ -54,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from ..hardware import resolve_bf16
     from ..modelio import load_model
     from ..progress import progress_bar
-    from ..rl.probe import rollout_gain, search_duel
-    from ..rl.probe_fit import fit_gain, koikoi_states
+    from ..rl.probe import mean_ci, rollout_gain, search_duel
+    from ..rl.probe_fit import choice_gain, fit_gain, koikoi_states, search_gain
     from ..rl.rewards import RewardModel
     from ..rl.winprob import WinProbTable
 
@@ -63,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")
     try:
         net, _ = load_model(args.model)
+        others = {m: load_model(m)[0] for m in getattr(args, "compare", [])}
         table = WinProbTable.load(args.winprob) if args.reward == "wp" else None
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
@@ -84,6 +92,18 @@ def run(args: argparse.Namespace) -> int:
                                                     precision="bf16-mixed" if player.bf16 else "32-true"))
                     except ValueError as e:
                         raise UserError(str(e)) from None
+        elif args.probe == "calls":
+            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update)
+            if not states:
+                raise UserError(f"no koi-koi call with a choice in {args.games} games: play more games")
+            out.update(calls=len(states), **search_gain(states), models={})
+            first, obs = None, [s["obs"] for s in states]
+            for m, other in others.items():
+                summary, gains = choice_gain(states, NetPlayer(other, bf16=player.bf16).values(obs))
+                if first is not None:  # same calls: the difference is far tighter than either interval
+                    summary["minus_first"], summary["minus_first_ci95"] = mean_ci((gains - first).tolist())
+                first = gains if first is None else first
+                out["models"][m] = summary
         elif args.probe == "gain":
             out["fraction"] = args.fraction
             out["by_decision"] = rollout_gain(player, reward, args.games, args.samples, args.fraction, args.seed,

@@ -10,6 +10,8 @@ itself); this probe measures how much of it a fit reaches, and what it takes (``
   gain per call of its choice over the original network's, valued by the ``k``-deal means. The fit never
   saw those states, so their means value its choice without bias. The search's own gain is measured on
   the same held-out states, split-half (chosen on half the deals, valued on the other half).
+- :func:`choice_gain` and :func:`search_gain`: the same per-call measures for any network's choices on
+  the calls (``koikoi probe calls``: trained models compared on the calls of SL's games, pairwise).
 """
 
 from __future__ import annotations
@@ -61,6 +63,33 @@ def _target(st: dict, temperature: float, deals: int) -> np.ndarray:
     return target(p, temperature, "logit_mse")
 
 
+def choice_gain(states: list[dict], values: list[np.ndarray]) -> tuple[dict, np.ndarray]:
+    """The gain per call of the choices by ``values`` (a network's outputs, one array per call) over the
+    calls' own network's choice, valued by the calls' k-deal means; and the per-call gains (to pair)."""
+    gains, flips = np.zeros(len(states)), 0
+    for i, (s, q) in enumerate(zip(states, values)):
+        v, mine = s["values"], int(np.argmax(s["prior"]))
+        choice = int(np.argmax(np.asarray(q)[s["acts"]]))
+        gains[i] = v[choice].mean() - v[mine].mean()
+        flips += choice != mine
+    g, ci = mean_ci(gains.tolist())
+    return {"gain": g, "gain_ci95": ci, "flip_rate": flips / len(states)}, gains
+
+
+def search_gain(states: list[dict]) -> dict:
+    """The search's gain per call: the best action by its k-deal mean (in sample, which counts the luck of
+    the deals a little), and split-half (chosen on half the deals, valued on the other half)."""
+    half, in_sample = [], []
+    for s in states:
+        v, mine = s["values"], int(np.argmax(s["prior"]))
+        k = v.shape[1]
+        best = int(np.argmax(v[:, : k // 2].mean(axis=1)))
+        half.append(float(v[best, k // 2:].mean() - v[mine, k // 2:].mean()))
+        in_sample.append(float(v[int(np.argmax(v.mean(axis=1)))].mean() - v[mine].mean()))
+    (h, h_ci), (g, g_ci) = mean_ci(half), mean_ci(in_sample)
+    return {"search_gain": h, "search_gain_ci95": h_ci, "search_in_sample": g, "search_in_sample_ci95": g_ci}
+
+
 def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int = 8, lr: float = 3e-4,
              batch_size: int = 64, deals: int | None = None, train_states: int = 0, seed: int = 0,
              precision: str = "32-true", bf16: bool = False) -> dict:
@@ -77,15 +106,8 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
     if epochs:
         samples = [Sample(s["obs"], s["acts"][0], 0.0, _target(s, temperature, deals)) for s in train]
         fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)
-    fitted = NetPlayer(learner.net, bf16=bf16).values([s["obs"] for s in test])
-    gains, flips, search = [], 0, []
-    for s, q in zip(test, fitted):
-        v, mine = s["values"], int(np.argmax(s["prior"]))
-        choice = int(np.argmax(q[s["acts"]]))
-        gains.append(float(v[choice].mean() - v[mine].mean()))
-        flips += choice != mine
-        best = int(np.argmax(v[:, : k // 2].mean(axis=1)))
-        search.append(float(v[best, k // 2:].mean() - v[mine, k // 2:].mean()))
-    (g, g_ci), (sg, sg_ci) = mean_ci(gains), mean_ci(search)
-    return {"train_states": len(train), "test_states": len(test), "deals": deals, "fit_gain": g, "fit_gain_ci95": g_ci,
-            "fit_flip_rate": flips / len(test), "search_gain": sg, "search_gain_ci95": sg_ci}
+    fit, _ = choice_gain(test, NetPlayer(learner.net, bf16=bf16).values([s["obs"] for s in test]))
+    search = search_gain(test)
+    return {"train_states": len(train), "test_states": len(test), "deals": deals, "fit_gain": fit["gain"],
+            "fit_gain_ci95": fit["gain_ci95"], "fit_flip_rate": fit["flip_rate"],
+            "search_gain": search["search_gain"], "search_gain_ci95": search["search_gain_ci95"]}

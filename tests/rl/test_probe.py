@@ -13,7 +13,7 @@ from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import GAME_OVER, GameState, resample_hidden
 from pipeline.rl.probe import rollout_gain, rollout_values, search_duel
-from pipeline.rl.probe_fit import fit_gain, koikoi_states
+from pipeline.rl.probe_fit import choice_gain, fit_gain, koikoi_states, search_gain
 from pipeline.rl.rewards import RewardModel
 
 POINT = RewardModel("point")
@@ -79,6 +79,20 @@ def test_fit_probe_holds_out_whole_games_and_measures_the_fitted_choice(make_net
         fit_gain(net, [s for s in states if s["game"] % 4], 0.25)
 
 
+def test_calls_probe_values_other_networks_choices_on_the_same_calls(make_net):
+    net, other = make_net(0), make_net(1)
+    states = koikoi_states(NetPlayer(net), POINT, 6, 4, seed=1)
+    obs = [s["obs"] for s in states]
+    own, own_gains = choice_gain(states, NetPlayer(net).values(obs))
+    assert own == {"gain": 0.0, "gain_ci95": 0.0, "flip_rate": 0.0} and not own_gains.any()  # its own choices
+    theirs, gains = choice_gain(states, NetPlayer(other).values(obs))
+    assert 0 < theirs["flip_rate"] <= 1 and gains.shape == (len(states),)
+    for s, g, q in zip(states, gains, NetPlayer(other).values(obs)):  # a gain only where the choice differs
+        assert (g != 0) <= (int(np.argmax(q[s["acts"]])) != int(np.argmax(s["prior"])))
+    search = search_gain(states)
+    assert search["search_in_sample"] >= 0 and search["search_in_sample"] >= theirs["gain"]  # no choice beats the best
+
+
 def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
     assert main(["probe", "search", "models/sl", "--reward", "point", "--games", "2", "--samples", "2"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -93,5 +107,12 @@ def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
     else:
         out = json.loads(err.out.strip().splitlines()[-1])
         assert out["epochs"] == 1 and out["temperature"] == 0.25 and [f["deals"] for f in out["fits"]] == [1, 2]
+    assert main(["probe", "calls", "models/sl", "--reward", "point", "--games", "3", "--samples", "2",
+                 "--compare", "models/sl", "models/sl"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["calls"] > 0 and list(out["models"]) == ["models/sl"]  # the same directory once
+    assert out["models"]["models/sl"]["gain"] == 0.0 and "search_gain" in out
+    assert main(["probe", "calls", "models/sl", "--reward", "point", "--compare", "models/none"]) == 2
+    assert "models/none" in capsys.readouterr().err
     assert main(["probe", "search", "models/none", "--reward", "point"]) == 2
     assert "models/none" in capsys.readouterr().err
