@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     calls.add_argument("--games", type=int_range(1), default=150,
                        help="games of the network against itself (default 150, about 1,250 koi-koi calls)")
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
-                       help="model directories whose koi-koi choices are valued on the calls")
+                       help="model directories whose koi-koi choices are valued on the calls; each after the first "
+                            "also gets its gain minus the first's, paired on the same calls (minus_first)")
     p.set_defaults(func=run)
 
 
@@ -100,9 +101,10 @@ def run(args: argparse.Namespace) -> int:
             first, obs = None, [s["obs"] for s in states]
             for m, other in others.items():
                 summary, gains = choice_gain(states, NetPlayer(other, bf16=player.bf16).values(obs))
-                if first is not None:  # same calls: the difference is far tighter than either interval
+                if first is None:
+                    first = gains
+                else:  # paired on the same calls: their luck is shared, and calls both choose alike add 0
                     summary["minus_first"], summary["minus_first_ci95"] = mean_ci((gains - first).tolist())
-                first = gains if first is None else first
                 out["models"][m] = summary
         elif args.probe == "gain":
             out["fraction"] = args.fraction
