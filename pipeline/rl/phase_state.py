@@ -87,6 +87,12 @@ def phase_fingerprint(cfg: PhaseConfig) -> str:
     return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)
 
 
+def _same_weights(state_dict: dict, net: KoiKoiNet) -> bool:
+    """Whether ``state_dict`` holds exactly ``net``'s weights."""
+    mine = net.state_dict()
+    return mine.keys() == state_dict.keys() and all(torch.equal(mine[k], state_dict[k]) for k in mine)
+
+
 def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | None, list]:
     """Fresh start: the starting weights, state, optimizer state and replay (phase 2: phase 1's)."""
     state = RunState(fingerprint=fp)
@@ -109,6 +115,8 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | Non
                 ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
             opt_state = ck.get("optimizer")  # continue Adam's moments across the phase boundary
             replay = ck.get("replay", [])  # phase 2 fits its samples beside phase 1's last loops'
+            if _same_weights(ck["model"], net):  # phase 1's final evaluation, on the deals phase 2's would play:
+                state.final = ck["state"].get("final")  # kept while phase 2 trains no loop (cleared when it does)
     if cfg.variant == "wp":
         if cfg.phase == 2 and "winprob" in meta:  # phase 1's last refit, kept in its model's meta
             table = WinProbTable.from_dict(meta["winprob"])

@@ -143,7 +143,8 @@ class PhaseRunner:
         return row
 
     def _final_evaluation(self, learner: QLearner, state: RunState) -> dict:
-        """``rl.final_eval_games`` games against SL on deals of their own (not the curve's); made once."""
+        """``rl.final_eval_games`` games against SL on deals of their own (not the curve's); made once. Both
+        phases play the same deals, so phase 2 with no loop keeps phase 1's (``phase_state._initial``)."""
         if state.final is None:
             p = self.p
             ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.final_eval_games,

@@ -166,6 +166,28 @@ def test_phase2_keeps_a_pool_of_recent_snapshots(project, params):
     assert [int(r["loop"]) for r in rows] == [0, 1, 4]  # eval_every 3 in phase 2, and the last loop
 
 
+@pytest.mark.parametrize("loops", [0, 1])
+def test_phase2_without_a_loop_keeps_phase1s_final_evaluation(project, params, monkeypatch, loops):
+    from pipeline.rl import training
+
+    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, loops
+    first = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    evaluations, real_evaluate = [], training.evaluate
+
+    def evaluate(*args, **kwargs):
+        evaluations.append(kwargs["desc"])
+        return real_evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(training, "evaluate", evaluate)
+    out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
+    if loops == 0:  # the same model on the same deals: phase 1's figures, no game played for them
+        assert evaluations == [] and (out["win_rate"], out["ci95"]) == (first["win_rate"], first["ci95"])
+        one, two = (torch.load(project / f"models/{d}/point/model.pt") for d in ("rl_phase1", "rl"))
+        assert all(torch.equal(one[k], two[k]) for k in one)
+    else:  # a trained model is evaluated anew
+        assert evaluations[-1] == "phase 2 point final eval"
+
+
 @pytest.mark.parametrize("record_sl", [False, True])
 def test_phase1_records_the_sl_seat_only_when_asked(project, params, monkeypatch, record_sl):
     from pipeline.rl import training
