@@ -13,6 +13,7 @@ import logging
 import math
 import signal
 import threading
+import warnings
 from typing import Any
 
 import lightning.pytorch as pl
@@ -59,6 +60,17 @@ class PassInterrupt(pl.Callback):
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, signal.default_int_handler)  # Lightning set SIG_IGN
             raise exception
+
+
+def quiet_lightning() -> None:
+    """Lightning's banner (accelerators, AMP, a tip to install its cloud logger), its hints and a torch
+    deprecation its own code triggers say nothing about the run, and RL's per-loop Trainers would repeat
+    them every loop: logs keep the project's own lines."""
+    logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
+    logging.getLogger("lightning.fabric").setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", ".*does not have many workers.*")
+    warnings.filterwarnings("ignore", ".*smaller than the logging interval.*")
+    warnings.filterwarnings("ignore", r".*isinstance\(treespec, LeafSpec\)` is deprecated.*")
 
 
 def guards(section: str) -> list[pl.Callback]:

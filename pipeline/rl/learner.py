@@ -8,8 +8,6 @@ used for exactly one pass).
 
 from __future__ import annotations
 
-import logging
-import warnings
 from collections.abc import Iterator, Sequence
 
 import lightning.pytorch as pl
@@ -22,7 +20,7 @@ from ..encoding import encode
 from ..engine import DECISION_NAMES
 from ..model import KoiKoiNet, swap_months
 from ..progress import on_terminal
-from ..train_guards import guards
+from ..train_guards import guards, quiet_lightning
 from .selfplay import Sample
 
 
@@ -149,14 +147,6 @@ class QLearner(pl.LightningModule):
 
     def mean_losses(self) -> dict[str, float]:
         return {f"loss/{DECISION_NAMES[d]}": self.loss_sum[d] / self.loss_n[d] for d in range(3) if self.loss_n[d]}
-
-
-def quiet_lightning() -> None:
-    """Per-loop Trainers would repeat the same banner and hints every loop."""
-    logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
-    logging.getLogger("lightning.fabric").setLevel(logging.WARNING)
-    warnings.filterwarnings("ignore", ".*does not have many workers.*")
-    warnings.filterwarnings("ignore", ".*smaller than the logging interval.*")
 
 
 def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",

@@ -16,7 +16,7 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 from .. import bookkeeping
 from ..model import KoiKoiNet, ModelConfig
 from ..progress import on_terminal
-from ..train_guards import guards
+from ..train_guards import guards, quiet_lightning
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .datamodule import SLDataModule
@@ -99,6 +99,7 @@ def fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback]
         cbs = [per_type, best, curves]
     if run_info is not None:
         cbs.append(run_info)
+    quiet_lightning()
     trainer = pl.Trainer(
         max_epochs=max_epochs, accelerator=p["accelerator"], devices=1, precision=p["precision"],
         logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks, *guards("sl_train")],
