@@ -5,6 +5,8 @@
 - ``PassInterrupt``: Lightning turns Ctrl-C into ``sys.exit(1)`` and ignores SIGINT from then on;
   this hands the ``KeyboardInterrupt`` on instead, so the command ends with its one line and exit
   code 130 and the MLflow run is marked KILLED (``pipeline.runstate``).
+
+``guards`` also quiets Lightning's own chatter, since every Trainer goes through it.
 """
 
 from __future__ import annotations
@@ -62,10 +64,11 @@ class PassInterrupt(pl.Callback):
             raise exception
 
 
-def quiet_lightning() -> None:
+def _quiet_lightning() -> None:
     """Lightning's banner (accelerators, AMP, a tip to install its cloud logger), its hints and a torch
     deprecation its own code triggers say nothing about the run, and RL's per-loop Trainers would repeat
-    them every loop: logs keep the project's own lines."""
+    them every loop: logs keep the project's own lines. The data are in-memory tensors, so worker
+    processes would only add start-up time: no hint about them either."""
     logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
     logging.getLogger("lightning.fabric").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", ".*does not have many workers.*")
@@ -74,5 +77,6 @@ def quiet_lightning() -> None:
 
 
 def guards(section: str) -> list[pl.Callback]:
-    """The callbacks every Trainer of ``section`` gets."""
+    """The callbacks every Trainer of ``section`` gets (and Lightning quieted before it is built)."""
+    _quiet_lightning()
     return [StopOnNonFiniteLoss(section), PassInterrupt()]

@@ -20,7 +20,7 @@ from ..encoding import encode
 from ..engine import DECISION_NAMES
 from ..model import KoiKoiNet, swap_months
 from ..progress import on_terminal
-from ..train_guards import guards, quiet_lightning
+from ..train_guards import guards
 from .selfplay import Sample
 
 
@@ -159,7 +159,6 @@ def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int
     learner.reset_stats()
     if len(buffer) == 0:
         return {}
-    quiet_lightning()
     loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=collate)
     trainer = pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
                          enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),

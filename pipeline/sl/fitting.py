@@ -4,7 +4,6 @@ params fingerprint and MLflow run id stored in every checkpoint for resuming."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,12 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 from .. import bookkeeping
 from ..model import KoiKoiNet, ModelConfig
 from ..progress import on_terminal
-from ..train_guards import guards, quiet_lightning
+from ..train_guards import guards
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .datamodule import SLDataModule
 from .module import SLModule
 from .selection import PerDecisionBest
-
-# The data are in-memory tensors: worker processes would only add start-up time.
-warnings.filterwarnings("ignore", message=r".*does not have many workers.*")
 
 CURVE_COLUMNS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc",
                  *(f"val_acc_{n}" for n in DECISION_NAMES), *(f"val_loss_{n}" for n in DECISION_NAMES), "lr")
@@ -99,7 +95,6 @@ def fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback]
         cbs = [per_type, best, curves]
     if run_info is not None:
         cbs.append(run_info)
-    quiet_lightning()
     trainer = pl.Trainer(
         max_epochs=max_epochs, accelerator=p["accelerator"], devices=1, precision=p["precision"],
         logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks, *guards("sl_train")],
