@@ -1,5 +1,5 @@
 """``koikoi probe gain|search|fit|calls MODEL``: what one step of rollout improvement gains over a network,
-and how much of it trained models reach (README "Why RL lost to SL, and what fixed it"). Each prints a JSON
+and how much of it trained models reach (docs/rl-experiments.md). Each prints a JSON
 object as its last line."""
 
 from __future__ import annotations

@@ -246,7 +246,7 @@ class PhaseRunner:
         for loop in self._dropped:
             snapshot_path(self.cfg, loop).unlink(missing_ok=True)
         self._dropped.clear()
-        release_free_memory()  # after every loop: glibc would keep the loop's freed buffers (README "RL memory")
+        release_free_memory()  # glibc keeps a loop's freed buffers otherwise (README "RL main-process memory")
 
     def _finish(self, learner: QLearner, state: RunState, tracker: PhaseTracker | None) -> dict:
         c = self.cfg
