@@ -1,6 +1,7 @@
 """The Koi-Koi rules engine: pure Python, no torch. See ``state.GameState``."""
 
 from .actions import (
+    CHANCE,
     DECISION_NAMES,
     DISCARD,
     GAME_OVER,
@@ -14,7 +15,7 @@ from .actions import (
     Turn,
 )
 from .cards import NUM_CARDS, card_id, card_name, card_tuple, ids_of, mask_of
-from .hidden import hidden_cards, resample_hidden
+from .hidden import determinize, hidden_cards, resample_hidden
 from .observation import Observation
 from .records import RecordError, game_to_record, load_record, write_record
 from .replay import ReplayReport, replay_dir, replay_record
@@ -22,9 +23,10 @@ from .scoring import Score, base_points, score, score_mask
 from .state import GameState
 
 __all__ = [
-    "DECISION_NAMES", "DISCARD", "GAME_OVER", "KOIKOI", "KOIKOI_DECISION", "NUM_ACTIONS", "NUM_CARDS", "PICK",
+    "CHANCE", "DECISION_NAMES", "DISCARD", "GAME_OVER", "KOIKOI", "KOIKOI_DECISION", "NUM_ACTIONS", "NUM_CARDS", "PICK",
     "STOP", "GameState", "IllegalActionError", "Observation", "RecordError", "ReplayReport", "RoundResult",
-    "Score", "Turn", "base_points", "card_id", "card_name", "card_tuple", "game_to_record", "hidden_cards",
+    "Score", "Turn", "base_points", "card_id", "card_name", "card_tuple", "determinize", "game_to_record",
+    "hidden_cards",
     "ids_of", "load_record", "mask_of", "replay_dir", "replay_record", "resample_hidden", "score", "score_mask",
     "write_record",
 ]

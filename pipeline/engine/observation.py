@@ -47,7 +47,7 @@ class Observation:
     @classmethod
     def of(cls, s: GameState, player: int) -> Observation:
         opp = player ^ 1
-        to_act = s.phase != GAME_OVER and s.player == player
+        to_act = s.phase < GAME_OVER and s.player == player  # not at the end, nor at chance (afterstates)
         turns = tuple(s.turns)
         if s.phase != GAME_OVER and s.cur[1] >= 0:
             turns = turns + (Turn(*s.cur),)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .actions import (
+    CHANCE,
     DECISION_NAMES,
     DISCARD,
     GAME_OVER,
@@ -50,7 +51,7 @@ class GameState:
         "rng", "deals", "num_rounds", "init_points", "points", "round", "dealer",
         "hands", "piles", "field", "stock", "turn", "player", "koikoi", "phase",
         "pick_card", "pick_from_draw", "turn_base", "cur", "turns", "deal",
-        "results", "winner", "redeals",
+        "results", "winner", "redeals", "chance_stop",
     )
 
     def __init__(
@@ -74,6 +75,7 @@ class GameState:
         self.results: list[RoundResult] = []
         self.winner: int | None = None  # game winner; None while playing or on a draw
         self.redeals = 0
+        self.chance_stop = False  # set on afterstates (``after``): stop where chance would act next
         if first_dealer is None:
             first_dealer = int(self.rng.integers(2))
         if first_dealer not in (0, 1):
@@ -191,6 +193,9 @@ class GameState:
             self.field |= bit
 
     def _draw(self) -> None:
+        if self.chance_stop:
+            self.phase = CHANCE
+            return
         c = self.stock.pop()
         self.cur[3] = c
         bit = 1 << c
@@ -249,6 +254,9 @@ class GameState:
             a, b = self.points
             self.winner = 0 if a > b else 1 if b > a else None
             return
+        if self.chance_stop:  # the next deal is chance's
+            self.phase = CHANCE
+            return
         self._start_round(taker)
 
     def _start_round(self, dealer: int) -> None:
@@ -279,14 +287,32 @@ class GameState:
         self.phase = DISCARD
 
     # ----------------------------------------------------------------- copies and views
+    def after(self, action: int) -> GameState:
+        """The afterstate of ``action``: a copy with it taken, stopped before chance acts next.
+
+        The copy stops before the stock card is turned (phase :data:`CHANCE`), at the next decision
+        (the acting player's pick or koi-koi call, or the opponent's discard), or at the end of the round
+        (``results`` then holds it; phase :data:`CHANCE`, or :data:`GAME_OVER` when the game ended)
+        before the next deal. So it depends only on what the acting player can see, whatever the hidden
+        cards are. It is for looking at (``observation``), not for stepping on.
+        """
+        new = self._copy(share_rng=True)  # no draw and no deal happen on it, so the RNG is never used
+        new.chance_stop = True
+        new.step(action)
+        return new
+
     def clone(self) -> GameState:
         """An independent copy (its RNG continues from the same state)."""
+        return self._copy(share_rng=False)
+
+    def _copy(self, share_rng: bool) -> GameState:
         new = GameState.__new__(GameState)
         for name in GameState.__slots__:
             setattr(new, name, getattr(self, name))
-        bg = type(self.rng.bit_generator)()
-        bg.state = self.rng.bit_generator.state
-        new.rng = np.random.Generator(bg)
+        if not share_rng:
+            bg = type(self.rng.bit_generator)()
+            bg.state = self.rng.bit_generator.state
+            new.rng = np.random.Generator(bg)
         new.points = list(self.points)
         new.hands = list(self.hands)
         new.piles = list(self.piles)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..agents.model_agent import NetPlayer
 from ..model import KoiKoiNet, ModelConfig
 
 
@@ -33,4 +34,8 @@ class NetSpec:
         net = KoiKoiNet(ModelConfig.from_dict(self.config))
         net.load_state_dict(torch.load(io.BytesIO(self.weights), map_location="cpu", weights_only=True))
         return net.eval()
+
+    def player(self, bf16: bool, device: str) -> NetPlayer:
+        """The network as a self-play player on ``device``."""
+        return NetPlayer(self.build(), self.epsilon, bf16, device)
 

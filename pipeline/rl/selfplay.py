@@ -32,7 +32,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..agents.base import legal_list
-from ..agents.model_agent import NetPlayer
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from .policies import NetSpec
 from .rewards import RewardModel
@@ -205,7 +204,7 @@ def play_job(job: PlayJob) -> PlayResult:
     from .executor import report_progress
 
     t0 = time.perf_counter()
-    players = [NetPlayer(spec.build(), spec.epsilon, job.bf16, job.device) for spec in job.players]
+    players = [spec.player(job.bf16, job.device) for spec in job.players]
     pending = deque(job.games)
     active: list[_Game] = []  # games and branches still playing
     waiting: list[_Game] = []  # finished games whose branches still play

@@ -1,0 +1,126 @@
+"""One-step lookahead with a learned afterstate value: a player that ranks every legal action by its value.
+
+At a decision, each legal action's afterstate (``GameState.after`` on a determinization of the
+observation: the afterstate does not depend on the hidden cards) is either the end of the round, whose
+reward is exact, or a position the value network (``value.ValueNet``) prices. The score of an action is
+
+    prior_weight * log pi(a | s) + Q(a) / temperature
+
+with ``pi`` the policy network's softmax (the SL net, or a trained one) and ``Q`` in reward units
+(points for RL-Point, P(win) x 10 for RL-WP). ``prior_weight`` 0 plays the value's argmax; 1 is one step
+of KL-regularised policy improvement of ``pi``. ``LookaheadPlayer.values`` returns these scores in
+``NetPlayer.values``' shape, so self-play, duels and evaluations use it as they use a network.
+Only the observation is read: nothing hidden reaches the player.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from ..agents.base import legal_list
+from ..agents.model_agent import NetPlayer
+from ..encoding import encode
+from ..engine import Observation, determinize
+from ..model import ModelConfig
+from .policies import NetSpec
+from .rewards import RewardModel
+from .value import HEADS, ValueNet, terminal_reward
+
+
+class LookaheadPlayer:
+    """``values(observations) -> (B, 50)``: lookahead scores of the legal actions, -inf elsewhere."""
+
+    def __init__(self, prior: NetPlayer, value: ValueNet, reward: RewardModel, temperature: float,
+                 prior_weight: float, bf16: bool = False, seed: int = 0) -> None:
+        self.prior = prior
+        self.value = value.eval()
+        self.reward = reward
+        self.head = HEADS.index(reward.kind)
+        self.temperature = temperature
+        self.prior_weight = prior_weight
+        self.bf16 = bf16
+        self.rng = np.random.default_rng(seed)  # only fills the hidden cards, which no afterstate depends on
+        self.epsilon = prior.epsilon
+        self.forward_seconds = 0.0
+        self.forward_samples = 0
+        self.forward_calls = 0
+
+    def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
+        """Each legal action's value in reward units, float32 ``(B, 50)``, NaN where illegal."""
+        q = np.full((len(observations), 50), np.nan, dtype=np.float32)
+        live: list[Observation] = []
+        where: list[tuple[int, int]] = []
+        for i, obs in enumerate(observations):
+            s = determinize(obs, self.rng)
+            for a in legal_list(obs):
+                after = s.after(a)
+                r = terminal_reward(after, obs.round, obs.player, self.reward)
+                if r is None:
+                    live.append(after.observation(obs.player))
+                    where.append((i, a))
+                else:
+                    q[i, a] = r
+        if live:
+            t0 = time.perf_counter()
+            x = torch.from_numpy(encode(live))
+            amp = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+            with torch.inference_mode(), amp:
+                v = self.value(x)[:, self.head].float().numpy()
+            self.forward_seconds += time.perf_counter() - t0
+            self.forward_samples += len(live)
+            self.forward_calls += 1
+            rows, cols = zip(*where)
+            q[list(rows), list(cols)] = v
+        return q
+
+    def values(self, observations: Sequence[Observation]) -> np.ndarray:
+        if not len(observations):
+            return np.zeros((0, 50), dtype=np.float32)
+        q = self.q_values(observations)
+        score = q / self.temperature
+        if self.prior_weight:
+            logits = self.prior.values(observations)
+            logp = logits - np.logaddexp.reduce(np.where(np.isfinite(logits), logits, -np.inf), axis=1,
+                                                keepdims=True)
+            score = score + self.prior_weight * logp
+        return np.where(np.isnan(q), -np.inf, score).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class LookaheadSpec:
+    """A lookahead player as sent to a self-play worker: its prior network, its value network, its reward."""
+
+    name: str
+    prior: NetSpec
+    value_config: dict
+    value_weights: bytes
+    reward: RewardModel
+    temperature: float
+    prior_weight: float
+    epsilon: float = 0.0
+
+    @classmethod
+    def from_nets(cls, name: str, prior: NetSpec, value: ValueNet, reward: RewardModel, temperature: float,
+                  prior_weight: float) -> LookaheadSpec:
+        buf = io.BytesIO()
+        torch.save({k: v.detach().cpu() for k, v in value.state_dict().items()}, buf)
+        return cls(name, prior, value.config.to_dict(), buf.getvalue(), reward, temperature, prior_weight)
+
+    def with_epsilon(self, epsilon: float) -> LookaheadSpec:
+        return replace(self, epsilon=float(epsilon), prior=self.prior.with_epsilon(epsilon))
+
+    def build_value(self) -> ValueNet:
+        net = ValueNet(ModelConfig.from_dict(self.value_config))
+        net.load_state_dict(torch.load(io.BytesIO(self.value_weights), map_location="cpu", weights_only=True))
+        return net.eval()
+
+    def player(self, bf16: bool, device: str) -> LookaheadPlayer:
+        return LookaheadPlayer(self.prior.player(bf16, device), self.build_value(), self.reward, self.temperature,
+                               self.prior_weight, bf16)
