@@ -1,8 +1,8 @@
 """Determinization: a copy of a game with the cards one player cannot see dealt again at random.
 
 Rollout targets average a decision's branches over several such copies, so a target measures what an
-action is worth given what the player knows, not given one stock order (README, "Reinforcement
-learning", ``rl.rollout.samples``).
+action is worth given what the player knows, not given one stock order (docs/rl.md, "Rollout policy
+iteration", ``rl.rollout.samples``).
 """
 
 from __future__ import annotations
