@@ -3,8 +3,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# mkdocs-material prints an end-of-life banner on every build unless told not to
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-.PHONY: setup system-packages test test-fast repro ui tune lint bench clean
+.PHONY: setup system-packages test test-fast repro ui tune lint bench docs docs-serve clean
 
 setup: $(STAMP)
 
@@ -35,6 +37,7 @@ TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
 	$(BIN)/ruff check .
+	$(MKDOCS) build --strict --quiet
 	$(PYTEST)
 
 test-fast: setup
@@ -53,6 +56,15 @@ tune: setup
 
 lint: setup
 	$(BIN)/ruff check .
+
+# The docs site (MkDocs, Material theme) from docs/*.md into site/; the CLI and params references are
+# generated from the argparse parsers and the pydantic models at build time (docs/hooks.py).
+# --strict: a broken link or a page missing from the nav fails the build (make test runs it too).
+docs: setup
+	$(MKDOCS) build --strict
+
+docs-serve: setup
+	$(MKDOCS) serve --dev-addr 127.0.0.1:8008
 
 bench: setup
 	$(BIN)/koikoi bench engine --games 2000

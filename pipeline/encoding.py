@@ -267,7 +267,7 @@ def decisions(observations: Sequence[Observation]) -> np.ndarray:
 
 
 def row_names() -> list[str]:
-    """A readable name for each feature row (for plots and the README table)."""
+    """A readable name for each feature row (for plots and the encoding table of docs/encoding-model.md)."""
     names: list[str] = [f"position={p}" for p in POSITIONS] + list(DEALT) + ["legal"]
     names += [f"turns_ago={t}:{k}" for t in range(MAX_TURNS) for k in HISTORY_KINDS]
     names += [f"month={m}" for m in range(1, 13)] + [f"category={c}" for c in CATEGORY_NAMES]

@@ -1,6 +1,6 @@
 """Give the memory a process no longer uses back to the system.
 
-Two things kept a long RL run's main process growing by 20-40 MB a loop (README, "RL main-process memory"):
+Two things kept a long RL run's main process growing by 20-40 MB a loop (docs/faults.md, "RL main-process memory"):
 
 - each loop's Lightning ``Trainer`` (and through its data loader the loop's samples) sits in
   reference cycles, freed only by a full garbage collection, which Python runs rarely in a process

@@ -149,7 +149,7 @@ class YakuCross(nn.Module):
     Both factors are already input rows (the card's yaku-set attributes, the game-wide yaku progress),
     but their product is what tells a card's worth, and on ~1,200 human picks the embedding did not
     learn it: a logistic regression given these products matched the paper's pick accuracy where the
-    Transformer without them fell 0.04 short (README, Supervised learning).
+    Transformer without them fell 0.04 short (docs/encoding-model.md, YakuCross).
     """
 
     N_SETS = len(YAKU_NAMES)
@@ -178,7 +178,7 @@ class CardLogit(nn.Module):
     with b_t a per-token bias (which card it is). Under the softmax over the legal tokens this is a
     conditional logit. SL solves it first (convex, L2, full batch: ``sl.card_logit``), then trains the
     Transformer on what it leaves. On the ~1,200 human picks per fold the Transformer alone stopped
-    at 0.87 while this logit alone reached 0.90 (README, Supervised learning): the network did not
+    at 0.87 while this logit alone reached 0.90 (docs/encoding-model.md, CardLogit): the network did not
     learn what a card is worth from so few samples before it overfit.
     """
 

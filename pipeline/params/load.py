@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import Field
 
 from .base import ParamError, Section, validated
 from .rl import RLParams, WinProbParams
@@ -18,14 +19,14 @@ PARAMS_FILE = "params.yaml"
 class Params(Section):
     """Every section of params.yaml (one per DVC stage family)."""
 
-    registry: RegistryParams
-    engine_tests: EngineTestsParams
-    duels: DuelsParams
-    sl_dataset: SLDatasetParams
-    sl_train: SLTrainParams
-    tune: TuneParams
-    winprob: WinProbParams
-    rl: RLParams
+    registry: RegistryParams = Field(description="the MLflow model registry; read by sl_train, rl_phase2 and duels")
+    engine_tests: EngineTestsParams = Field(description="the engine_tests stage: the engine's tests and its speed")
+    duels: DuelsParams = Field(description="the duels stage: the round-robin, its report and figures")
+    sl_dataset: SLDatasetParams = Field(description="the sl_dataset stage: human game records to training samples")
+    sl_train: SLTrainParams = Field(description="the sl_train stage: the network and its supervised training")
+    tune: TuneParams = Field(description="the frozen tune stage and koikoi tune: Optuna studies")
+    winprob: WinProbParams = Field(description="the winprob stage and RL-WP's refits: the win-probability table")
+    rl: RLParams = Field(description="the rl_phase1 and rl_phase2 stages: reinforcement learning")
 
 
 def read_doc(path: str | Path = PARAMS_FILE) -> dict[str, Any]:

@@ -19,38 +19,49 @@ EvalGames = Annotated[int, Field(ge=2, multiple_of=2)]  # each deal is played fr
 
 
 class WinProbParams(Section):
-    agent: Annotated[str, Field(min_length=1)]  # the model directory whose greedy self-play the first fit uses
-    games: Positive
-    seed: Seed
-    C: PositiveFloat
-    refit_every: Count
-    refit_games: Positive
-    workers: Annotated[int, Field(ge=0, le=64)]
-    concurrency: Positive
-    bf16: Bf16
+    agent: Annotated[str, Field(min_length=1)] = Field(
+        description="model directory whose greedy self-play games the first fit uses")
+    games: Positive = Field(description="simulated games; every round start is a sample per player")
+    seed: Seed = Field(description="seed of the simulated games")
+    C: PositiveFloat = Field(description="inverse L2 strength of each round's logistic regression")
+    refit_every: Count = Field(description="RL-WP refits the table with the current learner every N loops "
+                               "(0: never)")
+    refit_games: Positive = Field(description="self-play games of each refit")
+    workers: Annotated[int, Field(ge=0, le=64)] = Field(
+        description="self-play processes, one torch thread each (0: in this process)")
+    concurrency: Positive = Field(description="games played at once per worker")
+    bf16: Bf16 = Field(description="bf16 autocast for play; auto: where the CPU or GPU has native bf16")
 
 
 class Temperature(Section):
     """Reward units per nat of a rollout target, per reward model."""
 
-    point: PositiveFloat
-    wp: PositiveFloat
+    point: PositiveFloat = Field(description="RL-Point: round points per nat")
+    wp: PositiveFloat = Field(description="RL-WP: scaled win-probability units per nat")
 
 
 class RewardScale(Section):
     """The round reward's scale per reward model; a study tunes the variant it runs."""
 
-    point: PositiveFloat = tuned({"low": 0.01, "high": 1.0, "log": True})
-    wp: PositiveFloat = tuned({"low": 0.01, "high": 1.0, "log": True})
+    point: PositiveFloat = tuned({"low": 0.01, "high": 1.0, "log": True},
+                                 description="RL-Point reward: the round's points times this")
+    wp: PositiveFloat = tuned({"low": 0.01, "high": 1.0, "log": True},
+                              description="RL-WP reward: (P(win) - wp_baseline) times this")
 
 
 class Rollout(Section):
-    decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)]
-    fraction: Annotated[float, Field(gt=0.0, le=1.0)]
-    temperature: Temperature
-    prior: Literal["sl", "self", "none"]  # the policy targets tilt: sl | self (the learner's) | none (rewards alone)
-    loss: Literal["cross_entropy", "logit_mse"]  # distribution targets | logit targets, linear in the rewards
-    samples: Annotated[int, Field(ge=1, le=64)]  # deals per branch: the true one + (samples - 1) redealt
+    decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
+        description="decision types whose choices branch into rollouts (rollout_pi)")
+    fraction: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
+        description="share of those decisions (with a choice) that branch")
+    temperature: Temperature = Field(description="reward units per nat of the target, per reward model")
+    prior: Literal["sl", "self", "none"] = Field(
+        description="the policy the targets tilt: sl (KL-regularised to SL), self (the learner's) or none")
+    loss: Literal["cross_entropy", "logit_mse"] = Field(
+        description="logit_mse: regress centred logit targets (linear in the rewards); cross_entropy: fit "
+                    "their softmax")
+    samples: Annotated[int, Field(ge=1, le=64)] = Field(
+        description="deals each branch is played on: the true one + (samples - 1) with hidden cards redealt")
 
     @field_validator("decisions")
     @classmethod
@@ -59,55 +70,68 @@ class Rollout(Section):
 
 
 class Epsilon(Section):
-    start: Share = tuned({"low": 0.05, "high": 0.5})
-    end: Share = tuned({"low": 0.0, "high": 0.05})
+    start: Share = tuned({"low": 0.05, "high": 0.5}, description="exploration rate of the first loop")
+    end: Share = tuned({"low": 0.0, "high": 0.05}, description="exploration rate of the last loop (linear "
+                       "decay over both phases' loops)")
 
 
 class SelfPlay(Section):
-    workers: Annotated[int, Field(ge=0, le=64)]
-    concurrency: Positive
-    bf16: Bf16
-    start_method: Literal[START_METHODS]
-    backend: Literal[BACKENDS]
+    workers: Annotated[int, Field(ge=0, le=64)] = Field(
+        description="worker processes or Ray tasks per play job, one torch thread each (0: in this process)")
+    concurrency: Positive = Field(description="games played at once per worker")
+    bf16: Bf16 = Field(description="bf16 autocast for play; auto: where the CPU or GPU has native bf16")
+    start_method: Literal[START_METHODS] = Field(description="multiprocessing start method of the workers")
+    backend: Literal[BACKENDS] = Field(description="where self-play runs: local processes or Ray tasks")
 
 
 class Phase1(Section):
-    loops: Count
-    target_win_rate: Share
-    window: Positive
-    record_sl: bool  # the SL seat's decisions are training samples too (its targets value its actions)
+    loops: Count = Field(description="loops against the frozen SL agent")
+    target_win_rate: Share = Field(description="stop early once the mean of the last `window` evaluations "
+                                   "reaches it (1.0: never)")
+    window: Positive = Field(description="evaluations averaged for the early stop")
+    record_sl: bool = Field(description="the SL seat's decisions are training samples too")
 
 
 class Phase2(Section):
-    loops: Count
-    self_play_fraction: Share
-    pool_size: Positive
-    snapshot_every: Positive
+    loops: Count = Field(description="self-play loops (0: phase 1's model, evaluated and registered)")
+    self_play_fraction: Share = Field(description="share of games against itself; the rest against a past "
+                                      "snapshot")
+    pool_size: Positive = Field(description="past snapshots kept as opponents")
+    snapshot_every: Positive = Field(description="loops between snapshots")
 
 
 class RLParams(Section):
-    seed: Seed
-    algorithm: Literal[ALGORITHMS]  # mc_dqn (the paper) | rollout_pi (rollout targets, cross-entropy; see README)
-    init: Literal[INITS]
-    games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([32, 64, 128, 256])
-    batch_size: Positive = tuned([64, 128, 256, 512])
-    lr: PositiveFloat = tuned({"low": 1.0e-5, "high": 1.0e-3, "log": True})
-    epochs: Annotated[int, Field(ge=1, le=100)]  # optimization passes over each loop's samples (and the replay)
-    replay: Annotated[int, Field(ge=0, le=100)]  # past loops whose samples are fitted again with each new loop's
-    augment: bool  # relabel the interchangeable months in random halves of the training batches (as SL)
-    rollout: Rollout
-    epsilon: Epsilon
-    reward_scale: RewardScale
-    wp_baseline: Share
-    eval_every: Positive
-    eval_games: EvalGames
-    final_eval_games: EvalGames
-    train_precision: Literal[PRECISIONS]
-    train_threads: Annotated[int, Field(ge=0, le=256)]
-    accelerator: Literal[ACCELERATORS]
-    selfplay: SelfPlay
-    phase1: Phase1
-    phase2: Phase2
+    seed: Seed = Field(description="seed of deals, exploration, batch order and dropout (with phase and loop)")
+    algorithm: Literal[ALGORITHMS] = Field(
+        description="rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN")
+    init: Literal[INITS] = Field(description="start from the SL weights, or from fresh weights (the paper)")
+    games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([32, 64, 128, 256],
+                                                                     description="games played per loop")
+    batch_size: Positive = tuned([64, 128, 256, 512], description="samples per training batch")
+    lr: PositiveFloat = tuned({"low": 1.0e-5, "high": 1.0e-3, "log": True}, description="Adam learning rate")
+    epochs: Annotated[int, Field(ge=1, le=100)] = Field(
+        description="optimization passes over each loop's samples and the replay's")
+    replay: Annotated[int, Field(ge=0, le=100)] = Field(
+        description="past loops whose samples are fitted again with each new loop's")
+    augment: bool = Field(description="relabel the interchangeable months (4/5, 6/10) in a random half of each "
+                          "training batch")
+    rollout: Rollout = Field(description="rollout targets (rollout_pi only)")
+    epsilon: Epsilon = Field(description="epsilon-greedy exploration of the learner")
+    reward_scale: RewardScale = Field(description="round reward scale per reward model")
+    wp_baseline: Share = Field(description="subtracted from P(win) in the RL-WP reward (the paper: 0)")
+    eval_every: Positive = Field(description="loops between evaluations against SL (the training curve)")
+    eval_games: EvalGames = Field(description="games of each curve evaluation (each deal from both seats)")
+    final_eval_games: EvalGames = Field(description="games of the end-of-phase evaluation against SL, on deals "
+                                        "of its own")
+    train_precision: Literal[PRECISIONS] = Field(
+        description="precision of the optimization pass; auto: bf16-mixed where the hardware has native bf16")
+    train_threads: Annotated[int, Field(ge=0, le=256)] = Field(
+        description="torch threads of the optimization pass (0: torch's default)")
+    accelerator: Literal[ACCELERATORS] = Field(
+        description="device of the learner and the players' forward passes; auto: the GPU when torch sees one")
+    selfplay: SelfPlay = Field(description="how games are played")
+    phase1: Phase1 = Field(description="phase 1: against the frozen SL agent")
+    phase2: Phase2 = Field(description="phase 2: self-play with a pool of snapshots")
 
     @model_validator(mode="after")
     def _ray_needs_workers(self) -> RLParams:

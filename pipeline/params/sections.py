@@ -22,46 +22,62 @@ Decisions = list[Literal[DECISION_NAMES]]
 class RegistryParams(Section):
     model_config = ConfigDict(**Section.model_config, serialize_by_alias=True)
 
-    enabled: bool = Field(alias="register")  # ``register`` would shadow pydantic's ABC ``register``
+    # ``register`` would shadow pydantic's ABC ``register``
+    enabled: bool = Field(alias="register", description="register the SL and final RL models and move their "
+                          "champion aliases; false: log runs and models only")
 
 
 class EngineTestsParams(Section):
-    bench_games: Positive
-    seed: Seed
+    bench_games: Positive = Field(description="random-vs-random games timed for the engine's games/s")
+    seed: Seed = Field(description="seed of the timed games")
 
 
 class SLDatasetParams(Section):
-    records_dir: str | None  # "" or null: $KOIKOI_RECORDS, ../shared/koikoi-records, download, else synthetic
-    val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)]
-    seed: Seed
-    synthetic_games: Annotated[int, Field(ge=2)]
+    records_dir: str | None = Field(description="human game records; \"\" or null: $KOIKOI_RECORDS, "
+                                    "../shared/koikoi-records, a download, else synthetic games")
+    val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(
+        description="share of games (never of samples) held out for validation")
+    seed: Seed = Field(description="seed of the train/validation split and of synthetic games")
+    synthetic_games: Annotated[int, Field(ge=2)] = Field(
+        description="heuristic-vs-heuristic games written when no human records can be had")
 
 
 class SLTrainParams(Section):
-    seed: Seed
-    width: Positive = tuned([16, 32, 64])  # sampled per head (head_dim): width = heads x head_dim
-    ff: Positive = tuned([128, 256, 512, 1024])
-    heads: Positive = tuned([2, 4, 8])
-    layers: Positive = tuned({"low": 1, "high": 4})
-    dropout: Unit = tuned({"low": 0.0, "high": 0.3})
-    shared_trunk: bool = tuned([False, True])
-    yaku_cross: Decisions
-    card_logit: Decisions
-    card_logit_c: PositiveFloat
-    augment: bool = tuned([True, False])
-    lr: PositiveFloat = tuned({"low": 1.0e-4, "high": 3.0e-3, "log": True})
-    weight_decay: Annotated[float, Field(ge=0.0)] = tuned({"low": 1.0e-6, "high": 1.0e-2, "log": True})
-    scheduler: Literal[SCHEDULERS]
-    label_smoothing: Unit = tuned({"low": 0.0, "high": 0.2})
-    ema: Unit = tuned([0.0, 0.99, 0.995])
-    batch_size: Positive = tuned([64, 128, 256, 512])
-    num_workers: Count
-    max_epochs: Positive
-    patience: Count
-    select: Literal["loss", "acc"]
-    precision: Literal[PRECISIONS]
-    threads: Count
-    accelerator: Literal[ACCELERATORS]
+    seed: Seed = Field(description="seed of initialisation, batch order, dropout and augmentation")
+    width: Positive = tuned([16, 32, 64], description="embedding width; tuned per head (head_dim): "
+                            "width = heads x head_dim")
+    ff: Positive = tuned([128, 256, 512, 1024], description="feed-forward width of each encoder layer")
+    heads: Positive = tuned([2, 4, 8], description="attention heads; must divide width")
+    layers: Positive = tuned({"low": 1, "high": 4}, description="Transformer encoder layers")
+    dropout: Unit = tuned({"low": 0.0, "high": 0.3}, description="dropout rate in the encoder")
+    shared_trunk: bool = tuned([False, True], description="one trunk with three output layers; false: three "
+                               "networks, one per decision type, each kept at its own best epoch")
+    yaku_cross: Decisions = Field(description="networks given the YakuCross rows (card in a yaku set x share "
+                                  "of that set in each pile)")
+    card_logit: Decisions = Field(description="networks whose output adds a CardLogit (a conditional logit on "
+                                  "each card's attributes), fit first, then held fixed")
+    card_logit_c: PositiveFloat = Field(description="inverse L2 strength of the CardLogit fit (scikit-learn's C)")
+    augment: bool = tuned([True, False], description="relabel the interchangeable months (4/5, 6/10) in a "
+                          "random half of each training batch")
+    lr: PositiveFloat = tuned({"low": 1.0e-4, "high": 3.0e-3, "log": True}, description="Adam learning rate")
+    weight_decay: Annotated[float, Field(ge=0.0)] = tuned({"low": 1.0e-6, "high": 1.0e-2, "log": True},
+                                                          description="Adam weight decay")
+    scheduler: Literal[SCHEDULERS] = Field(description="learning-rate schedule")
+    label_smoothing: Unit = tuned({"low": 0.0, "high": 0.2}, description="label smoothing, spread over the "
+                                  "legal actions only")
+    ema: Unit = tuned([0.0, 0.99, 0.995], description="decay of the weight average that is validated and kept "
+                      "(0: the raw weights)")
+    batch_size: Positive = tuned([64, 128, 256, 512], description="samples per training batch")
+    num_workers: Count = Field(description="data-loader worker processes (0: the tensors are in memory)")
+    max_epochs: Positive = Field(description="most training epochs")
+    patience: Count = Field(description="stop when no network's validation loss improved for this many epochs")
+    select: Literal["loss", "acc"] = Field(description="each network's epoch: lowest validation loss, or "
+                                           "highest validation accuracy (the paper's rule)")
+    precision: Literal[PRECISIONS] = Field(description="training precision; auto: bf16-mixed where the CPU or "
+                                           "GPU has native bf16, else fp32 (fp16 on older GPUs)")
+    threads: Count = Field(description="torch threads for training (0: the cores the load average leaves idle)")
+    accelerator: Literal[ACCELERATORS] = Field(description="where training runs; auto: the GPU when torch "
+                                               "sees one")
 
     @model_validator(mode="after")
     def _width_divides(self) -> SLTrainParams:
@@ -71,26 +87,28 @@ class SLTrainParams(Section):
 
 
 class AttentionParams(Section):
-    model: str
-    seed: Seed
-    turn: Annotated[int, Field(ge=1, le=16)]
+    model: str = Field(description="model directory whose attention is drawn")
+    seed: Seed = Field(description="deal seed of the self-play game drawn")
+    turn: Annotated[int, Field(ge=1, le=16)] = Field(description="the discard decision of this turn of round 1")
 
 
 Games = Annotated[int, Field(ge=2, multiple_of=2)]  # each deal is played twice, seats swapped
 
 
 class DuelsParams(Section):
-    agents: Annotated[list[str], Field(min_length=2)]
-    games: Games
-    rl_vs_sl_games: Games  # pairings of an RL model (models/rl/...) with models/sl: the paper's 2,000
-    workers: Count
-    seed: Seed
-    rounds: Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
-    points: Positive
-    anchor: str
-    torch_threads: Positive
-    rl_curves: dict[str, str]
-    attention: AttentionParams | None
+    agents: Annotated[list[str], Field(min_length=2)] = Field(
+        description="agent specs of the round-robin (random, heuristic or a model directory)")
+    games: Games = Field(description="games per pairing other than RL vs SL (each deal twice, seats swapped)")
+    rl_vs_sl_games: Games = Field(description="games of each RL model (models/rl/...) against models/sl")
+    workers: Count = Field(description="processes for model-vs-model pairings (0: in this process)")
+    seed: Seed = Field(description="first deal seed; agents are seeded from it too")
+    rounds: Annotated[int, Field(ge=1, le=MAX_ROUNDS)] = Field(description="rounds per game")
+    points: Positive = Field(description="initial points of each player")
+    anchor: str = Field(description="agent whose Bradley-Terry strength is fixed at 0 (Elo 0)")
+    torch_threads: Positive = Field(description="torch threads of model agents")
+    rl_curves: dict[str, str] = Field(description="RL training curves to plot, label: curve.csv path "
+                                      "(plotted when present)")
+    attention: AttentionParams | None = Field(description="the example attention figure; null for none")
 
     @field_validator("anchor")
     @classmethod
@@ -112,23 +130,25 @@ class DuelsParams(Section):
 
 
 class TuneRLBudget(Section):
-    loops: Positive
-    eval_games: Positive
-    variant: Literal["point", "wp"]
+    loops: Positive = Field(description="phase-1 loops against SL per RL trial")
+    eval_games: Positive = Field(description="games of the evaluation against SL that scores an RL trial")
+    variant: Literal["point", "wp"] = Field(description="the reward model RL trials train")
 
 
 class TuneParams(Section):
-    target: Literal["sl", "rl"]
-    trials: Count | None  # None: until ``timeout``
-    max_epochs: Count | None  # SL epochs per trial (None: sl_train.max_epochs)
-    study: str | None  # None: the target's name
-    storage: str | None  # None: sqlite:///<repo>/mlruns/optuna.db
-    timeout: Annotated[float, Field(ge=0.0)] | None  # seconds for this session
-    seed: Seed
-    startup_trials: Count  # random (TPE start-up) trials; the median pruner also waits for this many
-    warmup_epochs: Count  # epochs a trial always gets before it can be pruned
-    space: dict[Literal["sl", "rl"], dict[str, Any]]  # {target: {name: spec}} narrowing the search space
-    rl: TuneRLBudget  # an RL trial's budget
+    target: Literal["sl", "rl"] = Field(description="what the study tunes")
+    trials: Count | None = Field(description="trials added per session; null: until timeout")
+    max_epochs: Count | None = Field(description="SL epochs per trial; null: sl_train.max_epochs")
+    study: str | None = Field(description="study name; null: the target's name")
+    storage: str | None = Field(description="Optuna storage URL; null: sqlite:///<repo>/mlruns/optuna.db")
+    timeout: Annotated[float, Field(ge=0.0)] | None = Field(description="seconds per session; null: no limit")
+    seed: Seed = Field(description="TPE seed (plus the number of trials already in the study)")
+    startup_trials: Count = Field(description="random trials before TPE models the space; the median pruner "
+                                  "waits as long")
+    warmup_epochs: Count = Field(description="epochs a trial always gets before it can be pruned")
+    space: dict[Literal["sl", "rl"], dict[str, Any]] = Field(
+        description="narrows the search per target: {target: {key: choices, range or value}}")
+    rl: TuneRLBudget = Field(description="an RL trial's budget")
 
     @property
     def study_name(self) -> str:

@@ -42,7 +42,7 @@ def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str 
         if report.mismatches or report.errors:
             sys.exit(f"{STAGE}: record replay mismatches:\n" + "\n".join(report.mismatches + report.errors))
     else:
-        metrics.update(replay_games=0, replay_note="no human records found; see README 'Records'")
+        metrics.update(replay_games=0, replay_note="no human records found; see docs/rules-engine.md 'Game records'")
 
     t0 = time.perf_counter()
     decisions, _ = play_random_games(params.bench_games, params.seed)

@@ -126,7 +126,7 @@ def test_champion_needs_a_registered_version_with_the_same_weights(store, tmp_pa
 
 
 def test_default_store_keeps_artifacts_in_mlruns_artifacts(tmp_path, monkeypatch):
-    """The README's layout: mlruns/mlflow.db and mlruns/artifacts/, whatever directory a run starts in."""
+    """The layout of docs/mlflow.md: mlruns/mlflow.db and mlruns/artifacts/, whatever directory a run starts in."""
     from pipeline.tracking import artifact_location, tracking_uri
 
     (tmp_path / "dvc.yaml").write_text("stages: {}\n")
