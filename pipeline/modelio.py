@@ -1,4 +1,5 @@
-"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}).
+"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
+model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config").
 
 A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
 ``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage.
@@ -16,22 +17,29 @@ import torch
 from . import atomic
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
+from .value_model import ValueNet
 
 MODEL_FILE = "model.pt"
 CONFIG_FILE = "config.json"
+VALUE_FILE = "value.pt"
 
 
-def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None) -> Path:
-    """Write ``net`` to ``directory`` (created if needed); returns the directory.
+def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None) -> Path:
+    """Write ``net`` (and ``value``, if any) to ``directory`` (created if needed); returns the directory.
 
     Each file is written beside its target and renamed over it, so a kill leaves the old file or the
     new one, never a truncated one (the weights go first: a config always describes whole weights)."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
-    state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-    atomic.torch_save(state, d / MODEL_FILE)
-    atomic.write_text(d / CONFIG_FILE, json.dumps({"config": net.config.to_dict(), "meta": meta}, indent=2) + "\n")
+    doc = {"config": net.config.to_dict(), "meta": meta}
+    atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
+    if value is not None:
+        atomic.torch_save({k: v.detach().cpu() for k, v in value.state_dict().items()}, d / VALUE_FILE)
+        doc["value_config"] = value.config.to_dict()
+    atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
+    if value is None:
+        (d / VALUE_FILE).unlink(missing_ok=True)  # the config no longer describes one
     return d
 
 
@@ -75,6 +83,27 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
                          f"{fix}") from None
     net.eval()
     return net, meta
+
+
+def load_value(directory: str | Path) -> ValueNet | None:
+    """The model directory's afterstate value network (CPU, eval mode), or None when it has none."""
+    d = Path(directory)
+    try:
+        doc = json.loads((d / CONFIG_FILE).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
+    if "value_config" not in doc:
+        return None
+    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
+    if not (d / VALUE_FILE).is_file():
+        raise ValueError(f"{d / CONFIG_FILE} describes a value network but {d / VALUE_FILE} is missing: {fix}")
+    try:
+        net = ValueNet(ModelConfig.from_dict(doc["value_config"]))
+        net.load_state_dict(read_weights(d / VALUE_FILE, fix))
+    except (TypeError, RuntimeError) as e:
+        raise ValueError(f"value {d / VALUE_FILE} does not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
+                         f"{fix}") from None
+    return net.eval()
 
 
 def read_weights(path: str | Path, fix: str = "restore or rebuild it") -> dict:

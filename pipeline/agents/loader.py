@@ -28,6 +28,7 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
         raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")
     # Imported here so random/heuristic duels never pay for importing torch.
     from ..modelio import is_model_dir, load_model
+    from ..rl.lookahead import player_spec
     from .model_agent import ModelAgent
 
     if not is_model_dir(path):
@@ -35,9 +36,10 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
                          f"{SPEC_HELP}")
     try:
         net, meta = load_model(path)
+        player = player_spec(path, agent_name(spec))
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"agent {spec!r}: {e}") from None
-    agent = ModelAgent(net, name=agent_name(spec), seed=seed)
+    agent = ModelAgent(net, name=agent_name(spec), seed=seed, spec=player)
     agent.meta = meta  # kind (sl/rl) etc., for reports
     return agent
 

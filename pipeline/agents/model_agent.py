@@ -71,23 +71,30 @@ class NetPlayer:
 
 
 class ModelAgent(Agent):
-    """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead."""
+    """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead.
+
+    ``spec`` (optional): how the model plays on the self-play engine (``rl.policies.NetSpec``, or an
+    ``rl.lookahead.LookaheadSpec`` for a model with a value network); this agent then plays the same way,
+    through ``spec.player``, and duels between model agents ship the spec to their workers.
+    """
 
     def __init__(self, net: KoiKoiNet, name: str = "model", epsilon: float = 0.0, seed: int | None = 0,
-                 bf16: bool = False) -> None:
+                 bf16: bool = False, spec: object | None = None) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"ModelAgent: epsilon must be in [0, 1], got {epsilon!r}")
-        self.player = NetPlayer(net, bf16=bf16)
+        self.spec = spec
+        self._net = net
+        self.player = spec.player(bf16, "cpu") if spec is not None else NetPlayer(net, bf16=bf16)
         self.name = name
         self.epsilon = float(epsilon)
         self.rng = np.random.default_rng(seed)
 
     @property
     def net(self) -> KoiKoiNet:
-        return self.player.net
+        return self._net
 
     def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
-        """The net's outputs, float32 ``(B, 50)``, with illegal tokens at -inf (``NetPlayer.values``)."""
+        """The player's scores, float32 ``(B, 50)``, with illegal tokens at -inf (``NetPlayer.values``)."""
         return self.player.values(observations)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:

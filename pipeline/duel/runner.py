@@ -62,20 +62,19 @@ def play_duel(
 MODEL_DUEL_BLOCK = 2048  # deals per self-play job: bounds the specs and outcomes held at once
 
 
-def play_model_duel(net_a: object, net_b: object, games: int, seed: int = 0, num_rounds: int = 8,
+def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 0, num_rounds: int = 8,
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
                     bf16: bool | str = "auto") -> DuelResult:
-    """``play_duel`` for two networks, on the RL self-play engine: worker processes, batched forward passes,
+    """``play_duel`` for two model players (``NetSpec`` or ``LookaheadSpec``), on the RL self-play engine: worker processes, batched forward passes,
     bf16 autocast where the CPU has it natively. The same deals and seatings as ``play_duel``; run in
     blocks of deals, so memory does not grow with ``games``."""
     from ..hardware import resolve_bf16
     from ..progress import progress_bar
     from ..rl.executor import make_executor
-    from ..rl.policies import NetSpec
     from ..rl.selfplay import GameSpec, PlayJob
 
     seeds = duel_seeds(games, seed)
-    players = (NetSpec.from_net(net_a, "A"), NetSpec.from_net(net_b, "B"))
+    players = (player_a, player_b)
     use_bf16 = resolve_bf16(bf16)
     result = DuelResult()
     t0 = time.perf_counter()
@@ -97,5 +96,8 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
     from ..agents.model_agent import ModelAgent
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
-        return play_model_duel(agent_a.net, agent_b.net, games, seed, num_rounds, init_points, workers, progress)
+        from ..rl.policies import NetSpec
+
+        specs = [agent.spec or NetSpec.from_net(agent.net, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
+        return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress)
     return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress)

@@ -20,6 +20,7 @@ import io
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -27,18 +28,22 @@ import torch
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..encoding import encode
-from ..engine import Observation, determinize
+from ..engine import DECISION_NAMES, Observation, determinize
 from ..model import ModelConfig
+from ..modelio import load_model, load_value
+from ..value_model import HEADS, ValueNet
 from .policies import NetSpec
 from .rewards import RewardModel
-from .value import HEADS, ValueNet, terminal_reward
+from .value import terminal_reward
+from .winprob import WinProbTable
 
 
 class LookaheadPlayer:
     """``values(observations) -> (B, 50)``: lookahead scores of the legal actions, -inf elsewhere."""
 
     def __init__(self, prior: NetPlayer, value: ValueNet, reward: RewardModel, temperature: float,
-                 prior_weight: float, bf16: bool = False, seed: int = 0) -> None:
+                 prior_weight: float, bf16: bool = False, seed: int = 0,
+                 decisions: tuple[int, ...] = (0, 1, 2)) -> None:
         self.prior = prior
         self.value = value.eval()
         self.reward = reward
@@ -46,6 +51,7 @@ class LookaheadPlayer:
         self.temperature = temperature
         self.prior_weight = prior_weight
         self.bf16 = bf16
+        self.decisions = decisions
         self.rng = np.random.default_rng(seed)  # only fills the hidden cards, which no afterstate depends on
         self.epsilon = prior.epsilon
         self.forward_seconds = 0.0
@@ -58,6 +64,8 @@ class LookaheadPlayer:
         live: list[Observation] = []
         where: list[tuple[int, int]] = []
         for i, obs in enumerate(observations):
+            if obs.decision not in self.decisions:
+                continue
             s = determinize(obs, self.rng)
             for a in legal_list(obs):
                 after = s.after(a)
@@ -90,7 +98,11 @@ class LookaheadPlayer:
             logp = logits - np.logaddexp.reduce(np.where(np.isfinite(logits), logits, -np.inf), axis=1,
                                                 keepdims=True)
             score = score + self.prior_weight * logp
-        return np.where(np.isnan(q), -np.inf, score).astype(np.float32)
+        out = np.where(np.isnan(q), -np.inf, score).astype(np.float32)
+        rest = [i for i, o in enumerate(observations) if o.decision not in self.decisions]
+        if rest:
+            out[rest] = self.prior.values([observations[i] for i in rest])
+        return out
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,7 @@ class LookaheadSpec:
     temperature: float
     prior_weight: float
     epsilon: float = 0.0
+    decisions: tuple[int, ...] = (0, 1, 2)
 
     @classmethod
     def from_nets(cls, name: str, prior: NetSpec, value: ValueNet, reward: RewardModel, temperature: float,
@@ -123,4 +136,33 @@ class LookaheadSpec:
 
     def player(self, bf16: bool, device: str) -> LookaheadPlayer:
         return LookaheadPlayer(self.prior.player(bf16, device), self.build_value(), self.reward, self.temperature,
-                               self.prior_weight, bf16)
+                               self.prior_weight, bf16, decisions=self.decisions)
+
+
+def lookahead_meta(reward: RewardModel, temperature: float, prior_weight: float,
+                   decisions: tuple[int, ...]) -> dict:
+    """How a saved model looks ahead (``config.json``'s meta "lookahead"): its reward, temperature, prior weight."""
+    return {"reward": reward.kind, "scale": reward.scale, "baseline": reward.baseline,
+            "table": reward.table.to_dict() if reward.table is not None else None,
+            "temperature": temperature, "prior_weight": prior_weight,
+            "decisions": [DECISION_NAMES[d] for d in decisions]}
+
+
+def player_spec(directory: str | Path, name: str) -> NetSpec | LookaheadSpec:
+    """A saved model as a self-play player: its network, looking ahead with its value where it has one."""
+    net, meta = load_model(directory)
+    spec = NetSpec.from_net(net, name)
+    value = load_value(directory)
+    if value is None:
+        return spec
+    la = meta.get("lookahead")
+    if not isinstance(la, dict):
+        raise ValueError(f"{Path(directory) / 'config.json'}: a value network without its meta 'lookahead'")
+    try:
+        table = WinProbTable.from_dict(la["table"]) if la["table"] is not None else None
+        reward = RewardModel(la["reward"], la["scale"], table, la["baseline"])
+        decisions = tuple(DECISION_NAMES.index(d) for d in la["decisions"])
+        return replace(LookaheadSpec.from_nets(name, spec, value, reward, float(la["temperature"]),
+                                               float(la["prior_weight"])), decisions=decisions)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'lookahead' ({e})") from None

@@ -1,4 +1,5 @@
-"""A learned value of afterstates: what a position is worth to the player who just acted.
+"""The samples of the afterstate value (``value_model.ValueNet``): what a position is worth to the player
+who just acted.
 
 ``ValueNet`` maps a player's observation of an afterstate (``GameState.after``: the position right after
 the player's action, before the stock card is turned, the next deal is dealt or the next decision is
@@ -15,42 +16,16 @@ opponent's replies the targets saw).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch import nn
 
-from ..encoding import NUM_FEATURES, encode
+from ..encoding import encode
 from ..engine import GAME_OVER, GameState, Observation, RoundResult, determinize
-from ..model import ModelConfig, Trunk
+from ..value_model import HEADS, ValueNet
 from .rewards import RewardModel
 from .selfplay import PlayResult
-
-HEADS = ("point", "wp")
-"""The value's outputs, one per reward model (``rewards.REWARD_MODELS``)."""
-
-
-class ValueNet(nn.Module):
-    """``forward(x (B, F, T)) -> (B, 2)``: the expected round reward of an afterstate, per reward model.
-
-    A ``model.Trunk`` (with the yaku products), mean- and max-pooled over the tokens, then a small MLP.
-    ``scale`` holds each head's target standard deviation, so the outputs are in reward units while the
-    network fits unit-variance targets.
-    """
-
-    def __init__(self, config: ModelConfig) -> None:
-        super().__init__()
-        self.config = config
-        self.trunk = Trunk(config, yaku_cross=True)
-        w = config.width
-        self.head = nn.Sequential(nn.Linear(2 * w, w), nn.ReLU(), nn.Linear(w, len(HEADS)))
-        self.register_buffer("scale", torch.ones(len(HEADS)))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.trunk(x.transpose(1, 2))  # (B, T, W)
-        pooled = torch.cat([h.mean(1), h.amax(1)], dim=1)
-        return self.head(pooled).float() * self.scale
 
 
 @dataclass(frozen=True)
@@ -106,22 +81,12 @@ def terminal_reward(after: GameState, rnd: int, player: int, reward: RewardModel
     return reward.reward(after.results[rnd - 1], player, over, after.winner)
 
 
-@dataclass(frozen=True)
-class ValueConfig:
-    """The value network's size (a ``ModelConfig`` for its trunk)."""
-
-    width: int = 128
-    ff: int = 256
-    heads: int = 4
-    layers: int = 2
-    dropout: float = 0.0
-
-    def model_config(self) -> ModelConfig:
-        return ModelConfig(num_features=NUM_FEATURES, **asdict(self), yaku_cross=())
-
-
 def encode_samples(samples: Sequence[ValueSample]) -> tuple[torch.Tensor, torch.Tensor]:
     """Features ``(B, F, T)`` and targets ``(B, 2)`` of a batch."""
     x = torch.from_numpy(encode([s.obs for s in samples]))
     y = torch.tensor([s.targets() for s in samples], dtype=torch.float32)
     return x, y
+
+
+__all__ = ["HEADS", "ValueNet", "ValueSample", "encode_samples", "round_targets", "terminal_reward",
+           "value_samples"]

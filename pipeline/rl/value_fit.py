@@ -16,7 +16,8 @@ from torch.utils.data import DataLoader
 from ..model import swap_months
 from ..progress import on_terminal
 from ..train_guards import guards
-from .value import HEADS, ValueNet, ValueSample, encode_samples
+from ..value_model import HEADS, ValueNet
+from .value import ValueSample, encode_samples
 
 
 class ValueFit(pl.LightningModule):

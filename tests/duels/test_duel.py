@@ -173,7 +173,10 @@ def test_model_duel_on_the_selfplay_engine_equals_the_arena_duel():
         torch.manual_seed(seed)
         nets.append(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval())
     arena = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5, num_rounds=3)
-    engine = play_model_duel(nets[0], nets[1], 8, seed=5, num_rounds=3, workers=0, bf16=False)
+    from pipeline.rl.policies import NetSpec
+
+    specs = [NetSpec.from_net(net, name) for net, name in zip(nets, "AB")]
+    engine = play_model_duel(*specs, 8, seed=5, num_rounds=3, workers=0, bf16=False)
     assert (engine.wins, engine.losses, engine.draws, engine.points) == (
         arena.wins, arena.losses, arena.draws, arena.points)
 

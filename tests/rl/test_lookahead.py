@@ -7,21 +7,23 @@ import pytest
 import torch
 
 from pipeline.engine import GAME_OVER, KOIKOI_DECISION, STOP, GameState, determinize
+from pipeline.model import ModelConfig
 from pipeline.rl.lookahead import LookaheadPlayer, LookaheadSpec
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
-from pipeline.rl.value import ValueConfig, ValueNet, round_targets, value_samples
+from pipeline.rl.value import round_targets, value_samples
 from pipeline.rl.winprob import WinProbTable
+from pipeline.value_model import ValueNet
 
 TABLE = WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.2]] * 8)
-TINY_VALUE = ValueConfig(width=16, ff=32, heads=2, layers=1)
+TINY_VALUE = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
 
 
 def value_net(seed: int = 0) -> ValueNet:
     torch.manual_seed(seed)
-    return ValueNet(TINY_VALUE.model_config()).eval()
+    return ValueNet(TINY_VALUE).eval()
 
 
 def states_with_a_call(n: int = 3):
@@ -91,3 +93,30 @@ def test_a_lookahead_player_plays_on_the_selfplay_engine(make_net, prior_weight)
     a = play_job(PlayJob(players=(la, net), games=games, concurrency=2))
     b = play_job(PlayJob(players=(la, net), games=games, concurrency=2))
     assert [o.points for o in a.outcomes] == [o.points for o in b.outcomes]  # same games: reproducible
+
+
+def test_a_saved_model_with_a_value_looks_ahead_wherever_it_plays(make_net, tmp_path):
+    """``load_agent`` of a model directory with ``value.pt`` plays by lookahead, in this process and on the
+    self-play engine alike (the same games), and its meta says how."""
+    from pipeline.agents import load_agent
+    from pipeline.duel.runner import duel_agents, play_duel
+    from pipeline.modelio import save_model
+    from pipeline.rl.lookahead import lookahead_meta
+
+    wp = RewardModel("wp", 10.0, TABLE, 0.5)
+    save_model(make_net(0), tmp_path / "rl", {"kind": "rl", "lookahead": lookahead_meta(wp, 0.1, 1.0, (0, 1, 2))},
+               value=value_net(3))
+    save_model(make_net(1), tmp_path / "sl", {"kind": "sl"})
+    a, b = load_agent(str(tmp_path / "rl")), load_agent(str(tmp_path / "sl"))
+    assert isinstance(a.spec, LookaheadSpec) and isinstance(a.player, LookaheadPlayer)
+    from pipeline.agents.model_agent import ModelAgent
+
+    plain = ModelAgent(a.net)  # the same network without its value
+    obs = [GameState(seed=s).observation(GameState(seed=s).player) for s in range(4)]
+    assert not np.array_equal(a.q_values(obs), plain.q_values(obs))  # the value changes the scores
+    arena = play_duel(a, b, 4, seed=2, num_rounds=2)
+    engine = duel_agents(a, b, 4, seed=2, num_rounds=2, workers=1)
+    assert (engine.wins, engine.losses, engine.draws, engine.points) == (
+        arena.wins, arena.losses, arena.draws, arena.points)
+    save_model(make_net(0), tmp_path / "rl", {"kind": "rl"})  # rewritten without a value: plays plainly again
+    assert not isinstance(load_agent(str(tmp_path / "rl")).spec, LookaheadSpec)
