@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
@@ -20,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                              "network, on duplicate deals")
     fit = kinds.add_parser("fit", help="the network fitted on the koi-koi rollout targets of 3 games in 4: the "
                                        "gain of its choice over the network's on the 4th game's calls")
-    calls = kinds.add_parser("calls", help="other models' koi-koi choices on the calls of the network's games "
-                                           "against itself, valued by their rollouts: gain over the network, pairwise")
+    calls = kinds.add_parser("calls", help="other models' choices on the decisions of the network's games "
+                                           "against itself, valued by their rollouts: gain over the network, pairwise "
+                                           "(a model with a value network chooses by its lookahead)")
     for q in (gain, search, fit, calls):
         q.add_argument("model", metavar="MODEL", help="a model directory (e.g. models/sl)")
         q.add_argument("--reward", choices=("point", "wp"), default="wp",
@@ -49,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="fit on the first N training calls only; several: one fit each (default 0: all)")
     calls.add_argument("--games", type=int_range(1), default=150,
                        help="games of the network against itself (default 150, about 1,250 koi-koi calls)")
+    calls.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
+                       help="decision types probed (default koikoi)")
+    calls.add_argument("--fraction", type=float_range(0.0, 1.0), default=1.0,
+                       help="share of those decisions (with a choice) that are probed (default 1)")
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
                        help="model directories whose koi-koi choices are valued on the calls; each after the first "
                             "also gets its gain minus the first's, paired on the same calls (minus_first)")
@@ -62,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from ..hardware import resolve_bf16
     from ..modelio import load_model
     from ..progress import progress_bar
+    from ..rl.lookahead import player_spec
     from ..rl.probe import mean_ci, rollout_gain, search_duel
     from ..rl.probe_fit import choice_gain, fit_gain, koikoi_states, search_gain
     from ..rl.rewards import RewardModel
@@ -71,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")
     try:
         net, _ = load_model(args.model)
-        others = {m: load_model(m)[0] for m in getattr(args, "compare", [])}
+        others = {m: player_spec(m, m) for m in getattr(args, "compare", [])}
         table = WinProbTable.load(args.winprob) if args.reward == "wp" else None
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
@@ -94,13 +101,18 @@ def run(args: argparse.Namespace) -> int:
                     except ValueError as e:
                         raise UserError(str(e)) from None
         elif args.probe == "calls":
-            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update)
+            decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
+            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
+                                   args.fraction)
             if not states:
-                raise UserError(f"no koi-koi call with a choice in {args.games} games: play more games")
-            out.update(calls=len(states), **search_gain(states), models={})
+                raise UserError(f"no {'/'.join(args.decisions)} decision with a choice in {args.games} games: "
+                                "play more games")
+            out.update(calls=len(states), decisions=args.decisions, **search_gain(states), models={})
             first, obs = None, [s["obs"] for s in states]
             for m, other in others.items():
-                summary, gains = choice_gain(states, NetPlayer(other, bf16=player.bf16).values(obs))
+                t0 = time.perf_counter()
+                summary, gains = choice_gain(states, other.player(player.bf16, "cpu").values(obs))
+                summary["decisions_per_s"] = len(obs) / (time.perf_counter() - t0)
                 if first is None:
                     first = gains
                 else:  # paired on the same calls: their luck is shared, and calls both choose alike add 0

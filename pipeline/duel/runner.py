@@ -65,9 +65,9 @@ MODEL_DUEL_BLOCK = 2048  # deals per self-play job: bounds the specs and outcome
 def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 0, num_rounds: int = 8,
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
                     bf16: bool | str = "auto") -> DuelResult:
-    """``play_duel`` for two model players (``NetSpec`` or ``LookaheadSpec``), on the RL self-play engine: worker processes, batched forward passes,
-    bf16 autocast where the CPU has it natively. The same deals and seatings as ``play_duel``; run in
-    blocks of deals, so memory does not grow with ``games``."""
+    """``play_duel`` for two model players (``NetSpec`` or ``LookaheadSpec``), on the RL self-play engine: worker
+    processes, batched forward passes, bf16 autocast where the CPU has it natively. The same deals and
+    seatings as ``play_duel``; run in blocks of deals, so memory does not grow with ``games``."""
     from ..hardware import resolve_bf16
     from ..progress import progress_bar
     from ..rl.executor import make_executor

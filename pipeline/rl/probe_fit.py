@@ -35,10 +35,13 @@ HOLDOUT = 4  # every 4th game's states are held out
 
 
 def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, seed: int,
-                  progress: Callable[[int], None] | None = None) -> list[dict]:
-    """Every koi-koi call with a choice in ``games`` greedy games: obs, legal actions, the network's
-    values of them, rewards ``(actions, k)`` and the game's index."""
+                  progress: Callable[[int], None] | None = None, decisions: tuple[int, ...] = (KOIKOI_DECISION,),
+                  fraction: float = 1.0) -> list[dict]:
+    """The decisions with a choice of the types ``decisions`` (a ``fraction`` of them, drawn at random) in
+    ``games`` greedy games: obs, legal actions, the network's values of them, rewards ``(actions, k)`` and
+    the game's index. By default every koi-koi call."""
     rng = np.random.default_rng(seed)
+    pick = np.random.default_rng((seed, 1))  # its own stream: the rollouts' deals do not depend on it
     out = []
     for g in range(games):
         s = GameState(seed=seed + g)
@@ -46,7 +49,7 @@ def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, se
             obs = s.observation(s.player)
             q = player.values([obs])[0]
             acts = legal_list(obs)
-            if obs.decision == KOIKOI_DECISION and len(acts) > 1:
+            if obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
                 out.append({"obs": obs, "acts": acts, "prior": q[acts], "values": rollout_values(player, s, acts, k,
                                                                                                     reward, rng),
                             "game": g})
