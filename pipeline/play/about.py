@@ -43,26 +43,32 @@ def rating(spec: str, root: Path) -> dict[str, Any] | None:
     return None if r is None else {**r, "anchor": doc["anchor"]}
 
 
-def _reward_scale(root: Path, variant: str) -> tuple[float, float]:
-    """(reward_scale, baseline) of an RL variant from the project's params.yaml; (1, 0) when it cannot be read."""
-    try:
-        from ..params import load_params
+def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
+    """(reward_scale, baseline) of an RL variant from the project's params.yaml; None when it cannot be read."""
+    from ..params import ParamError, load_params
 
+    try:
         rl = load_params(root / "params.yaml").rl
-        return float(getattr(rl.reward_scale, variant)), float(rl.wp_baseline if variant == "wp" else 0.0)
-    except Exception:  # noqa: BLE001 - any unreadable params: show the raw outputs, said to be so
-        return 1.0, 0.0
+    except ParamError:
+        return None
+    return float(getattr(rl.reward_scale, variant)), float(rl.wp_baseline if variant == "wp" else 0.0)
 
 
 def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, Any] | None:
     """How the page turns a hint option into a number with a unit: ``unit`` is ``probability`` (read the
-    option's ``probability``), ``points`` or ``win_probability`` (``value * scale + offset``); ``what`` says it
-    in words. None for an agent without values (random, heuristic)."""
+    option's ``probability``), ``points`` or ``win_probability`` (``value * scale + offset``), or ``q`` (the raw
+    value, when params.yaml cannot be read to convert it); ``what`` says it in words. None for an agent
+    without values (random, heuristic)."""
     if meta is None:
         return None
     if meta.get("kind") == "rl" and meta.get("algorithm") == "mc_dqn":
-        variant = str(meta.get("variant", meta.get("reward", "point")))
-        scale, baseline = _reward_scale(root, variant)
+        variant = "wp" if meta.get("variant", meta.get("reward")) == "wp" else "point"
+        scaled = _reward_scale(root, variant)
+        if scaled is None:
+            return {"unit": "q", "scale": 1.0, "offset": 0.0,
+                    "what": f"{name}'s Q value of the move, in its training units ({root / 'params.yaml'} could not "
+                            f"be read to turn it into {'a win probability' if variant == 'wp' else 'points'})"}
+        scale, baseline = scaled
         if variant == "wp":
             return {"unit": "win_probability", "scale": 1 / scale, "offset": baseline,
                     "what": f"{name}'s estimate of your chance to win the game if you make this move (its Q value)"}

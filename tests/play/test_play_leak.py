@@ -101,6 +101,7 @@ def test_no_response_names_a_hidden_card(client, tiny_model, opponent):
             named_total += check(body, s)
             state = body["state"]
             decisions += 1
+    assert named_cards(client.get("/api/opponents/about").json()) == set()
     assert decisions >= 150, decisions  # hundreds of responses checked across the two opponents
     assert named_total > decisions * 8  # the check saw real card lists, not empty documents
 

@@ -108,6 +108,8 @@ def test_names_ratings_and_hint_units(tmp_path):
     rl = load_params(ROOT / "params.yaml").rl
     assert wp["scale"] == pytest.approx(1 / rl.reward_scale.wp) and wp["offset"] == rl.wp_baseline
     assert point["scale"] == pytest.approx(1 / rl.reward_scale.point) and point["offset"] == 0
+    raw = hint_units({"kind": "rl", "variant": "wp", "algorithm": "mc_dqn"}, "RL-WP", tmp_path)  # no params.yaml
+    assert raw["unit"] == "q" and "could not be read" in raw["what"] and raw["scale"] == 1
 
 
 def test_the_page_is_told_its_opponent_by_name(client, tiny_model):

@@ -184,9 +184,15 @@ async function showReview() {
     review = await api("GET", `/api/games/${game.id}/review`);
   } catch (e) { showError(e.message); return; }
   const units = game.about?.hint;
-  $("review-note").textContent = units ? `Under each option: ${units.what.replace("you ", "it ").replace("your ",
-    "its ").replace(" in your place", "")}. The move it made is marked.`
-    : `${opponentName()} has no values: its choices only, the one it made marked.`;
+  const name = opponentName();
+  const what = {
+    probability: `how likely ${name} was to make each move (the softmax of its outputs over its legal moves)`,
+    points: `${name}'s estimate of the points it would win (+) or lose (-) in the round with each move (its Q value)`,
+    win_probability: `${name}'s estimate of its chance to win the game with each move (its Q value)`,
+    q: `${name}'s Q value of each move, in its training units`,
+  };
+  $("review-note").textContent = units ? `Under each option: ${what[units.unit]}. The move it made is marked.`
+    : `${name} has no values: its choices only, the one it made marked.`;
   const list = $("review-list");
   list.replaceChildren();
   for (const d of review.decisions) {
@@ -322,7 +328,12 @@ async function main() {
   $("koikoi-button").addEventListener("click", () => chooseKoikoi(KOIKOI));
   $("koikoi-dialog").addEventListener("cancel", (e) => e.preventDefault());  // a decision is required
   $("new-game-dialog").addEventListener("cancel", (e) => { if (!game) e.preventDefault(); });
-  $("hint-toggle").addEventListener("change", () => { hintOn = $("hint-toggle").checked; refreshHints(); });
+  $("hint-toggle").checked = hintOn;
+  $("hint-toggle").addEventListener("change", () => {
+    hintOn = $("hint-toggle").checked;
+    localStorage.setItem("koikoi.hint", hintOn ? "on" : "off");
+    refreshHints();
+  });
   document.addEventListener("keydown", onKey);
   setBusy(false);
   const id = new URLSearchParams(location.search).get("game");

@@ -7,7 +7,7 @@ const CATEGORY_NAMES = {light: "Lights", seed: "Seeds", ribbon: "Ribbons", dross
 const STOP = 48, KOIKOI = 49;
 
 let game = null;       // {id, state, about}: the game on the page; about: its opponent (name, rating, hint unit)
-let hintOn = false;
+let hintOn = localStorage.getItem("koikoi.hint") === "on";  // the page remembers the Hint box
 let hints = null;      // {move, kind, options}: the opponent's values for the current decision
 
 function opponentName() { return game?.about?.name || "Opponent"; }
@@ -29,6 +29,7 @@ function hintValue(option, units) {
   if (!units || units.unit === "probability") return `${Math.round(100 * option.probability)}%`;
   const v = option.value * units.scale + units.offset;
   if (units.unit === "win_probability") return `${Math.round(100 * v)}% win`;
+  if (units.unit === "q") return `Q ${v.toFixed(2)}`;
   return `${v >= 0 ? "+" : ""}${v.toFixed(1)} pts`;
 }
 
@@ -174,10 +175,10 @@ function preview(card) {
   const matches = game.state.field.filter((c) => c[0] === card[0]);
   for (const c of matches) document.querySelector(`#field .card[data-card="${c.join(",")}"]`)?.classList.add("would-take");
   document.querySelector(`#hand .card[data-card="${card.join(",")}"]`)?.classList.add("previewing");
-  const what = matches.length === 0 ? ["no match: it stays on the field"]
-    : matches.length === 1 ? ["takes ", cardList(matches)]
-    : matches.length === 2 ? ["takes one of ", cardList(matches), " (you choose)"]
-    : ["takes all three: ", cardList(matches)];
+  const what = matches.length === 0 ? ["has no match: it stays on the field"]
+    : matches.length === 1 ? ["takes ", cardList(matches), ` ${Cards.short(matches[0])}`]
+    : matches.length === 2 ? ["takes ", cardList(matches), ` ${matches.map(Cards.short).join(" or ")} (you choose)`]
+    : ["takes all three ", cardList(matches)];
   box.replaceChildren(cardList([card]), ` ${Cards.short(card)} `, ...what);
   box.hidden = false;
 }

@@ -181,8 +181,9 @@ const Hanafuda = (() => {
       ["M56 94 Q50 40 8 12", [[48, 66], [44, 48], [36, 34], [26, 24], [14, 16]]],
       ["M2 56 Q30 6 58 44", [[9, 44], [18, 32], [30, 26], [42, 28], [52, 36]]],
     ];
-    const picks = [[0, 2], [1, 2], [0, 1]][v];
-    return picks.map((i) => cloverStem(stems[i][0], stems[i][1])).join("");
+    const picks = [[0, 2], [1, 2], [1]][v];
+    const ground = v === 2 ? path("M2 94 V80 Q30 70 58 80 V94 Z", C.deep) : "";
+    return ground + picks.map((i) => cloverStem(stems[i][0], stems[i][1])).join("");
   }
 
   function susukiHill(top = 58) {
@@ -315,10 +316,10 @@ const Hanafuda = (() => {
   }
 
   function cuckoo() {
-    const moon = path("M52 14 A12 12 0 1 1 34 30 A9 9 0 1 0 52 14 Z", C.red, outline(0.6));
+    const moon = circle(46, 54, 10, C.red, outline(0.8)) + circle(50.5, 50.5, 8.6, C.cream);  // a red crescent
     const bird = group(path("M-12 0 Q-2 -3 8 -1 L14 -4 L10 1 Q0 5 -12 0 Z", C.ink) +
       path("M-2 -1 Q4 -14 12 -16 Q6 -6 4 -1 Z", C.ink) + path("M-12 0 L-16 -1 L-12 1.5 Z", C.yellow) +
-      circle(-9, -0.5, 0.7, C.white), "translate(30 56) rotate(-15)");
+      circle(-9, -0.5, 0.7, C.white), "translate(26 72) rotate(-15) scale(1.35)");
     return wisteria(2) + moon + bird;
   }
 
@@ -347,7 +348,7 @@ const Hanafuda = (() => {
       circle(24, 2, 1.6, C.tan, outline(0.5)) + circle(16, -3, 0.9, C.ink) + path("M10 -7 L12 -12 L14 -6 Z", C.ink) +
       line("M-10 -8 L-6 -11 M-4 -9 L0 -12 M2 -9 L6 -11", C.ink, 1) + line("M-8 7 L-12 14 M-2 8 L0 15 M6 7 L4 14 M11 5 L14 12",
       C.ink, 2) + line("M-15 -2 Q-20 -4 -19 2", C.ink, 1);
-    return clover(2) + group(body, "translate(27 70) scale(1.25)");
+    return clover(0) + group(body, "translate(27 70) scale(1.25)");
   }
 
   function moon() {
