@@ -6,6 +6,13 @@
 
 const DELAY = Number(new URLSearchParams(location.search).get("delay") ?? 700);
 
+// `#record` in the address while the record is open, so that a reload shows it again.
+function setHash(hash) {
+  const url = new URL(location.href);
+  url.hash = hash;
+  history.replaceState(null, "", url);
+}
+
 // The game's id in the address, so that a reload (or a shared link) reopens it.
 function setAddress(id) {
   const url = new URL(location.href);
@@ -322,7 +329,11 @@ async function main() {
   $("record-button").addEventListener("click", showRecord);
   $("over-record").addEventListener("click", showRecord);
   $("record-close").addEventListener("click", () => $("record-dialog").close());
-  $("record-dialog").addEventListener("close", () => { if (!game) openNewGame(); });
+  $("record-dialog").addEventListener("close", () => {
+    setHash("");
+    if (!game) openNewGame();
+  });
+  window.addEventListener("hashchange", () => { if (location.hash === "#record") showRecord(); });
   $("round-continue").addEventListener("click", () => $("round-dialog").close());
   $("stop-button").addEventListener("click", () => chooseKoikoi(STOP));
   $("koikoi-button").addEventListener("click", () => chooseKoikoi(KOIKOI));

@@ -58,6 +58,20 @@ function renderPile(el, pile) {
   }
 }
 
+// What each yaku in progress asks for (the rules of pipeline/engine/scoring.py), for its tooltip.
+const YAKU_RULES = {
+  "Lights": "Three Lights 5 (the Rain Man does not count), Rainy Four Lights 7, Four Lights 8, Five Lights 10",
+  "Boar-Deer-Butterfly": "the Boar, the Deer and the Butterflies: 5",
+  "Flower Viewing Sake": "the Curtain and the Sake Cup: 1, or 3 after a koi-koi",
+  "Moon Viewing Sake": "the Moon and the Sake Cup: 1, or 3 after a koi-koi",
+  "Red Ribbons": "the three red poetry ribbons: 5 (10 more with the three blue ones)",
+  "Blue Ribbons": "the three blue ribbons: 5 (10 more with the three red poetry ones)",
+  "Tane": "5 seed cards (animals and objects): 1, and 1 more for each further seed",
+  "Tan": "5 ribbons: 1, and 1 more for each further ribbon",
+  "Kasu": "10 plain cards (the Sake Cup counts too): 1, and 1 more for each further plain card",
+};
+const YAKU_LABELS = {Tane: "Tane (seeds)", Tan: "Tan (ribbons)", Kasu: "Kasu (plain)"};
+
 function renderYaku(el, yaku, progress = []) {
   el.replaceChildren();
   for (const [name, pts] of yaku.yaku) {
@@ -75,7 +89,7 @@ function renderYaku(el, yaku, progress = []) {
   for (const p of progress) {
     const item = document.createElement("span");
     item.className = "yaku-item toward";
-    item.textContent = `${p.name} ${p.have}/${p.need}`;
+    item.textContent = `${YAKU_LABELS[p.name] || p.name} ${p.have}/${p.need}`;
     if (p.need <= 5) {  // a pip per card: filled for those taken
       const pips = document.createElement("span");
       pips.className = "pips";
@@ -83,8 +97,8 @@ function renderYaku(el, yaku, progress = []) {
       pips.textContent = "\u25cf".repeat(p.have) + "\u25cb".repeat(p.need - p.have);
       item.append(pips);
     }
-    item.title = p.missing.length ? `${p.name}: needs ${p.missing.join(" and ")}`
-      : `${p.name}: ${plural(p.need - p.have, "more card")} to go`;
+    item.title = (p.missing.length ? `${p.name}: needs ${p.missing.join(" and ")}`
+      : `${p.name}: ${plural(p.need - p.have, "more card")} to go`) + `. ${YAKU_RULES[p.name] || ""}`;
     el.append(item);
   }
   if (!el.childElementCount) el.textContent = "no yaku yet";
@@ -139,7 +153,7 @@ function render() {
       }
       if (where === "hand") {
         card.addEventListener("mouseenter", () => preview(c));
-        card.addEventListener("focus", () => preview(c));
+        card.addEventListener("focus", () => { if (card.matches(":focus-visible")) preview(c); });  // keyboard only
         card.addEventListener("mouseleave", () => preview(null));
         card.addEventListener("blur", () => preview(null));
       }

@@ -50,7 +50,7 @@ async function showRecord() {
     const result = document.createElement("span");
     result.className = `result ${g.result}`;
     result.textContent = RESULT_NAMES[g.result];
-    const tr = recordRow([g.ended, g.name, result, `${g.points} : ${g.opponent_points}`,
+    const tr = recordRow([g.ended.slice(0, 16), g.name, result, `${g.points} : ${g.opponent_points}`,
       g.rounds === g.planned ? String(g.rounds) : `${g.rounds} of ${g.planned}`]);
     tr.title = `${g.file} (opponent ${g.opponent})`;
     return tr;
@@ -62,5 +62,6 @@ async function showRecord() {
     ? `Not counted (${plural(doc.skipped.length, "file")}): ${doc.skipped.join("; ")}` : "";
   for (const d of document.querySelectorAll("dialog[open]")) d.close();
   $("record-dialog").showModal();
+  setHash("record");
   $("record-close").focus();
 }
