@@ -147,7 +147,7 @@ function showKoikoi() {
   const yaku = document.createElement("div");
   renderYaku(yaku, s.yaku.you);
   $("koikoi-yaku").replaceChildren(yaku);
-  $("koikoi-stop-points").textContent = s.yaku.you.points;
+  $("koikoi-stop-points").textContent = plural(s.yaku.you.points, "point");
   $("koikoi-dialog").showModal();
   $("stop-button").focus();
   renderHints();
