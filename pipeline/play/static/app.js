@@ -45,6 +45,7 @@ function showError(message) {
 
 async function refreshHints() {
   hints = null;
+  renderHints();  // the legend at once, the badges when the model has answered
   const s = game.state;
   if (hintOn && s.hint_available && s.decision !== "over") {
     try {
