@@ -10,6 +10,7 @@ None of them names a card: what they say is public before, during and after any 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,6 @@ from .opponents import choices
 
 def _meta_of(spec: str, root: Path) -> dict[str, Any] | None:
     """A model directory's meta from its config.json (no torch needed); None for the built-in agents."""
-    import json
-
     try:
         return dict(json.loads((root / spec / "config.json").read_text(encoding="utf-8")).get("meta", {}))
     except (OSError, ValueError, AttributeError):
