@@ -29,7 +29,7 @@ class PlayedGame:
     ended: str
     opponent: str  # the agent spec, as written in the record
     name: str  # the opponent's display name
-    seat: int  # the person's seat: 0 dealt first in round 1's record order (player 1), 1 otherwise
+    seat: int  # the person's seat: 0 as the record's player 1, 1 as its player 2
     rounds: int  # rounds played
     planned: int  # rounds the game was set to (a game ends early when a player runs out of points)
     init_points: int
@@ -51,7 +51,7 @@ def played_game(path: Path) -> PlayedGame:
     names = (_field(rec, path, "info", "player1Name", str), _field(rec, path, "info", "player2Name", str))
     if names.count(HUMAN_NAME) != 1:
         raise RecordError(path, "info.player1Name", f"not a game of a person ({HUMAN_NAME!r}) against an agent")
-    if rec.get("result", {}).get("isOver") is not True:
+    if not isinstance(rec.get("result"), dict) or rec["result"].get("isOver") is not True:
         raise RecordError(path, "result.isOver", "the game is not over")
     seat = names.index(HUMAN_NAME)
     end = (_field(rec, path, "result", "player1EndPts", int), _field(rec, path, "result", "player2EndPts", int))

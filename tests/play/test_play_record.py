@@ -37,6 +37,8 @@ def test_the_record_lists_each_finished_game_and_the_win_rate_per_opponent(clien
     bad = games.records_dir / "broken.json"
     bad.write_text("{", encoding="utf-8")
     write_record(GameState(seed=1), games.records_dir / "duel.json", ("sl", "random"))  # no person in it
+    odd = json.loads(next(games.records_dir.glob("20*-*.json")).read_text())  # a played game's record
+    (games.records_dir / "odd.json").write_text(json.dumps({**odd, "result": []}))  # a record, but not its result
     doc = client.get("/api/history").json()
 
     assert sorted(g["game"] for g in doc["games"]) == sorted(p["id"] for p in played)
@@ -56,7 +58,8 @@ def test_the_record_lists_each_finished_game_and_the_win_rate_per_opponent(clien
     assert r["wins"] + r["losses"] + r["draws"] == 3 and r["win_rate"] == pytest.approx(wins / 3, abs=1e-4)
     assert r["ci95"] == pytest.approx(list(wilson_interval(wins, 3)), abs=1e-4)
     assert r["point_diff"] == pytest.approx(sum(g["points"] - 30 for g in randoms) / 3, abs=0.01)
-    assert len(doc["skipped"]) == 2 and any(s.startswith("broken.json: ") for s in doc["skipped"])
+    assert len(doc["skipped"]) == 3 and any(s.startswith("broken.json: ") for s in doc["skipped"])
+    assert "odd.json: field 'result.isOver'" in "\n".join(doc["skipped"])
     assert any(s.startswith("duel.json: ") and "not a game of a person" in s for s in doc["skipped"])
     assert str(games.records_dir) not in json.dumps(doc)  # file names only, not the server's paths
 
