@@ -6,6 +6,7 @@ Routes (README, "Play in the browser", documents them):
 - ``POST /api/games`` -> 201 ``{"id", "state", "events"}``; ``GET /api/games/{id}`` -> ``{"id", "state"}``
 - ``POST /api/games/{id}/actions`` ``{"action": token, "move": optional}`` -> ``{"id", "state", "events"}``
 - ``GET /api/games/{id}/hint``, ``/review``, ``/record``
+- ``routes``: ``GET /api/opponents/about``, ``/api/games/{id}/opponent``, ``/api/history``
 
 Errors are ``{"error": "one line"}``: 400 bad input or an illegal action, 404 unknown game, 409 not now.
 Endpoints are plain functions, so the server runs them in its thread pool and a slow model in one game
@@ -25,7 +26,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
 
-from . import view
+from . import routes, view
 from .games import Games
 from .opponents import choices
 from .session import PlayError
@@ -119,6 +120,8 @@ def create_app(games: Games, root: Path = Path(".")) -> FastAPI:
         game = games.get(game_id)
         with game.lock:
             return json.loads(game.record().read_text(encoding="utf-8"))
+
+    app.include_router(routes.router(games, root))  # the page's opponent names and the person's record
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

@@ -9,7 +9,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine import DECISION_NAMES, Observation, RoundResult, Turn, card_name, ids_of, score_mask
-from ..engine.cards import BLUE_RIBBONS, CATEGORIES, MONTH_NAMES, RED_RIBBONS, card_tuple
+from ..engine.cards import (
+    BLUE_RIBBONS,
+    BOAR_DEER_BUTTERFLY,
+    CATEGORIES,
+    DROSS,
+    FLOWER_SAKE,
+    LIGHT,
+    MONTH_NAMES,
+    MOON_SAKE,
+    RAINMAN_BIT,
+    RED_RIBBONS,
+    RIBBON,
+    SEED,
+    card_tuple,
+)
 
 CATEGORY_ORDER = ("light", "seed", "ribbon", "dross")
 
@@ -40,6 +54,35 @@ def yaku(pile: int, koikoi: int) -> dict[str, Any]:
     """A pile's yaku ``[[name, points], ...]`` (koi-koi bonus included) and their total."""
     s = score_mask(pile, koikoi)
     return {"points": s.points, "yaku": [[name, pts] for name, pts in s.yaku]}
+
+
+# Yaku a pile grows toward: (name, cards that count, how many it needs); Lights are handled apart (the Rain Man).
+_TOWARD = (("Boar-Deer-Butterfly", BOAR_DEER_BUTTERFLY, 3), ("Flower Viewing Sake", FLOWER_SAKE, 2),
+           ("Moon Viewing Sake", MOON_SAKE, 2), ("Red Ribbons", RED_RIBBONS, 3), ("Blue Ribbons", BLUE_RIBBONS, 3),
+           ("Tane", SEED, 5), ("Tan", RIBBON, 5), ("Kasu", DROSS, 10))
+
+
+def progress(pile: int, opp_pile: int) -> list[dict[str, Any]]:
+    """How far ``pile`` is toward each yaku it has not made yet, from the two piles alone (both public).
+
+    A yaku the other pile has made impossible (it holds a card the yaku needs) is left out, and so is one
+    with no card yet. Each item: ``name``, ``have``, ``need`` and, for a yaku of named cards, the names of
+    the ``missing`` ones. Most advanced first.
+    """
+    out: list[dict[str, Any]] = []
+    free_lights = LIGHT & ~opp_pile
+    lights = (pile & LIGHT).bit_count()
+    # Three Lights may not include the Rain Man: with it (or with only it left to take) four are needed.
+    need = 3 if not pile & RAINMAN_BIT and (free_lights & ~RAINMAN_BIT).bit_count() >= 3 else 4
+    if 0 < lights < need <= free_lights.bit_count():
+        out.append({"name": "Lights", "have": lights, "need": need, "missing": []})
+    for name, cards, need in _TOWARD:
+        have = (pile & cards).bit_count()
+        if 0 < have < need <= (cards & ~opp_pile).bit_count():
+            named = need == cards.bit_count()
+            out.append({"name": name, "have": have, "need": need,
+                        "missing": [card_name(c) for c in ids_of(cards & ~pile)] if named else []})
+    return sorted(out, key=lambda p: (-p["have"] / p["need"], p["need"]))
 
 
 def deck() -> list[dict[str, Any]]:
@@ -101,6 +144,7 @@ def state_view(obs: Observation, results: list[RoundResult], *, over: bool, winn
         "dealer": you if obs.is_dealer else opp,
         "koikoi": {"you": obs.my_koikoi, "opponent": obs.opp_koikoi},
         "yaku": {"you": yaku(obs.my_pile, obs.my_koikoi), "opponent": yaku(obs.opp_pile, obs.opp_koikoi)},
+        "progress": {"you": progress(obs.my_pile, obs.opp_pile), "opponent": progress(obs.opp_pile, obs.my_pile)},
         "history": [turn_view(t) for t in obs.turns],
         "results": [round_view(r, you) for r in results],
         "winner": winner if over else None,

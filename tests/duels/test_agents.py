@@ -1,5 +1,3 @@
-import time
-
 import pytest
 
 from pipeline.agents import HeuristicAgent, RandomAgent, load_agent
@@ -67,11 +65,10 @@ def test_heuristic_koikoi_rules():
 
 
 def test_heuristic_beats_random_clearly():
-    t0 = time.perf_counter()
+    # no time limit here: a timed test fails on a busy machine (the guide: measure speed with koikoi bench)
     r = play_duel(HeuristicAgent(1), RandomAgent(2), games=60, seed=0)
     assert r.win_rate >= 0.8, r.summary()
     assert r.point_diff > 5
-    assert time.perf_counter() - t0 < 5
 
 
 def test_heuristic_is_legal_and_seeded():

@@ -1,14 +1,18 @@
-"""A real browser plays one whole game by clicking and pressing keys: Debian's Chromium driven by Selenium.
+"""A real browser plays one whole game by clicking and pressing keys, reopens a game by its address and after
+a reload, and previews what a hand card takes: Debian's Chromium driven by Selenium.
 
 Skipped with a one-line reason where Chromium or its driver is missing (``make system-packages`` installs them).
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import socket
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -97,6 +101,10 @@ def test_a_person_plays_a_whole_game(server, browser, tmp_path):
             break
         if is_open("round-dialog"):
             rounds_seen += 1
+            # the header shows the points the round's dialog reports
+            totals = re.search(r"Points: you (-?\d+), .* (-?\d+)\.", d.find_element(By.ID, "round-body").text)
+            header = [d.find_element(By.ID, f"points-{side}").text for side in ("you", "opponent")]
+            assert totals and header == [totals[1], totals[2]], (header, totals)
             d.find_element(By.ID, "round-continue").click()
             continue
         if is_open("koikoi-dialog"):
@@ -143,6 +151,85 @@ def test_a_person_plays_a_whole_game(server, browser, tmp_path):
     assert len(d.find_elements(By.CSS_SELECTOR, "#review-list .option.chosen")) == len(items)
     d.save_screenshot(str(tmp_path / "review.png"))
     d.find_element(By.ID, "review-close").send_keys(Keys.ENTER)
+
+    ActionChains(d).send_keys("y").perform()  # the person's record: this game, and the win rate against the model
+    wait_for(d, lambda d: is_open("record-dialog"), "the record")
+    rows = d.find_elements(By.CSS_SELECTOR, "#record-games tr")
+    assert len(rows) == 1 and "tiny" in rows[0].text
+    assert f"{game.state.points[0]} : {game.state.points[1]}" in rows[0].text
+    vs = d.find_elements(By.CSS_SELECTOR, "#record-opponents tr")
+    assert len(vs) == 1 and vs[0].text.startswith("tiny 1 ") and "%" in vs[0].text
+    assert len(d.find_elements(By.CSS_SELECTOR, "#record-opponents .ci-bar .ci-dot")) == 1
     errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
     assert (tmp_path / "game_over.png").stat().st_size > 10_000
+
+
+def post(url: str, body: dict) -> dict:
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def test_a_game_opened_by_its_address_survives_a_reload_and_previews_what_a_card_takes(server, browser):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    base, games = server
+    d = browser
+    created = post(f"{base}/api/games", {"seed": 3, "rounds": 2})  # through the API, not the page
+    gid, state = created["id"], created["state"]
+    assert state["decision"] == "discard"
+
+    def ready(d) -> bool:
+        return d.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "false"
+
+    def shown(where: str) -> list[str]:
+        return [c.get_attribute("data-card") for c in d.find_elements(By.CSS_SELECTOR, f"#{where} .card")]
+
+    d.get(f"{base}/?game={gid}&delay=0")
+    wait_for(d, lambda d: ready(d) and d.execute_script("return game && game.id") == gid, "the game by its address")
+    assert shown("hand") == [f"{m},{i}" for m, i in state["hand"]]
+    assert shown("field") == [f"{m},{i}" for m, i in state["field"]]
+    assert d.find_element(By.ID, "new-game-dialog").get_attribute("open") is None
+    assert d.find_element(By.ID, "opponent-name").text == "tiny"  # a name, not the model's path
+
+    # hovering a hand card rings the field cards of its month, and says what it takes
+    field = [tuple(c) for c in state["field"]]
+    takes = 0
+    for hand_card in d.find_elements(By.CSS_SELECTOR, "#hand .card"):
+        month = int(hand_card.get_attribute("data-month"))
+        ActionChains(d).move_to_element(hand_card).perform()
+        expected = sorted(f"{m},{i}" for m, i in field if m == month)
+        wait_for(d, lambda d, e=expected: sorted(c.get_attribute("data-card") for c in
+                                               d.find_elements(By.CSS_SELECTOR, "#field .card.would-take")) == e,
+                 f"the preview of month {month}")
+        text = d.find_element(By.ID, "preview").text
+        assert ("no match" in text) == (not expected) and ("you choose" in text) == (len(expected) == 2), text
+        takes += bool(expected)
+    assert takes >= 1
+
+    # every label fits its card, and the 48 drawings are 48 different pictures
+    assert not d.execute_script(
+        "return [...document.querySelectorAll('.card-label')].filter("
+        "(l) => l.getBoundingClientRect().width > l.parentElement.getBoundingClientRect().width + 12)"
+        ".map((l) => l.textContent)")
+    assert d.execute_script("return new Set([...Array(48).keys()].map((i) => "
+                            "Hanafuda.svg((i >> 2) + 1, (i & 3) + 1).replace(/hf-clip-\\d+-\\d+/g, ''))).size") == 48
+
+    # play one card, then reload: the same game, at the same move, with the same hand
+    d.find_element(By.CSS_SELECTOR, "#hand button.legal").click()
+    wait_for(d, lambda d: ready(d) and d.execute_script("return game.state.move") > 0, "the move")
+    move, hand = d.execute_script("return game.state.move"), shown("hand")
+    assert f"game={gid}" in d.current_url
+    d.refresh()
+    wait_for(d, lambda d: ready(d) and d.execute_script("return game && game.state.move") == move, "the reloaded game")
+    assert d.execute_script("return game.id") == gid and shown("hand") == hand
+    assert games.get(gid).move == move
+
+    d.get(f"{base}/?game=nosuchgame&delay=0")  # a game the server does not hold: said, and a new game offered
+    wait_for(d, lambda d: d.find_element(By.ID, "new-game-dialog").get_attribute("open") is not None, "new game")
+    assert "no game 'nosuchgame'" in d.find_element(By.ID, "error").text
+    assert "game=" not in d.current_url
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE" and "404" not in e["message"]]
+    assert not errors, errors

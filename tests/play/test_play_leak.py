@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline.engine import PICK, GameState, Turn, ids_of
+from pipeline.engine import PICK, GameState, Turn, ids_of, resample_hidden
 from pipeline.engine.cards import card_id
+from pipeline.play.view import state_view
 
 
 def named_cards(doc: Any, key: str = "") -> set[int]:
@@ -92,10 +93,34 @@ def test_no_response_names_a_hidden_card(client, tiny_model, opponent):
             if opponent == "tiny":
                 check(client.get(f"/api/games/{gid}/hint").json(), s)
             check(client.get(f"/api/games/{gid}").json(), s)
+            # the page's other endpoints name no card at all
+            assert named_cards(client.get(f"/api/games/{gid}/opponent").json()) == set()
+            assert named_cards(client.get("/api/history").json()) == set()
             body = client.post(f"/api/games/{gid}/actions",
                                json={"action": int(rng.choice(state["legal_actions"]))}).json()
             named_total += check(body, s)
             state = body["state"]
             decisions += 1
+    assert named_cards(client.get("/api/opponents/about").json()) == set()
     assert decisions >= 150, decisions  # hundreds of responses checked across the two opponents
     assert named_total > decisions * 8  # the check saw real card lists, not empty documents
+
+
+def test_the_page_view_is_the_same_whatever_the_hidden_cards_are():
+    """The whole state the page gets (board, yaku, progress toward yaku, history) is unchanged when the
+    opponent's hand and the stock are dealt again: it cannot depend on them."""
+    rng = np.random.default_rng(5)
+    compared = changed = 0
+    for seed in range(2):
+        s = GameState(seed=seed, num_rounds=3)
+        while not s.is_over:
+            if s.current_player == 0:
+                kw = dict(over=False, winner=None, opponent="x", seed=seed, move=0, has_values=False, values=None)
+                view = state_view(s.observation(0), s.results, **kw)
+                for _ in range(3):
+                    other = resample_hidden(s, 0, rng)
+                    changed += other.hands[1] != s.hands[1] or other.stock != s.stock
+                    assert state_view(other.observation(0), other.results, **kw) == view
+                    compared += 1
+            s.step(int(rng.choice(ids_of(s.legal_mask()))))
+    assert compared > 60 and changed > 0.9 * compared  # the hidden cards really were dealt again

@@ -1,9 +1,25 @@
 // The play page's flow: games, the opponent's moves one by one, decisions, dialogs and keys. It talks to
-// the JSON API only (README, "Play in the browser"); board.js draws the state.
-// `?delay=MS` sets the pause between the opponent's moves (default 700; the browser test uses 0).
+// the JSON API only (docs/play.md); board.js draws the state, record.js the person's record.
+// The address holds the game: `?game=ID` reopens it from the server (a reload, or a game made through the
+// API). `?delay=MS` sets the pause between the opponent's moves (default 700; the browser test uses 0).
 "use strict";
 
 const DELAY = Number(new URLSearchParams(location.search).get("delay") ?? 700);
+
+// `#record` in the address while the record is open, so that a reload shows it again.
+function setHash(hash) {
+  const url = new URL(location.href);
+  url.hash = hash;
+  history.replaceState(null, "", url);
+}
+
+// The game's id in the address, so that a reload (or a shared link) reopens it.
+function setAddress(id) {
+  const url = new URL(location.href);
+  if (id) url.searchParams.set("game", id);
+  else url.searchParams.delete("game");
+  history.replaceState(null, "", url);
+}
 
 // ------------------------------------------------------------------ API
 async function api(method, path, body) {
@@ -29,6 +45,7 @@ function showError(message) {
 
 async function refreshHints() {
   hints = null;
+  renderHints();  // the legend at once, the badges when the model has answered
   const s = game.state;
   if (hintOn && s.hint_available && s.decision !== "over") {
     try {
@@ -46,7 +63,7 @@ function logLine(...parts) {
   return li;
 }
 
-async function showTurn(e) {
+function turnParts(e) {
   const parts = [`${who(e.player)} played `, cardList([e.discard])];
   if (e.captured.length) parts.push(" and took ", cardList(e.captured));
   if (e.draw) {
@@ -55,6 +72,11 @@ async function showTurn(e) {
   }
   if (e.koikoi === true) parts.push(": koi-koi!");
   if (e.koikoi === false) parts.push(": stop.");
+  return parts;
+}
+
+async function showTurn(e) {
+  const parts = turnParts(e);
   const li = logLine(`R${e.round} T${e.turn} `, ...parts);
   li.classList.add(e.player === game.state.you ? "mine" : "theirs");
   $("last-move").classList.remove("pending");
@@ -79,11 +101,13 @@ function modal(id, buttonId) {
   });
 }
 
+function totalsText(r) { return `Points: you ${r.totals.you}, ${opponentName()} ${r.totals.opponent}.`; }
+
 async function showRound(r) {
   logLine(`Round ${r.round}: `, roundText(r)).classList.add("round-end");
+  setScores(r.totals.you, r.totals.opponent);  // the header shows the points the dialog reports
   $("round-title").textContent = `Round ${r.round} over`;
-  $("round-body").replaceChildren(roundText(r), document.createElement("br"),
-    `Points: you ${r.totals.you}, opponent ${r.totals.opponent}.`);
+  $("round-body").replaceChildren(roundText(r), document.createElement("br"), totalsText(r));
   await modal("round-dialog", "round-continue");
 }
 
@@ -124,7 +148,7 @@ function showKoikoi() {
   const yaku = document.createElement("div");
   renderYaku(yaku, s.yaku.you);
   $("koikoi-yaku").replaceChildren(yaku);
-  $("koikoi-stop-points").textContent = s.yaku.you.points;
+  $("koikoi-stop-points").textContent = plural(s.yaku.you.points, "point");
   $("koikoi-dialog").showModal();
   $("stop-button").focus();
   renderHints();
@@ -136,15 +160,26 @@ function chooseKoikoi(action) {
 }
 
 // ------------------------------------------------------------------ game over, review, new game
+function cell(text, tag = "td") {
+  const el = document.createElement(tag);
+  el.textContent = String(text);
+  return el;
+}
+
 function showOver() {
   const s = game.state;
   const title = s.winner === null ? "Draw" : s.winner === s.you ? "You win!" : "You lose";
   $("over-title").textContent = `${title} ${s.points.you} : ${s.points.opponent}`;
-  const rows = s.results.map((r) => `<tr><td>${r.round}</td><td>${who(r.dealer)}</td>
-    <td>${r.winner === null ? "dealer's priority" : who(r.winner)}</td><td>${r.points.you > 0 ? "+" : ""}${r.points.you}</td>
-    <td>${r.yaku.map(([n, p]) => `${n} ${p}`).join(", ")}</td></tr>`);
-  $("over-rounds").innerHTML = "<tr><th>round</th><th>dealer</th><th>winner</th><th>you</th><th>yaku</th></tr>" +
-    rows.join("");
+  const head = document.createElement("tr");
+  for (const h of ["round", "dealer", "winner", "you", "yaku", "points"]) head.append(cell(h, "th"));
+  const rows = s.results.map((r) => {
+    const tr = document.createElement("tr");
+    tr.append(cell(r.round), cell(who(r.dealer)), cell(r.winner === null ? "dealer's priority" : who(r.winner)),
+      cell(`${r.points.you > 0 ? "+" : ""}${r.points.you}`), cell(r.yaku.map(([n, p]) => `${n} ${p}`).join(", ")),
+      cell(`${r.totals.you} : ${r.totals.opponent}`));
+    return tr;
+  });
+  $("over-rounds").replaceChildren(head, ...rows);
   $("record-link").href = `/api/games/${game.id}/record`;
   $("review-button").disabled = false;
   $("over-dialog").showModal();
@@ -156,10 +191,16 @@ async function showReview() {
   try {
     review = await api("GET", `/api/games/${game.id}/review`);
   } catch (e) { showError(e.message); return; }
-  $("review-note").textContent = review.kind === "rl"
-    ? "Values are the model's expected rewards; the chosen move is marked."
-    : review.kind === "sl" ? "Percentages are the model's probabilities of each move; the chosen one is marked."
-    : `The ${review.opponent} agent has no values: its choices only.`;
+  const units = game.about?.hint;
+  const name = opponentName();
+  const what = {
+    probability: `how likely ${name} was to make each move (the softmax of its outputs over its legal moves)`,
+    points: `${name}'s estimate of the points it would win (+) or lose (-) in the round with each move (its Q value)`,
+    win_probability: `${name}'s estimate of its chance to win the game with each move (its Q value)`,
+    q: `${name}'s Q value of each move, in its training units`,
+  };
+  $("review-note").textContent = units ? `Under each option: ${what[units.unit]}. The move it made is marked.`
+    : `${name} has no values: its choices only, the one it made marked.`;
   const list = $("review-list");
   list.replaceChildren();
   for (const d of review.decisions) {
@@ -172,7 +213,7 @@ async function showReview() {
       opt.append(o.card ? Cards.element(o.card, {small: true}) : (o.action === STOP ? "stop" : "koi-koi"));
       if (o.value !== undefined) {
         const v = document.createElement("small");
-        v.textContent = review.kind === "rl" ? o.value.toFixed(2) : `${Math.round(100 * o.probability)}%`;
+        v.textContent = hintValue(o, units);
         opt.append(v);
       }
       li.append(opt);
@@ -199,10 +240,11 @@ async function startGame() {
   try {
     const r = await api("POST", "/api/games", body);
     $("new-game-dialog").close();
-    game = {id: r.id, state: r.state};
+    game = {id: r.id, state: r.state, about: await api("GET", `/api/games/${r.id}/opponent`)};
+    setAddress(r.id);
     $("log").replaceChildren();
     $("last-move").replaceChildren();
-    logLine(`New game against ${r.state.opponent} (seed ${r.state.seed}).`);
+    logLine(`New game against ${opponentName()} (seed ${r.state.seed}).`);
     render();
     await play(r.events, r.state);
   } catch (e) {
@@ -211,6 +253,31 @@ async function startGame() {
     if (!$("new-game-dialog").open) $("new-game-dialog").showModal();
     setBusy(false);
   }
+}
+
+// A game the server holds, by its id (from the address): the board, this round's moves and past rounds in
+// the log, and the dialog its decision needs.
+async function openGame(id) {
+  setBusy(true);
+  try {
+    const r = await api("GET", `/api/games/${encodeURIComponent(id)}`);
+    game = {id: r.id, state: r.state, about: await api("GET", `/api/games/${r.id}/opponent`)};
+  } catch (e) {
+    setAddress(null);
+    setBusy(false);
+    showError(`Game ${id}: ${e.message}`);
+    openNewGame();
+    return;
+  }
+  const s = game.state;
+  $("log").replaceChildren();
+  logLine(`Game against ${opponentName()} (seed ${s.seed}), reopened at round ${s.round}, turn ${s.turn}.`);
+  for (const r of s.results) logLine(`Round ${r.round}: `, roundText(r)).classList.add("round-end");
+  s.history.forEach((t, i) => {
+    if (t.draw) logLine(`R${s.round} T${i + 1} `, ...turnParts(t)).classList.add(t.player === s.you ? "mine" : "theirs");
+  });
+  render();
+  await play([], s);
 }
 
 // ------------------------------------------------------------------ keyboard
@@ -225,6 +292,7 @@ function onKey(e) {
   }
   if (key === "n" && (!open || open.id !== "new-game-dialog")) { e.preventDefault(); openNewGame(); return; }
   if (key === "r" && game && game.state.decision === "over") { showReview(); return; }
+  if (key === "y" && (!open || open.id === "over-dialog")) { e.preventDefault(); showRecord(); return; }
   if (open) return;  // Enter and Escape work on the dialog itself
   if (key === "h" && !$("hint-toggle").disabled) {
     $("hint-toggle").checked = !$("hint-toggle").checked;
@@ -244,11 +312,13 @@ function onKey(e) {
 // ------------------------------------------------------------------ start
 async function main() {
   Cards.deck = await api("GET", "/api/cards");
-  const opponents = await api("GET", "/api/opponents");
-  for (const spec of opponents.choices) {
+  const [opponents, about] = await Promise.all([api("GET", "/api/opponents"), api("GET", "/api/opponents/about")]);
+  for (const a of about) {
     const opt = document.createElement("option");
-    opt.value = opt.textContent = spec;
-    opt.selected = spec === opponents.default;
+    opt.value = a.spec;
+    opt.textContent = a.rating ? `${a.name} (${ratingText(a.rating)})` : a.name;
+    opt.title = a.spec;
+    opt.selected = a.spec === opponents.default;
     $("opponent-select").append(opt);
   }
   if (!opponents.choices.includes(opponents.default)) $("opponent-custom").value = opponents.default;
@@ -257,15 +327,31 @@ async function main() {
   $("over-new-game").addEventListener("click", openNewGame);
   $("review-button").addEventListener("click", showReview);
   $("review-close").addEventListener("click", () => $("review-dialog").close());
+  $("record-button").addEventListener("click", showRecord);
+  $("over-record").addEventListener("click", showRecord);
+  $("record-close").addEventListener("click", () => $("record-dialog").close());
+  $("record-dialog").addEventListener("close", () => {
+    setHash("");
+    if (!game) openNewGame();
+  });
+  window.addEventListener("hashchange", () => { if (location.hash === "#record") showRecord(); });
   $("round-continue").addEventListener("click", () => $("round-dialog").close());
   $("stop-button").addEventListener("click", () => chooseKoikoi(STOP));
   $("koikoi-button").addEventListener("click", () => chooseKoikoi(KOIKOI));
   $("koikoi-dialog").addEventListener("cancel", (e) => e.preventDefault());  // a decision is required
   $("new-game-dialog").addEventListener("cancel", (e) => { if (!game) e.preventDefault(); });
-  $("hint-toggle").addEventListener("change", () => { hintOn = $("hint-toggle").checked; refreshHints(); });
+  $("hint-toggle").checked = hintOn;
+  $("hint-toggle").addEventListener("change", () => {
+    hintOn = $("hint-toggle").checked;
+    localStorage.setItem("koikoi.hint", hintOn ? "on" : "off");
+    refreshHints();
+  });
   document.addEventListener("keydown", onKey);
   setBusy(false);
-  openNewGame();
+  const id = new URLSearchParams(location.search).get("game");
+  if (id) await openGame(id);
+  else openNewGame();
+  if (location.hash === "#record") showRecord();
 }
 
 main().catch((e) => showError(e.message));

@@ -1,71 +1,59 @@
-// Hanafuda cards drawn as SVG: the month's colour and number on top, a motif for the category
-// (a sun for a light, a diamond for a seed, a ribbon, leaves for dross), the card's name, and a
-// category stripe at the bottom. Names and categories come from GET /api/cards.
+// Card elements: the hanafuda face (hanafuda.js), a short label under table-size cards, and a tooltip with the
+// card's full name, month and kind. Names and categories come from GET /api/cards.
 "use strict";
 
-const MONTH_COLOURS = ["#2e6b3a", "#c2185b", "#e97fa5", "#7b4fa6", "#3949ab", "#b0306e",
-                       "#8e3b5c", "#a98a2c", "#d4a017", "#d2451e", "#5a7d6a", "#6a4a8a"];
-const CATEGORY_COLOURS = {light: "#d9a400", seed: "#3f8f4f", ribbon: "#c0392b", dross: "#8a8a8a"};
-const RIBBON_COLOURS = {poetry: "#c0392b", red: "#d9463b", blue: "#2c5aa0"};
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December"];
+// Short labels that fit under a card; the tooltip has the full name.
+const PLANTS = ["Pine", "Plum", "Cherry", "Wisteria", "Iris", "Peony", "Clover", "Susuki", "Mum", "Maple", "Willow",
+                "Paulownia"];
+const SPECIAL_LABELS = {
+  "1,1": "Crane", "2,1": "Warbler", "3,1": "Curtain", "4,1": "Cuckoo", "5,1": "Bridge", "6,1": "Butterflies",
+  "7,1": "Boar", "8,1": "Moon", "8,2": "Geese", "9,1": "Sake cup", "10,1": "Deer", "11,1": "Rain man",
+  "11,2": "Swallow", "11,4": "Lightning", "12,1": "Phoenix",
+};
+const RIBBON_LABELS = {poetry: "Poetry", blue: "Blue", red: "Ribbon"};
+const KIND_NAMES = {light: "light", seed: "seed (animal)", dross: "plain (kasu)"};
+
+function plural(n, word, many = `${word}s`) { return `${n} ${n === 1 ? word : many}`; }
 
 const Cards = {
-  deck: [],  // by card id
+  deck: [],  // by card id, from GET /api/cards
 
   id(card) { return 4 * (card[0] - 1) + (card[1] - 1); },
 
   info(card) { return Cards.deck[Cards.id(card)]; },
 
+  short(card) {
+    const c = Cards.info(card);
+    return SPECIAL_LABELS[card.join(",")] || RIBBON_LABELS[c.ribbon] || PLANTS[card[0] - 1];
+  },
+
   label(card) {
     const c = Cards.info(card);
-    return `${c.name} (${c.month}, ${c.category})`;
+    const kind = c.category === "ribbon" ? `${c.ribbon === "poetry" ? "red poetry" : c.ribbon} ribbon`
+      : c.card[0] === 9 && c.card[1] === 1 ? "seed, also plain (kasu)" : KIND_NAMES[c.category];
+    return `${c.name}: ${c.month}, month ${card[0]} (${MONTHS[card[0] - 1]}), ${kind}`;
   },
 
-  motif(c, colour) {
-    switch (c.category) {
-      case "light":
-        return `<circle cx="30" cy="46" r="15" fill="#d6392f" stroke="${CATEGORY_COLOURS.light}" stroke-width="4"/>`;
-      case "seed":
-        return `<polygon points="30,27 46,46 30,65 14,46" fill="${colour}" stroke="${CATEGORY_COLOURS.seed}"
-                 stroke-width="3"/>`;
-      case "ribbon": {
-        const fill = RIBBON_COLOURS[c.ribbon] || RIBBON_COLOURS.red;
-        const lines = c.ribbon === "poetry"
-          ? '<line x1="30" y1="32" x2="30" y2="44" stroke="#fff" stroke-width="2"/>' +
-            '<line x1="30" y1="48" x2="30" y2="58" stroke="#fff" stroke-width="2"/>' : "";
-        return `<path d="M23 24 H37 V68 L30 62 L23 68 Z" fill="${fill}"/>${lines}`;
-      }
-      default:
-        return `<ellipse cx="22" cy="50" rx="5" ry="11" fill="${colour}" transform="rotate(-25 22 50)"/>
-                <ellipse cx="30" cy="44" rx="5" ry="12" fill="${colour}"/>
-                <ellipse cx="38" cy="50" rx="5" ry="11" fill="${colour}" transform="rotate(25 38 50)"/>`;
-    }
-  },
-
-  svg(card) {
-    const c = Cards.info(card);
-    const colour = MONTH_COLOURS[card[0] - 1];
-    const name = c.name.length > 12 ? c.name.slice(0, 11) + "…" : c.name;
-    return `<svg viewBox="0 0 60 96" role="img" aria-hidden="true" xmlns="http://www.w3.org/2000/svg">
-      <rect x="1" y="1" width="58" height="94" rx="6" fill="#fffaf0" stroke="#3b2f2f" stroke-width="1.5"/>
-      <path d="M1 7 a6 6 0 0 1 6 -6 H53 a6 6 0 0 1 6 6 V18 H1 Z" fill="${colour}"/>
-      <text x="5" y="13" font-size="10" font-weight="bold" fill="#fff">${card[0]}</text>
-      <text x="55" y="13" font-size="7" fill="#fff" text-anchor="end">${c.month.slice(0, 9)}</text>
-      ${Cards.motif(c, colour)}
-      <text x="30" y="82" font-size="8" text-anchor="middle" fill="#3b2f2f">${name}</text>
-      <rect x="1" y="87" width="58" height="6" fill="${CATEGORY_COLOURS[c.category]}"/>
-    </svg>`;
-  },
-
-  // A card element: a focusable button when it can be played, else a plain figure.
+  // A card element: a focusable button when it can be played, else a plain figure; table cards get a label.
   element(card, {button = false, small = false} = {}) {
     const el = document.createElement(button ? "button" : "div");
     if (button) el.type = "button";
     el.className = "card" + (small ? " small" : "");
     el.dataset.card = card.join(",");
+    el.dataset.month = String(card[0]);
     el.dataset.action = String(Cards.id(card));
+    el.dataset.category = Cards.info(card).category;
     el.title = Cards.label(card);
     el.setAttribute("aria-label", Cards.label(card));
-    el.innerHTML = Cards.svg(card);
+    el.innerHTML = Hanafuda.svg(card[0], card[1], {numbers: true});
+    if (!small) {
+      const label = document.createElement("span");
+      label.className = "card-label";
+      label.textContent = Cards.short(card);
+      el.append(label);
+    }
     return el;
   },
 
