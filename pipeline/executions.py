@@ -18,6 +18,7 @@ import hashlib
 import os
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -144,8 +145,6 @@ def record_stage(stage: str, metrics: Mapping[str, Any], params_file: str | Path
                 params = []
             client.log_batch(run.info.run_id, params=params)
         run_id = run.info.run_id
-        import time
-
         now = int(time.time() * 1000)
         key = stage.replace("@", ".")  # '@' is not allowed in a metric name
         client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in _numbers(metrics, key).items()],

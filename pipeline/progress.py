@@ -14,13 +14,16 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
 LOG_EVERY = 60.0  # seconds between two progress lines in a log
 
 _lock = threading.Lock()
-_open: list[Any] = []  # the log bars open in this process, outermost first
+# the log bars open in this process, outermost first; weak, so that a bar an exception left open goes
+# when its frame does (tqdm closes a bar it collects)
+_open: list[weakref.ref] = []
 _beat: tuple[int, threading.Thread] | None = None  # (pid, thread): a forked child starts its own
 
 
@@ -54,7 +57,7 @@ def _log_bar_class() -> type:
                 # delay=inf: tqdm never draws it, and closing it has nothing to clear
                 super().__init__(*args, **{**kwargs, "delay": float("inf"), "disable": False})
                 with _lock:
-                    _open.append(self)
+                    _open.append(weakref.ref(self))
                 _start_heartbeat()
 
             def display(self, msg: str | None = None, pos: int | None = None) -> bool:
@@ -62,7 +65,7 @@ def _log_bar_class() -> type:
 
             def close(self) -> None:
                 with _lock:  # by identity: tqdm's == compares positions
-                    _open[:] = [b for b in _open if b is not self]
+                    _open[:] = [r for r in _open if r() is not None and r() is not self]
                 super().close()
 
         _LogBar = LogBar
@@ -95,7 +98,7 @@ def log_line(bar: Any) -> str:
 def report_open_bars() -> str | None:
     """Write one line for the open log bars (outermost first) to the outermost's file; returns it, or None."""
     with _lock:
-        bars = list(_open)
+        bars = [b for r in _open if (b := r()) is not None]
     if not bars:
         return None
     line = f"[{time.strftime('%H:%M:%S')}] " + " | ".join(log_line(b) for b in bars)

@@ -114,4 +114,4 @@ def _quiet_lightning() -> None:
 def guards(section: str) -> list[pl.Callback]:
     """The callbacks every Trainer of ``section`` gets (and Lightning quieted before it is built)."""
     _quiet_lightning()
-    return [StopOnNonFiniteLoss(section), PassInterrupt(), LogProgress(section)]
+    return [StopOnNonFiniteLoss(section), LogProgress(section), PassInterrupt()]  # PassInterrupt raises: last

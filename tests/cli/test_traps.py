@@ -144,10 +144,14 @@ def test_a_long_stage_logs_one_line_a_minute_off_a_terminal():
     assert "short" not in err  # work shorter than the interval writes nothing
 
 
-def test_log_line_says_done_total_rate_and_eta():
+def test_log_line_says_done_total_rate_and_eta(monkeypatch):
+    import gc
     import io
 
+    from pipeline import progress
     from pipeline.progress import log_line, progress_bar, report_open_bars
+
+    monkeypatch.setattr(progress, "_open", [])  # this test's bars alone
 
     log = io.StringIO()
     bar = progress_bar(total=10, desc="rl_phase1[wp] loops", unit="loop", file=log)
@@ -158,4 +162,13 @@ def test_log_line_says_done_total_rate_and_eta():
     assert log.getvalue() == ""  # a bar never writes itself into a log
     assert report_open_bars().endswith(line) and log.getvalue().endswith(line + "\n")
     bar.close()
+    assert report_open_bars() is None
+
+    def abandoned() -> None:  # an exception leaves a bar open: it goes with its frame
+        progress_bar(total=5, desc="left open", file=log).update(1)
+        raise RuntimeError
+
+    with pytest.raises(RuntimeError):
+        abandoned()
+    gc.collect()
     assert report_open_bars() is None
