@@ -5,8 +5,8 @@
 - ``resume_point``: the checkpoint to continue from, or ``None`` after setting a stale one aside.
 - ``continuable_run``: whether an MLflow run id kept in a checkpoint (or a study) can be continued in
   the current store; ``runstate.remember_run`` keeps the id from the moment the run starts.
-- ``finish_run``: final metrics (once), artifacts and the model (``registry.log_model``, registered
-  where the stage asks for it) into the run.
+- ``finish_run``: the model (``registry.log_model``, registered where the stage asks for it), final
+  metrics (once, linked to the model) and artifacts into the run.
 - ``write_curve`` / ``read_curve``: a learning curve as CSV, written atomically.
 """
 
@@ -83,27 +83,30 @@ def continuable_run(run_id: str | None, experiment_id: str | None = None) -> str
 
 def finish_run(client: Any, run_id: str, final: Mapping[str, float], *, step: int = 0,
                artifacts: Sequence[str | Path] = (), model_dir: str | Path | None = None,
-               register: bool = False) -> None:
-    """Close the books of run ``run_id``: the ``final`` metrics it does not hold yet (a rerun repeats none), the
-    ``artifacts`` files, and ``model_dir`` as a pyfunc model (registered when ``register``)."""
+               register: bool = False, weights_from: str | None = None, dataset: Any = None) -> None:
+    """Close the books of run ``run_id``: ``model_dir`` as a pyfunc model (registered when ``register``;
+    ``weights_from``: see ``registry.log_model``), the ``final`` metrics it does not hold yet (a rerun repeats
+    none; linked to the run's model, and to ``dataset``, an MLflow dataset, when given) and the ``artifacts``
+    files."""
     from .runstate import log_metrics_once
 
-    log_metrics_once(client, run_id, final, step=step)
+    model_id = None
+    if model_dir is not None:
+        import mlflow
+
+        from .registry import log_model
+
+        active = mlflow.active_run()
+        if active is not None and active.info.run_id == run_id:
+            ref = log_model(model_dir, register, weights_from)
+        else:
+            with mlflow.start_run(run_id=run_id):
+                ref = log_model(model_dir, register, weights_from)
+        model_id = ref.model_id if ref.run_id == run_id else None  # another run's model keeps that run's metrics
+    log_metrics_once(client, run_id, final, step=step, model_id=model_id, dataset=dataset)
     for path in artifacts:
         if Path(path).is_file():
             client.log_artifact(run_id, str(path))
-    if model_dir is None:
-        return
-    import mlflow
-
-    from .registry import log_model
-
-    active = mlflow.active_run()
-    if active is not None and active.info.run_id == run_id:
-        log_model(model_dir, register)
-    else:
-        with mlflow.start_run(run_id=run_id):
-            log_model(model_dir, register)
 
 
 def write_curve(rows: Iterable[Mapping[str, Any]], path: str | Path, columns: Sequence[str]) -> Path:

@@ -5,6 +5,7 @@ with ``register(subparsers)`` and calls the library.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import importlib.metadata
 import math
@@ -21,16 +22,55 @@ class UserError(Exception):
     """A bad argument, file or param: printed as one line, exit code 2."""
 
 
+_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with usage errors on one line (exit code 2), like every other error of the command."""
+    """argparse with usage errors on one line (exit code 2), like every other error of the command, and an
+    unknown option named by the (sub)command that does not know it, with the close option it may mean."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        hint = "" if "did you mean" in message else f" (see {self.prog} --help)"
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        # Checked before argparse parses: it would name only the top command ("koikoi: error:
+        # unrecognized arguments"), or first complain of a positional the misspelt option's value filled.
+        unknown = self._unknown_options(sys.argv[1:] if args is None else list(args))
+        if unknown:
+            self.error("unrecognized arguments: " + ", ".join(unknown))
+        return super().parse_known_args(args, namespace)
+
+    def _unknown_options(self, args: list[str]) -> list[str]:
+        """The options in ``args`` this parser does not know (with a suggestion each). A parser with
+        subcommands checks only what comes before the subcommand's name."""
+        has_sub = any(isinstance(a, argparse._SubParsersAction) for a in self._actions)
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        found = []
+        for arg in args:
+            if arg == "--":
+                break
+            if not arg.startswith("-") or arg == "-" or _NUMBER.match(arg):
+                if has_sub:
+                    break  # the subcommand's name: the rest is its parser's
+                continue
+            name = arg.split("=", 1)[0]
+            if name in self._option_string_actions or arg[:2] in self._option_string_actions or (
+                    name.startswith("--") and len([o for o in known if o.startswith(name)]) == 1):
+                continue  # an option, a short one with its value (-Sk=v), or an unambiguous abbreviation
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            found.append(f"{name} (did you mean {close[0]}?)" if close else name)
+        return found
 
 
 def plain(doc: str | None) -> str:
     """A docstring as help text: reST ``literal`` markup dropped."""
     return re.sub(r"``([^`]*)``", r"\1", doc or "").strip()
+
+
+def summary(doc: str | None) -> str:
+    """A docstring's first paragraph on one line, as plain help text (a list of subcommands shows it whole)."""
+    return " ".join(plain(doc).split("\n\n")[0].split())
 
 
 def int_range(low: int, high: int | None = None) -> Callable[[str], int]:

@@ -12,7 +12,10 @@ is the model's data, the project's ``pipeline`` package travels with it (``code_
 
 Registration happens only where a DVC stage asks for it (``registry.register`` in params.yaml); a
 registered version carries the SHA-256 of its ``model.pt``, which is how the ``duels`` stage finds the
-version of each model it played and points that model's ``champion`` alias at it.
+version of each model it played and points that model's ``champion`` alias at it. A logged model is named
+after its registered model (``koikoi-sl``, ``koikoi-rl-wp``; phase 1: ``koikoi-rl-wp-phase1``), and a
+registered version is made from the logged model of the run that trained its weights and described with
+its lineage (``lineage.describe_version``).
 """
 
 from __future__ import annotations
@@ -29,10 +32,9 @@ from typing import Any
 import numpy as np
 
 from .encoding import NUM_FEATURES, NUM_TOKENS
+from .lineage import SHA_TAG, describe_version
 
 CHAMPION = "champion"
-SHA_TAG = "model_sha256"
-ARTIFACT = "model"
 # Registered model per model directory kind (meta "kind", and "variant" for RL).
 REGISTERED = {"sl": "koikoi-sl", "rl/point": "koikoi-rl-point", "rl/wp": "koikoi-rl-wp"}
 
@@ -41,6 +43,12 @@ def registered_name(meta: dict) -> str | None:
     """The registered model for a model directory's meta: ``koikoi-sl``, ``koikoi-rl-point``, ``koikoi-rl-wp``."""
     key = meta.get("kind") if meta.get("kind") != "rl" else f"rl/{meta.get('variant')}"
     return REGISTERED.get(key)
+
+
+def model_name(meta: dict) -> str:
+    """A logged model's name: its registered model's, with the phase for an RL phase-1 model."""
+    base = registered_name(meta) or f"koikoi-{meta.get('kind', 'model')}"
+    return f"{base}-phase1" if meta.get("kind") == "rl" and meta.get("phase") == 1 else base
 
 
 def _meta(model_dir: str | Path) -> dict:
@@ -79,16 +87,22 @@ def input_example() -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class LoggedModelRef:
-    """What ``log_model`` logged (or found already logged): its URI and id, and the registered version."""
+    """What ``log_model`` logged (or found already logged): its URI, id and run, and the registered version."""
 
     model_uri: str
     model_id: str | None
-    registered_model_version: str | None = None
+    registered_model_version: str | int | None = None
+    run_id: str | None = None
 
 
-def log_model(model_dir: str | Path, register: bool = False) -> LoggedModelRef:
-    """Log ``model_dir`` into the active MLflow run as artifact ``model``; with ``register``, also as a
-    new version of its registered model (``registered_name`` of its meta).
+def log_model(model_dir: str | Path, register: bool = False, weights_from: str | None = None) -> LoggedModelRef:
+    """Log ``model_dir`` into the active MLflow run as a model named ``model_name(meta)``; with ``register``,
+    also as a new version of its registered model (``registered_name`` of its meta), described with its
+    lineage.
+
+    ``weights_from``: a run that logged these very weights (phase 2 after no loop: phase 1's run). Its
+    logged model is used (and registered) instead of a copy, so that the version leads to the run that
+    trained the weights.
 
     Idempotent within a run, so a rerun that finishes a killed run again adds nothing twice: a model
     of the run that holds the same weights (tag ``model_sha256``) is reused, and a half-logged one
@@ -98,20 +112,26 @@ def log_model(model_dir: str | Path, register: bool = False) -> LoggedModelRef:
 
     from .modelio import CONFIG_FILE, MODEL_FILE
 
-    registered_model_name = registered_name(_meta(model_dir)) if register else None
+    meta = _meta(model_dir)
+    registered_model_name = registered_name(meta) if register else None
     if register and registered_model_name is None:
-        raise ValueError(f"{model_dir}: no registered model for meta kind {_meta(model_dir).get('kind')!r}")
+        raise ValueError(f"{model_dir}: no registered model for meta kind {meta.get('kind')!r}")
     sha = weights_sha256(model_dir)
     run = mlflow.active_run()
     if run is None:
         raise ValueError("log_model: no active MLflow run")
     client = mlflow.MlflowClient()
     done = _logged_before(client, run.info.experiment_id, run.info.run_id, sha)
+    if done is None and weights_from:
+        source = client.get_run(weights_from)
+        done = _logged_before(client, source.info.experiment_id, weights_from, sha, tidy=False)
     if done is not None:
-        version = _version_of(client, registered_model_name, run.info.run_id, sha) if registered_model_name else None
+        version = (_version_of(client, registered_model_name, done.source_run_id, sha)
+                   if registered_model_name else None)
         if registered_model_name and version is None:
             version = mlflow.register_model(done.model_uri, registered_model_name).version
-        ref = LoggedModelRef(done.model_uri, done.model_id, None if version is None else str(version))
+        ref = LoggedModelRef(done.model_uri, done.model_id, None if version is None else str(version),
+                             done.source_run_id)
     else:
         with tempfile.TemporaryDirectory(prefix="koikoi-model-") as tmp:
             data = Path(tmp) / "model_dir"
@@ -121,27 +141,30 @@ def log_model(model_dir: str | Path, register: bool = False) -> LoggedModelRef:
             code = Path(tmp) / "pipeline"
             shutil.copytree(Path(__file__).resolve().parent, code, ignore=shutil.ignore_patterns("__pycache__"))
             info = mlflow.pyfunc.log_model(
-                name=ARTIFACT, loader_module=__name__, data_path=str(data), code_paths=[str(code)],
+                name=model_name(meta), loader_module=__name__, data_path=str(data), code_paths=[str(code)],
                 signature=signature(), input_example=input_example(),
                 pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", f"numpy=={np.__version__}"],
                 registered_model_name=registered_model_name, tags={SHA_TAG: sha},
             )
-        ref = LoggedModelRef(info.model_uri, info.model_id, info.registered_model_version)
+        ref = LoggedModelRef(info.model_uri, info.model_id, info.registered_model_version, run.info.run_id)
     if registered_model_name is not None:
         client.set_model_version_tag(registered_model_name, ref.registered_model_version, SHA_TAG, sha)
+        describe_version(client, registered_model_name, str(ref.registered_model_version))
     return ref
 
 
-def _logged_before(client: Any, experiment_id: str, run_id: str, sha: str) -> Any | None:
-    """The READY model ``model`` of the run holding weights ``sha``; deletes the run's half-logged ones."""
+def _logged_before(client: Any, experiment_id: str, run_id: str, sha: str, tidy: bool = True) -> Any | None:
+    """The READY logged model of run ``run_id`` holding weights ``sha``; with ``tidy``, the run's half-logged
+    ones are deleted."""
     from mlflow.entities import LoggedModelStatus
 
     found = None
     for m in client.search_logged_models([experiment_id]):
-        if m.source_run_id != run_id or m.name != ARTIFACT:
+        if m.source_run_id != run_id:
             continue
         if m.status != LoggedModelStatus.READY:
-            client.delete_logged_model(m.model_id)
+            if tidy:
+                client.delete_logged_model(m.model_id)
         elif m.tags.get(SHA_TAG) == sha and found is None:
             found = m
     return found

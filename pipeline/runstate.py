@@ -1,6 +1,7 @@
 """MLflow runs whose state says what happened to their process.
 
-- Every run the project starts carries ``owner_tags()``: host, pid and the pid's start time.
+- Every run the project starts carries ``owner_tags()``: host, pid and the pid's start time, and the
+  tags that group the runs of one pipeline execution (``executions.execution_tags``).
   ``close_dead_runs`` (called by ``tracking.setup_experiment``, so by every later run of the
   experiment) closes as KILLED the runs still RUNNING whose process is gone (a kill -9, a power
   cut), and marks their half-logged models FAILED.
@@ -31,11 +32,14 @@ INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
 
 
 def owner_tags() -> dict[str, str]:
-    """Tags naming this process, to tell later whether it is still alive."""
+    """Tags naming this process, to tell later whether it is still alive, and its pipeline execution."""
     import psutil
 
+    from .executions import execution_tags
+
     me = psutil.Process()
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(me.pid), STARTED_TAG: f"{me.create_time():.3f}"}
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(me.pid), STARTED_TAG: f"{me.create_time():.3f}",
+            **execution_tags()}
 
 
 def process_gone(tags: Mapping[str, str]) -> bool:
@@ -124,8 +128,10 @@ def tracked_run(**start_run: Any) -> Iterator[Any]:
     mlflow.end_run()
 
 
-def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], step: int = 0) -> dict[str, float]:
-    """Log the ``metrics`` that run ``run_id`` does not hold yet with the same value; returns those logged."""
+def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], step: int = 0,
+                     model_id: str | None = None, dataset: Any = None) -> dict[str, float]:
+    """Log the ``metrics`` that run ``run_id`` does not hold yet with the same value; returns those logged.
+    ``model_id``: the logged model they describe; ``dataset``: the MLflow dataset they were measured on."""
     from mlflow.entities import Metric
 
     have = client.get_run(run_id).data.metrics
@@ -134,7 +140,8 @@ def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], ste
         import time
 
         now = int(time.time() * 1000)
-        client.log_batch(run_id, metrics=[Metric(k, v, now, step) for k, v in new.items()])
+        on = {"dataset_name": dataset.name, "dataset_digest": dataset.digest} if dataset is not None else {}
+        client.log_batch(run_id, metrics=[Metric(k, v, now, step, model_id=model_id, **on) for k, v in new.items()])
     return new
 
 

@@ -5,7 +5,8 @@ beside it in ``mlruns/artifacts/``. ``MLFLOW_TRACKING_URI`` overrides it: anothe
 file keeps its artifacts beside it in the same way, a server decides for itself. (Left
 to itself, MLflow would put the artifacts of a SQLite store under ``./mlruns`` of whatever
 directory a run starts in.) ``dvc exp run`` executes queued experiments in a copy under
-``.dvc/tmp/exps/``; those runs still land in the main repository's ``mlruns/``.
+``.dvc/tmp/exps/``; those runs still land in the main repository's ``mlruns/``. A store that was
+copied or moved is pointed at its new place before use (``store_move``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 
 from .paths import repo_root
+from .store_move import STORE_TAG
 
 SQLITE = "sqlite:///"
 
@@ -32,6 +34,24 @@ def tracking_uri() -> str:
     return f"{SQLITE}{store_dir() / 'mlflow.db'}"
 
 
+def sqlite_file(uri: str) -> Path | None:
+    """The database file of a SQLite tracking URI; None for a server, another database or an in-memory one."""
+    if not uri.startswith("sqlite:"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    db = make_url(uri).database
+    return Path(db) if db and db != ":memory:" else None
+
+
+def relocate_store(uri: str | None = None) -> list[Path]:
+    """Point a copied or moved SQLite store's artifact paths at where it now is (``store_move.relocate``)."""
+    from .store_move import relocate
+
+    db = sqlite_file(uri or tracking_uri())
+    return relocate(db) if db is not None else []
+
+
 def artifact_location() -> str | None:
     """Artifact root for new experiments: beside a SQLite store, the repository's or another one named
     by ``MLFLOW_TRACKING_URI`` (MLflow's own default is ./mlruns of whatever directory the run starts
@@ -39,13 +59,8 @@ def artifact_location() -> str | None:
     env = os.environ.get("MLFLOW_TRACKING_URI")
     if not env:
         return (store_dir() / "artifacts").as_uri()
-    if env.startswith("sqlite:"):
-        from sqlalchemy.engine import make_url
-
-        db = make_url(env).database
-        if db and db != ":memory:":
-            return (Path(db).resolve().parent / "artifacts").as_uri()
-    return None
+    db = sqlite_file(env)
+    return (db.resolve().parent / "artifacts").as_uri() if db is not None else None
 
 
 def setup_experiment(name: str) -> str:
@@ -64,13 +79,16 @@ def setup_experiment(name: str) -> str:
     uri = tracking_uri()
     mlflow.set_tracking_uri(uri)
     with sqlite_lock(uri):
+        relocate_store(uri)
         client = mlflow.MlflowClient(uri)  # the first client of a store creates and migrates its tables
         exp = client.get_experiment_by_name(name)
         if exp is not None:
             exp_id = exp.experiment_id
         else:
             try:
-                exp_id = client.create_experiment(name, artifact_location=artifact_location())
+                db = sqlite_file(uri)
+                exp_id = client.create_experiment(name, artifact_location=artifact_location(),
+                                                  tags={STORE_TAG: str(db.resolve().parent)} if db else None)
             except MlflowException as e:  # a server store (no file lock): another process was first
                 if e.error_code != "RESOURCE_ALREADY_EXISTS":
                     raise
@@ -79,5 +97,6 @@ def setup_experiment(name: str) -> str:
     return exp_id
 
 
-if __name__ == "__main__":  # `python -m pipeline.tracking` prints the URI (used by `make ui`)
+if __name__ == "__main__":  # `python -m pipeline.tracking`: a moved store relocated, its URI printed (`make ui`)
+    relocate_store()
     print(tracking_uri())

@@ -6,6 +6,9 @@
   this hands the ``KeyboardInterrupt`` on instead, so the command ends with its one line and exit
   code 130 and the MLflow run is marked KILLED (``pipeline.runstate``).
 
+- ``LogProgress``: off a terminal (where Lightning draws no bar), the training steps as a
+  ``progress.progress_bar``, so a log gets its once-a-minute line (done / total, rate, ETA).
+
 ``guards`` also quiets Lightning's own chatter, since every Trainer goes through it.
 """
 
@@ -64,6 +67,38 @@ class PassInterrupt(pl.Callback):
             raise exception
 
 
+class LogProgress(pl.Callback):
+    """Off a terminal, the fit's optimizer steps as a log bar (``progress``: one line a minute, none per step)."""
+
+    def __init__(self, section: str) -> None:
+        self.section, self.bar = section, None
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        from .progress import on_terminal, progress_bar
+
+        if on_terminal():
+            return  # Lightning's own bar, when asked for
+        total = trainer.estimated_stepping_batches
+        self.bar = progress_bar(total=int(total) if math.isfinite(total) else None, initial=trainer.global_step,
+                                desc=f"{self.section} training", unit="step")
+
+    def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        if self.bar is not None:
+            self.bar.update(trainer.global_step - self.bar.n)
+
+    def _close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._close()
+
+    def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
+        self._close()
+
+
 def _quiet_lightning() -> None:
     """Lightning's banner (accelerators, AMP, a tip to install its cloud logger), its hints and a torch
     deprecation its own code triggers say nothing about the run, and RL's per-loop Trainers would repeat
@@ -79,4 +114,4 @@ def _quiet_lightning() -> None:
 def guards(section: str) -> list[pl.Callback]:
     """The callbacks every Trainer of ``section`` gets (and Lightning quieted before it is built)."""
     _quiet_lightning()
-    return [StopOnNonFiniteLoss(section), PassInterrupt()]
+    return [StopOnNonFiniteLoss(section), LogProgress(section), PassInterrupt()]  # PassInterrupt raises: last

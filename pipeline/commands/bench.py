@@ -14,7 +14,7 @@ import pkgutil
 import platform
 
 from .. import benchmarks
-from ..cli import plain
+from ..cli import plain, summary
 
 
 def machine() -> dict:
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for mod in sorted(pkgutil.iter_modules(benchmarks.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{benchmarks.__name__}.{mod.name}")
         doc = plain(module.__doc__)
-        t = targets.add_parser(mod.name.replace("_", "-"), help=doc.splitlines()[0], description=doc)
+        t = targets.add_parser(mod.name.replace("_", "-"), help=summary(module.__doc__), description=doc)
         module.add_arguments(t)
         t.set_defaults(func=lambda a, m=module: _run(m, a))
 

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 import webbrowser
+from pathlib import Path
 
 from ..cli import UserError
 
@@ -63,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--threads must be >= 1, got {args.threads}")
     _check_port(args.host, args.port)
     opponent = args.opponent or default_opponent()
+    if args.opponent is None and opponent == "heuristic":
+        print(f"koikoi play: no trained model under {Path.cwd() / 'models'} (run it in the project directory, or "
+              "pass --opponent DIR): playing the heuristic agent", file=sys.stderr)
     games = Games(args.records, opponent)
     try:
         games.agents.load(opponent, seed=0)  # a bad --opponent fails here, in one line, not in the page

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ..cli import UserError
 from ..engine import RecordError
@@ -19,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    model = Path(args.model)
+    if not ((model / "model.pt").is_file() and (model / "config.json").is_file()):  # first, and without torch
+        raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")
     records = args.records or shared_records_dir()
     if records is None:
         raise UserError(f"no --records given and no records found; {RECORDS_HELP}")

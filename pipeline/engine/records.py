@@ -23,7 +23,8 @@ class RecordError(ValueError):
 
     def __init__(self, path: str | Path, fld: str, message: str) -> None:
         self.path, self.field = str(path), fld
-        super().__init__(f"{path}: field '{fld}': {message}")
+        # "-": the file as a whole (unreadable, not JSON, not a directory): no field to name
+        super().__init__(f"{path}: {message}" if fld == "-" else f"{path}: field '{fld}': {message}")
 
 
 # --------------------------------------------------------------------------- reading

@@ -1,19 +1,46 @@
 """MLflow logging of one RL phase: params once, metrics per loop, and at the end the books closed by
 ``bookkeeping.finish_run``. A rerun continues the phase's run (its id is in the checkpoint, or in
-``checkpoints/mlflow_run.json`` when the kill came before the first checkpoint)."""
+``checkpoints/mlflow_run.json`` when the kill came before the first checkpoint).
+
+The run names the runs of the models it starts from (tags ``sl_run`` and, in phase 2, ``init_run``) and says
+in its description what its ``loss/*`` curves are measured in; each evaluation logs its 95% interval
+(``eval/ci_low``, ``eval/ci_high``) and size (``eval/games``) beside ``eval/win_rate``. A phase 2 that ran no
+loop did not train: its model is phase 1's logged model, so the registered version leads to phase 1's run.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..bookkeeping import continuable_run, finish_run
+from ..engine import DECISION_NAMES
+from ..lineage import INIT_RUN, SL_RUN, weights_run
 from ..model import KoiKoiNet
-from ..params import dotted
+from ..params import RLParams, dotted
 from ..runstate import owner_tags, remember_run, remembered_run
 from ..tracking import setup_experiment
 from .phase_state import RUN_RECORD, PhaseConfig, RunState
 
 EXPERIMENT = "rl"
+
+
+def loss_units(p: RLParams, variant: str) -> dict[str, str]:
+    """What ``loss/<decision>`` is measured in, per decision type, under these params and reward model."""
+    scale = getattr(p.reward_scale, variant)
+    reward = (f"round points x {scale:g}" if variant == "point"
+              else f"(win probability after the round - {p.wp_baseline:g}) x {scale:g}")
+    mse = f"mean squared error of the taken action's value against the round reward, in ({reward})^2"
+    rollout = getattr(p, "rollout", None)
+    units = {}
+    for d in DECISION_NAMES:
+        if p.algorithm == "rollout_pi" and rollout is not None and d in rollout.decisions:
+            target = ("cross-entropy in nats between the rollout target policy and the network's softmax"
+                      if rollout.loss == "cross_entropy" else "mean squared error of the centred logits, in logits^2")
+            units[d] = (target if rollout.fraction >= 1
+                        else f"{target} where rolled out ({rollout.fraction:g} of decisions), else {mse}")
+        else:
+            units[d] = mse
+    return units
 
 
 class PhaseTracker:
@@ -27,12 +54,24 @@ class PhaseTracker:
         exp = setup_experiment(EXPERIMENT)
         record = cfg.ckpt_dir / RUN_RECORD
         run_id = continuable_run(state.run_id or remembered_run(record, state.fingerprint), exp)
+        client = mlflow.MlflowClient()
+        self.init_run = weights_run(client, cfg.init_dir, ("rl",)) if cfg.init_dir is not None else None
         if run_id:
             mlflow.start_run(run_id=run_id, tags=owner_tags())
             state.run_id = run_id
             mlflow.set_tag("resumed_after_loop", state.loop)
             return
-        run = mlflow.start_run(experiment_id=exp, run_name=f"rl-phase{cfg.phase}-{cfg.variant}", tags=owner_tags())
+        units = loss_units(cfg.params, cfg.variant)
+        tags = {**owner_tags(), **{f"units.loss/{d}": u for d, u in units.items()},
+                "mlflow.note.content": "\n".join(
+                    [f"RL phase {cfg.phase}, reward model {cfg.variant}, algorithm {cfg.params.algorithm}.", "",
+                     "`eval/win_rate`: greedy learner vs SL on `eval/games` duplicate-deal games, with its 95% "
+                     "interval `eval/ci_low`..`eval/ci_high`; `eval/point_diff` in points per game.", ""]
+                    + [f"- `loss/{d}`: {u}" for d, u in units.items()])}
+        for key, run in ((SL_RUN, weights_run(client, cfg.sl_dir, ("sl", "rl"))), (INIT_RUN, self.init_run)):
+            if run:
+                tags[key] = run
+        run = mlflow.start_run(experiment_id=exp, run_name=f"rl-phase{cfg.phase}-{cfg.variant}", tags=tags)
         state.run_id = run.info.run_id
         remember_run(record, state.run_id, state.fingerprint)
         flat = dotted(cfg.params.model_dump(), "rl")
@@ -42,7 +81,10 @@ class PhaseTracker:
         mlflow.log_params(flat)
 
     def metrics(self, values: dict, step: int) -> None:
-        self.mlflow.log_metrics({k: float(v) for k, v in values.items()}, step=step)
+        values = {k: float(v) for k, v in values.items()}
+        if "eval/win_rate" in values:  # the size of each evaluation: what its interval is worth
+            values["eval/games"] = float(self.cfg.params.eval_games)
+        self.mlflow.log_metrics(values, step=step)
 
     def finish(self, net: KoiKoiNet, curve: Path, summary: dict, winprob: dict | None) -> None:
         mlflow = self.mlflow
@@ -53,6 +95,10 @@ class PhaseTracker:
         lo, hi = summary["ci95"]
         final.update({"final/ci95": (hi - lo) / 2, "final/ci95_low": lo, "final/ci95_high": hi})
         mlflow.set_tag("stop_reason", summary["stop_reason"])
+        untrained = self.cfg.phase == 2 and summary["loops"] == 0  # the weights are phase 1's, trained there
+        if untrained and self.init_run:
+            mlflow.set_tag("weights_from_run", self.init_run)
         finish_run(mlflow.MlflowClient(), run_id, final, artifacts=[curve], model_dir=self.cfg.out_dir,
-                   register=self.cfg.register and self.cfg.phase == 2)
+                   register=self.cfg.register and self.cfg.phase == 2,
+                   weights_from=self.init_run if untrained else None)
         mlflow.end_run()

@@ -199,6 +199,10 @@ class PhaseRunner:
             self._checkpoint(learner, state)
         if c.phase == 2 and not state.snapshots:
             self._save_snapshot(learner, state)  # the phase-1 result opens the opponent pool
+        from ..progress import progress_bar
+
+        loops = progress_bar(total=budget, initial=state.loop, desc=f"rl_phase{c.phase}[{c.variant}] loops",
+                             unit="loop", enabled=c.progress and budget > state.loop)  # a log's line a minute
         while state.loop < budget and not self._target_reached(state):  # a raised budget continues a run
             t0 = time.perf_counter()
             state.final = None  # a raised budget trains on: the old final evaluation no longer applies
@@ -234,6 +238,8 @@ class PhaseRunner:
             if tracker:
                 tracker.metrics(metrics, state.loop_offset + loop)
             self._checkpoint(learner, state)
+            loops.update()
+        loops.close()
         state.stop_reason = "target win rate reached" if self._target_reached(state) else "loop budget used"
         self._checkpoint(learner, state)
         self._final_evaluation(learner, state)

@@ -150,6 +150,9 @@ def train_sl(
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
                                 "train_samples": len(dm.train_set), "val_samples": len(dm.val_set)})
         logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
+        from ..lineage import log_sl_dataset
+
+        log_sl_dataset(logger.experiment, run_id, dataset_dir)  # digest, records' source and counts
     client = logger.experiment if own_logger else None
     if client is not None:  # this process owns the run now (a resumed run was KILLED or FAILED)
         client.update_run(run_id, status="RUNNING")
@@ -181,7 +184,7 @@ def train_sl(
     if run_id is not None:
         result["run_id"] = run_id
     if own_logger or log_model:
-        _log_final(logger, out, result, curves_path, log_model, register)
+        _log_final(logger, out, result, curves_path, log_model, register, dataset_dir)
     return result
 
 
@@ -199,11 +202,12 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
 
 
 def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | None, log_model: bool,
-               register: bool) -> None:
-    """Final metrics and the curves into the logger's MLflow run; the model as a pyfunc model,
-    registered as ``koikoi-sl`` when ``register``."""
+               register: bool, dataset_dir: str | Path) -> None:
+    """Final metrics (linked to the model and the dataset) and the curves into the logger's MLflow run; the
+    model as a pyfunc model, registered as ``koikoi-sl`` when ``register``."""
     import mlflow
 
+    from ..lineage import sl_dataset
     from ..tracking import tracking_uri
 
     run_id = getattr(logger, "run_id", None)
@@ -215,4 +219,5 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
         mlflow.set_tracking_uri(getattr(logger, "_tracking_uri", None) or tracking_uri())
     bookkeeping.finish_run(logger.experiment, run_id, final, step=int(result.get("epochs", 0)),
                            artifacts=[curves_path] if curves_path is not None else [],
-                           model_dir=out if log_model else None, register=register)
+                           model_dir=out if log_model else None, register=register,
+                           dataset=sl_dataset(dataset_dir))

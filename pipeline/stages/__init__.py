@@ -33,9 +33,12 @@ def stage_parser(stage: str, doc: str, **positionals: str) -> argparse.ArgumentP
     return ap
 
 
-def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception]) -> None:
+def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception], name: str | None = None) -> None:
     """Read params.yaml, run ``work(params)`` and print its result as JSON, inside ``runstate.stage_exit``
-    (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``."""
+    (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``. The
+    result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
+    as ``name`` (default: ``stage``)."""
+    from ..executions import record_stage
     from ..params import load_params
     from ..runstate import stage_exit
 
@@ -43,4 +46,5 @@ def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception])
         params = load_params()
         with one_line_errors(stage, *errors):
             result = work(params)
+        record_stage(name or stage, result)
         print(json.dumps(result))
