@@ -6,7 +6,9 @@
   this hands the ``KeyboardInterrupt`` on instead, so the command ends with its one line and exit
   code 130 and the MLflow run is marked KILLED (``pipeline.runstate``).
 
-``guards`` also quiets Lightning's own chatter, since every Trainer goes through it.
+``guards`` also quiets Lightning's own chatter, since every Trainer goes through it. ``AtomicCheckpointIO``
+writes a Trainer's checkpoints beside their target and renames them over it (Lightning's own copies them
+from the temp directory, which a kill can leave half done on another filesystem).
 """
 
 from __future__ import annotations
@@ -20,6 +22,16 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
+from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Lightning checkpoints through ``pipeline.atomic``: a kill leaves the previous checkpoint or the new one."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
+        from .atomic import torch_save
+
+        torch_save(checkpoint, path)
 
 
 class NonFiniteLoss(ValueError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import atomic
 from ..params import Params, TuneParams, overridden
 from ..paths import repo_root
 from .objectives import Objective, rl_objective, sl_objective
@@ -55,7 +56,7 @@ def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: st
     out = Path(out_root) if out_root else root / RESULTS
     out.mkdir(parents=True, exist_ok=True)
     # No DVC stage declares results/tune as an output (see dvc.yaml): keep it out of git by itself.
-    (out / ".gitignore").write_text("*\n")
+    atomic.write_text(out / ".gitignore", "*\n")
     summary = run_tune(cfg, objective, out, progress=progress)
     summary["output_dir"] = str(out / cfg.study_name)
     return summary
