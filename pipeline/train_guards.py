@@ -1,7 +1,8 @@
 """Lightning callbacks that every training run (SL, RL) carries, so a fault ends it cleanly.
 
 - ``StopOnNonFiniteLoss``: a NaN or infinite training loss stops the run at once with a one-line
-  ``NonFiniteLoss`` (a ``ValueError``), before anything is saved: the previous model stays.
+  ``NonFiniteLoss`` before anything is saved: the previous model stays. It is a bad param (the ``lr``), so a
+  ``ParamError``: exit code 2, like every usage error (and a ``ValueError``, for callers that catch those).
 - ``PassInterrupt``: Lightning turns Ctrl-C into ``sys.exit(1)`` and ignores SIGINT from then on;
   this hands the ``KeyboardInterrupt`` on instead, so the command ends with its one line and exit
   code 130 and the MLflow run is marked KILLED (``pipeline.runstate``).
@@ -24,6 +25,8 @@ import lightning.pytorch as pl
 import torch
 from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 
+from .params import ParamError
+
 
 class AtomicCheckpointIO(TorchCheckpointIO):
     """Lightning checkpoints through ``pipeline.atomic``: a kill leaves the previous checkpoint or the new one."""
@@ -34,8 +37,8 @@ class AtomicCheckpointIO(TorchCheckpointIO):
         torch_save(checkpoint, path)
 
 
-class NonFiniteLoss(ValueError):
-    """The training loss became NaN or infinite."""
+class NonFiniteLoss(ParamError, ValueError):
+    """The training loss became NaN or infinite: the params (the learning rate) are to blame."""
 
 
 class StopOnNonFiniteLoss(pl.Callback):
