@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..encoding import MAX_ROUNDS  # the observation encoding covers games of up to 12 rounds
+from ..encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..engine import DECISION_NAMES
 from ..hardware import ACCELERATORS, PRECISIONS
 from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
@@ -86,7 +86,7 @@ class DuelsParams(Section):
     workers: Count
     seed: Seed
     rounds: Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
-    points: Positive
+    points: Annotated[int, Field(ge=1, le=MAX_POINTS)]
     anchor: str
     torch_threads: Positive
     rl_curves: dict[str, str]
