@@ -17,14 +17,31 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def _umask() -> int:
+    try:  # Linux shows it; os.umask would have to change it to read it (not thread-safe)
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("Umask:"))
+        return int(line.split()[1], 8)
+    except (OSError, StopIteration, ValueError):
+        return 0o022
+
+
+def _file_mode(path: Path) -> int:
+    """The mode the new file gets: the old file's, else what ``open`` would give (mkstemp's is 0600)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 @contextmanager
 def _temp_beside(path: Path, mode: str) -> Iterator[IO[Any]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, mode) as f:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
             f.flush()
+            os.fchmod(f.fileno(), _file_mode(path))
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -55,6 +72,13 @@ def write_with(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
     with _temp_beside(path, "wb") as f:
         write(f)
     return path
+
+
+def savefig(fig: Any, path: str | Path, **kwargs: Any) -> Path:
+    """``fig.savefig(path, **kwargs)`` (a matplotlib figure), atomically; the format from the suffix."""
+    path = Path(path)
+    fmt = kwargs.pop("format", None) or path.suffix.lstrip(".").lower() or None
+    return write_with(path, lambda f: fig.savefig(f, format=fmt, **kwargs))
 
 
 def torch_save(obj: Any, path: str | Path) -> Path:

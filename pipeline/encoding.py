@@ -30,6 +30,9 @@ NUM_TOKENS = 50
 K0, K1 = 48, 49
 MAX_TURNS = 16
 MAX_ROUNDS = 12  # round one-hots cover games of up to 12 rounds (the paper plays 8)
+# Initial points a game may start with (the paper plays 30): points are scaled by 1/30 here, so far larger
+# totals only leave the range the networks learned on, and every total stays exact in int64 and float32.
+MAX_POINTS = 1000
 
 FEATURE_VERSION = "tokens-v3"  # v3: history by recency, dealt rows, hand/field yaku counts
 """Bumped whenever the row layout changes, so an old model refuses to load against new features."""

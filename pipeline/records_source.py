@@ -19,6 +19,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import atomic
 from .paths import repo_root
 
 ENV_VAR = "KOIKOI_RECORDS"
@@ -69,7 +70,7 @@ def _has_records(d: Path) -> bool:
 
 def _mark_ignored(d: Path) -> None:
     # A cache folder inside data/ that no DVC stage declares: keep it out of git by itself.
-    (d / ".gitignore").write_text("*\n")
+    atomic.write_text(d / ".gitignore", "*\n")
 
 
 def download_records(dest: Path, url: str | None = None, timeout: float = DOWNLOAD_TIMEOUT_S) -> Path:

@@ -1,7 +1,8 @@
 """Lightning callbacks that every training run (SL, RL) carries, so a fault ends it cleanly.
 
 - ``StopOnNonFiniteLoss``: a NaN or infinite training loss stops the run at once with a one-line
-  ``NonFiniteLoss`` (a ``ValueError``), before anything is saved: the previous model stays.
+  ``NonFiniteLoss`` before anything is saved: the previous model stays. It is a bad param (the ``lr``), so a
+  ``ParamError``: exit code 2, like every usage error (and a ``ValueError``, for callers that catch those).
 - ``PassInterrupt``: Lightning turns Ctrl-C into ``sys.exit(1)`` and ignores SIGINT from then on;
   this hands the ``KeyboardInterrupt`` on instead, so the command ends with its one line and exit
   code 130 and the MLflow run is marked KILLED (``pipeline.runstate``).
@@ -9,7 +10,9 @@
 - ``LogProgress``: off a terminal (where Lightning draws no bar), the training steps as a
   ``progress.progress_bar``, so a log gets its once-a-minute line (done / total, rate, ETA).
 
-``guards`` also quiets Lightning's own chatter, since every Trainer goes through it.
+``guards`` also quiets Lightning's own chatter, since every Trainer goes through it. ``AtomicCheckpointIO``
+writes a Trainer's checkpoints beside their target and renames them over it (Lightning's own copies them
+from the temp directory, which a kill can leave half done on another filesystem).
 """
 
 from __future__ import annotations
@@ -23,10 +26,22 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
+from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
+
+from .params import ParamError
 
 
-class NonFiniteLoss(ValueError):
-    """The training loss became NaN or infinite."""
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Lightning checkpoints through ``pipeline.atomic``: a kill leaves the previous checkpoint or the new one."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
+        from .atomic import torch_save
+
+        torch_save(checkpoint, path)
+
+
+class NonFiniteLoss(ParamError, ValueError):
+    """The training loss became NaN or infinite: the params (the learning rate) are to blame."""
 
 
 class StopOnNonFiniteLoss(pl.Callback):

@@ -22,7 +22,12 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
     if spec == "heuristic":
         return HeuristicAgent(seed)
     path = Path(spec)
-    if not path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except OSError as e:  # a name too long for the filesystem, ...
+        shown = spec if len(spec) <= 60 else f"{spec[:50]}...{spec[-5:]}"
+        raise ValueError(f"agent {shown!r}: {e.strerror}; {SPEC_HELP}") from None
+    if not is_dir:
         if "/" in spec or path.exists():
             raise ValueError(f"agent {spec!r}: no such model directory; {SPEC_HELP}")
         raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")

@@ -16,10 +16,16 @@ from ..engine import Observation
 from ..model import KoiKoiNet
 from .base import Agent
 
+# Observations per forward pass on a CPU: a duel's 512 games at once made 512-sample passes whose activations
+# (~250 MB at the paper's width) glibc then kept, so a duel's memory grew with its number of games up to 1,024;
+# 64 keeps it flat, and costs less CPU per sample than 512 (cache-sized matrices).
+CPU_FORWARD_BATCH = 64
+
 
 class NetPlayer:
-    """Evaluates one batch of observations (any decision types) in one forward pass on ``device`` (default: where
-    the net is). The net runs in eval mode for the call and gets its mode back, so a learner may share it."""
+    """Evaluates a batch of observations (any decision types) on ``device`` (default: where the net is), in forward
+    passes of at most ``CPU_FORWARD_BATCH`` observations on a CPU (one pass on a GPU). The net runs in eval mode
+    for the call and gets its mode back, so a learner may share it."""
 
     def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, bf16: bool = False, device: str | None = None) -> None:
         if device is not None:
@@ -39,6 +45,12 @@ class NetPlayer:
         """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
         if not len(observations):
             return np.zeros((0, NUM_TOKENS), dtype=np.float32)
+        step = CPU_FORWARD_BATCH if self.device.type == "cpu" else len(observations)
+        q = np.concatenate([self._forward(observations[i:i + step]) for i in range(0, len(observations), step)])
+        q[~legal_masks(observations)] = -np.inf
+        return q
+
+    def _forward(self, observations: Sequence[Observation]) -> np.ndarray:
         x = torch.from_numpy(encode(observations)).to(self.device)
         d = torch.from_numpy(decisions(observations)).to(self.device)
         training = self.net.training
@@ -54,7 +66,6 @@ class NetPlayer:
         self.forward_seconds += time.perf_counter() - t0
         self.forward_samples += len(observations)
         self.forward_calls += 1
-        q[~legal_masks(observations)] = -np.inf
         return q
 
     def forward_throughput(self, x: torch.Tensor, decision: int, seconds: float = 2.0) -> float:

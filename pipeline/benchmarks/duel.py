@@ -1,5 +1,7 @@
-"""A duel's speed and memory: games/s and the process's peak RSS, which stays flat as --games grows
-(games are streamed, at most --concurrency in memory at once)."""
+"""A duel's speed and memory: games/s and the process's peak RSS, which stays flat as --games grows (games are
+streamed, at most --concurrency in memory at once; a model's forward passes take at most
+``model_agent.CPU_FORWARD_BATCH`` observations). Give a model as --a or --b for the realistic figure
+(``koikoi bench duel --a models/sl --games 6400``): the duel runs as ``koikoi duel`` runs it."""
 
 from __future__ import annotations
 
@@ -16,6 +18,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--b", default="random", help="agent B (default random)")
     p.add_argument("--concurrency", type=int_range(1), default=None,
                    help="games in memory at once (default: the duel's own, pipeline.arena.CONCURRENCY)")
+    p.add_argument("--workers", type=int_range(0, 64), default=2,
+                   help="worker processes when both agents are models, as koikoi duel (default 2; their memory "
+                        "is not in peak_rss_mb)")
+    p.add_argument("--threads", type=int_range(1), default=1, help="torch threads for model agents (default 1)")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -26,8 +32,10 @@ def peak_rss_mb() -> float:
 
 def run(args: argparse.Namespace) -> dict:
     from ..agents import load_agent
+    from ..agents.model_agent import ModelAgent
     from ..arena import CONCURRENCY
-    from ..duel.runner import play_duel
+    from ..duel.runner import duel_agents, play_duel, set_torch_threads
+    from ..memory import rss_mb
 
     if args.games % 2:
         raise UserError(f"--games must be even (each deal is played twice), got {args.games}")
@@ -35,11 +43,18 @@ def run(args: argparse.Namespace) -> dict:
         a, b = load_agent(args.a, seed=args.seed), load_agent(args.b, seed=args.seed + 1)
     except ValueError as e:
         raise UserError(str(e)) from None
+    set_torch_threads(args.threads)
     concurrency = args.concurrency or CONCURRENCY
+    both_models = isinstance(a, ModelAgent) and isinstance(b, ModelAgent) and args.workers > 0
     before = peak_rss_mb()
     t0 = time.perf_counter()
-    r = play_duel(a, b, args.games, args.seed, concurrency=concurrency)
+    if both_models:
+        r = duel_agents(a, b, args.games, args.seed, workers=args.workers)
+    else:
+        r = play_duel(a, b, args.games, args.seed, concurrency=concurrency)
     wall = time.perf_counter() - t0
     return {"games": r.games, "games_per_s": round(r.games / wall, 1), "seconds": round(wall, 2),
             "peak_rss_mb": round(peak_rss_mb(), 1), "peak_rss_mb_before_play": round(before, 1),
-            "concurrency": concurrency, "a": args.a, "b": args.b, "win_rate": round(r.win_rate, 4)}
+            "rss_mb_end": round(rss_mb(), 1), "concurrency": None if both_models else concurrency,
+            "workers": args.workers if both_models else 0, "threads": args.threads, "a": args.a, "b": args.b,
+            "win_rate": round(r.win_rate, 4)}

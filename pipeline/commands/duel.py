@@ -7,7 +7,7 @@ import json
 import sys
 
 from ..cli import UserError, int_range
-from ..encoding import MAX_ROUNDS
+from ..encoding import MAX_POINTS, MAX_ROUNDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="first deal seed; agents are seeded from it too")
     p.add_argument("--rounds", type=int_range(1, MAX_ROUNDS), default=8,
                    help=f"rounds per game, 1..{MAX_ROUNDS}: what the observation encoding covers (default 8)")
-    p.add_argument("--points", type=int_range(1), default=30, help="initial points of each player (default 30)")
+    p.add_argument("--points", type=int_range(1, MAX_POINTS), default=30,
+                   help=f"initial points of each player, 1..{MAX_POINTS} (default 30)")
     p.add_argument("--workers", type=int_range(0, 64), default=2,
                    help="worker processes when both agents are models (default 2; 0: play in this process)")
     p.add_argument("--threads", type=int_range(1), default=1,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import os
 import socket
 import sys
+import tempfile
 import threading
 import time
 import webbrowser
@@ -20,16 +23,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--opponent", metavar="SPEC", default=None,
                    help="agent spec: random, heuristic or a model directory (default: the strongest trained "
                         "model present, else heuristic); the page can choose another")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only; the server has no "
+                        "authentication, so another address warns)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--no-browser", action="store_true", help="do not open the page in the default browser")
     p.add_argument("--records", default=RECORDS_DIR, help=f"where finished games are written (default {RECORDS_DIR})")
+    p.add_argument("--models", metavar="DIR", default=None,
+                   help="the model directories offered are those under DIR (default: models/ of the current "
+                        "directory); a client can choose no other path")
     p.add_argument("--threads", type=int, default=1, help="torch threads for model agents (default 1)")
     p.set_defaults(func=run)
 
 
-def _check_port(host: str, port: int) -> None:
-    """Fail with one line now rather than after uvicorn has logged a traceback."""
+def _check_port(host: str, port: int) -> str:
+    """Fail with one line now rather than after uvicorn has logged a traceback; the address ``host`` names."""
     if not 0 < port < 65536:
         raise UserError(f"--port must be in 1..65535, got {port}")
     try:
@@ -43,6 +51,16 @@ def _check_port(host: str, port: int) -> None:
             s.bind(addr)
         except OSError as e:
             raise UserError(f"cannot listen on {host}:{port} ({e.strerror}); choose another --port") from None
+    return str(addr[0])
+
+
+def _addresses(address: str, port: int) -> tuple[str, str, bool]:
+    """``(where it listens, the URL to open on this machine, whether others can reach it)``."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    bracket = (lambda a: f"[{a}]") if ip.version == 6 else (lambda a: a)
+    listening = f"{bracket(address)}:{port}" + (" (every network interface)" if ip.is_unspecified else "")
+    local = ("::1" if ip.version == 6 else "127.0.0.1") if ip.is_unspecified else address
+    return listening, f"http://{bracket(local)}:{port}/", not ip.is_loopback
 
 
 def _open_when_ready(server, url: str) -> None:  # noqa: ANN001 (uvicorn.Server)
@@ -58,18 +76,22 @@ def run(args: argparse.Namespace) -> int:
     from ..duel.runner import set_torch_threads
     from ..play.app import create_app
     from ..play.games import Games
-    from ..play.opponents import default_opponent
+    from ..play.opponents import MODELS_ROOT, default_opponent, find_models
 
     if args.threads < 1:
         raise UserError(f"--threads must be >= 1, got {args.threads}")
-    _check_port(args.host, args.port)
-    opponent = args.opponent or default_opponent()
+    address = _check_port(args.host, args.port)
+    models_root = args.models or MODELS_ROOT
+    if args.models is not None and not Path(args.models).is_dir():
+        raise UserError(f"--models {args.models}: no such directory")
+    opponent = args.opponent or (default_opponent() if args.models is None else
+                                 next(iter(find_models(models_root)), "heuristic"))
     if args.opponent is None and opponent == "heuristic":
-        print(f"koikoi play: no trained model under {Path.cwd() / 'models'} (run it in the project directory, or "
-              "pass --opponent DIR): playing the heuristic agent", file=sys.stderr)
-    games = Games(args.records, opponent)
+        print(f"koikoi play: no trained model under {Path(models_root).resolve()} (run it in the project directory, "
+              "or pass --opponent DIR): playing the heuristic agent", file=sys.stderr)
+    games = Games(args.records, opponent, models_root=models_root)
     try:
-        games.agents.load(opponent, seed=0)  # a bad --opponent fails here, in one line, not in the page
+        games.opponents.load(opponent, seed=0)  # a bad --opponent fails here, in one line, not in the page
     except ValueError as e:
         raise UserError(f"--opponent: {e}") from None
     set_torch_threads(args.threads)
@@ -77,12 +99,30 @@ def run(args: argparse.Namespace) -> int:
         games.records_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"--records {args.records}: {e.strerror}") from None
+    if not os.access(games.records_dir, os.W_OK):
+        print(f"koikoi play: warning: --records {games.records_dir} is not writable: finished games stay in memory "
+              f"until it is (or until the server stops)", file=sys.stderr)
     server = uvicorn.Server(uvicorn.Config(create_app(games), host=args.host, port=args.port, log_level="warning"))
-    shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(args.host, args.host)  # all addresses: open the local one
-    url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
-    print(f"koikoi play: {url} against {opponent}; finished games go to {games.records_dir}; Ctrl+C stops",
-          file=sys.stderr)
+    listening, url, exposed = _addresses(address, args.port)
+    print(f"koikoi play: {url} (listening on {listening}) against {opponent}; finished games go to "
+          f"{games.records_dir}; Ctrl+C stops", file=sys.stderr)
+    if exposed:
+        print(f"koikoi play: warning: the server has no authentication and listens on {listening}: anyone who "
+              f"can reach it can play, read its games' records and use this machine's CPU (--host 127.0.0.1 "
+              f"keeps it to this machine)", file=sys.stderr)
     if not args.no_browser:
         threading.Thread(target=_open_when_ready, args=(server, url), daemon=True).start()
-    server.run()
+    try:
+        server.run()
+    finally:
+        _keep_unsaved_records(games)
     return 0
+
+
+def _keep_unsaved_records(games) -> None:  # noqa: ANN001 (play.games.Games)
+    """At shutdown, write the records the records directory refused (there, else to the temp directory)."""
+    fallback = Path(tempfile.gettempdir()) / "koikoi-played"
+    for game_id, path in games.save_unsaved(fallback):
+        where = f"written to {path}" if path is not None else f"lost: neither {games.records_dir} nor {fallback} " \
+                                                                "could take it"
+        print(f"koikoi play: the record of game {game_id} was {where}", file=sys.stderr)

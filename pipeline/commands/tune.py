@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         out_root = Path(args.out) if args.out else root / session.RESULTS
         summary: dict = {"study": cfg.study_name}
         if not (args.apply and args.trials is None):
-            summary = session.tune(cfg, params, root, out_root, args.dataset)
+            summary = session.tune(cfg, params, root, out_root, args.dataset, source=str(params_path))
         if args.apply:
             best = report.read_best(out_root / cfg.study_name)
             changed = apply.apply_params(params_path, best)

@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .. import atomic  # noqa: E402
 from ..engine import DISCARD, GameState, Observation  # noqa: E402
 from ..engine.cards import card_name, ids_of  # noqa: E402
 
@@ -100,7 +101,7 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
+    atomic.savefig(fig, out, dpi=100)
     plt.close(fig)
     return out
 

@@ -10,6 +10,7 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .. import atomic  # noqa: E402
 from ..bookkeeping import read_curve  # noqa: E402
 from .report import display_name, oriented  # noqa: E402
 from .stats import DuelResult  # noqa: E402
@@ -92,6 +93,6 @@ def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, lis
 def _save(fig, out: str | Path) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    atomic.savefig(fig, out, dpi=110)
     plt.close(fig)
     return out

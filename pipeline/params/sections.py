@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..encoding import MAX_ROUNDS  # the observation encoding covers games of up to 12 rounds
+from ..encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..engine import DECISION_NAMES
 from ..hardware import ACCELERATORS, PRECISIONS
 from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
@@ -103,7 +103,7 @@ class DuelsParams(Section):
     workers: Count = Field(description="processes for model-vs-model pairings (0: in this process)")
     seed: Seed = Field(description="first deal seed; agents are seeded from it too")
     rounds: Annotated[int, Field(ge=1, le=MAX_ROUNDS)] = Field(description="rounds per game")
-    points: Positive = Field(description="initial points of each player")
+    points: Annotated[int, Field(ge=1, le=MAX_POINTS)] = Field(description="initial points of each player")
     anchor: str = Field(description="agent whose Bradley-Terry strength is fixed at 0 (Elo 0)")
     torch_threads: Positive = Field(description="torch threads of model agents")
     rl_curves: dict[str, str] = Field(description="RL training curves to plot, label: curve.csv path "

@@ -8,14 +8,14 @@ Routes (README, "Play in the browser", documents them):
 - ``GET /api/games/{id}/hint``, ``/review``, ``/record``
 - ``routes``: ``GET /api/opponents/about``, ``/api/games/{id}/opponent``, ``/api/history``
 
-Errors are ``{"error": "one line"}``: 400 bad input or an illegal action, 404 unknown game, 409 not now.
-Endpoints are plain functions, so the server runs them in its thread pool and a slow model in one game
-does not hold up the others; each game's lock serialises the requests on that game.
+Errors are ``{"error": "one line"}`` (docs/play.md): 400 bad input or an illegal action, 404 unknown game or
+path, 405 wrong method, 409 not now, 500 an internal error, after which the game is as it was before the
+request. Endpoints are plain functions, so the server runs them in its thread pool and a slow model in one
+game does not hold up the others; each game's lock serialises the requests on that game.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +23,31 @@ from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from ..encoding import MAX_POINTS, MAX_ROUNDS
 from . import routes, view
-from .games import Games
-from .opponents import choices
+from .games import MAX_SEED, Games
+from .opponents import log
 from .session import PlayError
 
 STATIC = Path(__file__).parent / "static"
 
 
+MAX_SPEC = 255  # characters of an opponent spec: a file name's limit
+
+INTERNAL = ("internal error on the server ({}): the game is as it was before this request; try again, or start "
+            "a new game")
+
+
 class NewGame(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    opponent: str | None = None
-    seed: int | None = None
-    rounds: int = 8
-    points: int = 30
+    opponent: str | None = Field(None, min_length=1, max_length=MAX_SPEC,
+                                 description="one of GET /api/opponents' choices (default: its default)")
+    seed: int | None = Field(None, ge=0, le=MAX_SEED, description="the deals' seed (default: a random one)")
+    rounds: int = Field(8, ge=1, le=MAX_ROUNDS, description="rounds of the game")
+    points: int = Field(30, ge=1, le=MAX_POINTS, description="each player's initial points")
 
 
 class Action(BaseModel):
@@ -59,13 +67,20 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 def create_app(games: Games, root: Path = Path(".")) -> FastAPI:
-    """The app over ``games``; ``root`` is where the opponents offered in the page are looked for."""
+    """The app over ``games`` (which also holds the opponents offered); ``root`` is the project directory
+    (the ratings and params.yaml the page's opponent names come from)."""
     app = FastAPI(title="koikoi play", summary="Play Koi-Koi against the project's agents.")
     app.state.games = games
 
     @app.exception_handler(PlayError)
     def play_error(_: Request, exc: PlayError) -> JSONResponse:
         return _error(exc.status, str(exc))
+
+    @app.exception_handler(Exception)
+    def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        # the session has rolled its game back; the operator's log gets the cause, the client one line
+        log(f"internal error in {request.method} {request.url.path}: {type(exc).__name__}: {exc}")
+        return _error(500, INTERNAL.format(type(exc).__name__))
 
     @app.exception_handler(RequestValidationError)
     def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -77,7 +92,7 @@ def create_app(games: Games, root: Path = Path(".")) -> FastAPI:
 
     @app.get("/api/opponents")
     def opponents() -> dict[str, Any]:
-        return {"default": games.default_opponent, "choices": choices(root)}
+        return {"default": games.default_opponent, "choices": games.opponents.offered()}
 
     @app.get("/api/cards")
     def cards() -> list[dict[str, Any]]:
@@ -119,7 +134,7 @@ def create_app(games: Games, root: Path = Path(".")) -> FastAPI:
     def record(game_id: str) -> dict[str, Any]:
         game = games.get(game_id)
         with game.lock:
-            return json.loads(game.record().read_text(encoding="utf-8"))
+            return game.record()
 
     app.include_router(routes.router(games, root))  # the page's opponent names and the person's record
 

@@ -1,9 +1,17 @@
-"""Which agents a person can play, which one by default, and loading them once for many games."""
+"""Which agents a person can play, which one by default, and loading them for many games.
+
+A server offers a fixed list: the built-in agents, the model directories found under its models root
+(the project's ``models/``, or ``koikoi play --models DIR``) and the operator's ``--opponent``. A
+request names one of them or gets one generic refusal: a client cannot probe the server's files.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from ..agents import Agent, load_agent
@@ -13,6 +21,9 @@ BUILTIN = ("random", "heuristic")
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 RATINGS = "results/duels/ratings.json"
+MODELS_ROOT = "models"
+MAX_MODELS = 3  # models kept loaded at once (least recently used dropped): ~100 MB each at the paper's sizes
+MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
 
 
 def _is_model_dir(d: Path) -> bool:
@@ -42,26 +53,88 @@ def default_opponent(root: Path = Path(".")) -> str:
     return max(models, key=lambda m: (elo.get(key_name(m), float("-inf")), -models.index(m)))
 
 
-def choices(root: Path = Path(".")) -> list[str]:
-    """The opponents offered in the page: the trained models present, then the built-in agents."""
-    return present_models(root) + ["heuristic", "random"]
+def find_models(models_root: str | Path) -> list[str]:
+    """The model directories under ``models_root`` (up to ``MAX_DEPTH`` levels), as specs that start with
+    ``models_root`` as given: the ranked ones (``MODELS``) first, the others by name."""
+    base = Path(models_root)
+    found: list[str] = []
+    level = [base]
+    for _ in range(MAX_DEPTH):
+        nxt = []
+        for d in level:
+            try:
+                subs = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+            except OSError:
+                continue
+            for p in subs:
+                if _is_model_dir(p):
+                    found.append(str(p))
+                else:
+                    nxt.append(p)
+        level = nxt
+    rank = {m.split("/", 1)[1]: i for i, m in enumerate(MODELS)}
+    return sorted(found, key=lambda s: (rank.get(Path(s).relative_to(base).as_posix(), len(rank)), s))
 
 
-class AgentPool:
-    """Loads the agent of each new game. A model is loaded once per file version and shared by its games:
-    it plays greedily, so its moves depend on the observation alone and sharing changes nothing."""
+def _normal(spec: str) -> str:
+    """A path spec made absolute by string operations only (no filesystem access)."""
+    return os.path.normpath(os.path.join(os.getcwd(), spec))
 
-    def __init__(self) -> None:
+
+class Opponents:
+    """The opponents one server offers and their agents. A model is loaded once per file version and shared
+    by its games (it plays greedily: its moves depend on the observation alone, so sharing changes nothing);
+    at most ``max_models`` stay loaded, the least recently used dropped first."""
+
+    def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_models: int = MAX_MODELS) -> None:
+        self.default = default
+        self.models_root = Path(models_root)
+        self.max_models = max_models
         self._lock = threading.Lock()
-        self._models: dict[tuple[str, int], Agent] = {}
+        self._models: OrderedDict[tuple[str, int], Agent] = OrderedDict()
+
+    def offered(self) -> list[str]:
+        """The opponents a client may choose: the models under the root, the default, the built-in agents."""
+        models = find_models(self.models_root)
+        extra = [] if self.default in models or self.default in BUILTIN else [self.default]
+        return models + extra + ["heuristic", "random"]
+
+    def resolve(self, spec: str) -> str | None:
+        """The offered opponent ``spec`` names (the same path written another way counts), else None."""
+        offered = self.offered()
+        if spec in offered:
+            return spec
+        if "\0" in spec or spec in BUILTIN:
+            return None
+        target = _normal(spec)
+        return next((o for o in offered if o not in BUILTIN and _normal(o) == target), None)
 
     def load(self, spec: str, seed: int) -> Agent:
-        """The agent for ``spec``; ``ValueError`` (one line, naming the spec) when it cannot be loaded."""
+        """The agent for ``spec`` (random, heuristic or a model directory, unchecked: ``resolve`` first);
+        ``ValueError`` (one line, naming the spec) when it cannot be loaded."""
         if spec in BUILTIN:
             return load_agent(spec, seed=seed)  # cheap, and their random tie-breaks follow the game's seed
         weights = Path(spec) / "model.pt"
-        key = (str(weights.resolve()), weights.stat().st_mtime_ns if weights.is_file() else 0)
+        try:
+            key = (_normal(str(weights)), weights.stat().st_mtime_ns)
+        except OSError:
+            key = (_normal(str(weights)), 0)  # load_agent says why in one line
         with self._lock:
-            if key not in self._models:
-                self._models[key] = load_agent(spec, seed=seed)
-            return self._models[key]
+            agent = self._models.get(key)
+            if agent is None:
+                agent = load_agent(spec, seed=seed)
+                self._models[key] = agent
+                while len(self._models) > self.max_models:
+                    self._models.popitem(last=False)  # its games keep their reference; the pool lets it go
+            self._models.move_to_end(key)
+            return agent
+
+    def loaded(self) -> int:
+        """How many models the pool holds now."""
+        with self._lock:
+            return len(self._models)
+
+
+def log(message: str) -> None:
+    """One line on the server's stderr: what the operator needs and a client must not see (paths, causes)."""
+    print(f"koikoi play: {message}", file=sys.stderr, flush=True)

@@ -19,7 +19,6 @@ from fastapi import APIRouter
 from .about import describe
 from .games import Games
 from .history import history
-from .opponents import choices
 
 
 def _meta_of(spec: str, root: Path) -> dict[str, Any] | None:
@@ -36,7 +35,7 @@ def router(games: Games, root: Path) -> APIRouter:
 
     @r.get("/api/opponents/about")
     def about_opponents() -> list[dict[str, Any]]:
-        return [describe(spec, root, _meta_of(spec, root)) for spec in choices(root)]
+        return [describe(spec, root, _meta_of(spec, root)) for spec in games.opponents.offered()]
 
     @r.get("/api/games/{game_id}/opponent")
     def opponent(game_id: str) -> dict[str, Any]:

@@ -167,6 +167,6 @@ def plot_table(table: WinProbTable, path: str | Path) -> Path:
     fig.tight_layout()
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=110)
+    atomic.savefig(fig, p, dpi=110)
     plt.close(fig)
     return p

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import encoding
+from .. import atomic, encoding
 from ..engine import Observation, RecordError, load_record, replay_record
 from ..engine.records import record_files
 from ..progress import progress_bar
@@ -150,7 +150,8 @@ def records_fingerprint(files: Sequence[Path]) -> str:
 
 
 def save_split(path: Path, samples: SampleSet, layout: Layout) -> None:
-    np.savez_compressed(path, **{k: getattr(samples, k) for k in _FIELDS}, **layout.to_arrays())
+    atomic.write_with(path, lambda f: np.savez_compressed(f, **{k: getattr(samples, k) for k in _FIELDS},
+                                                          **layout.to_arrays()))
 
 
 def load_split(dataset_dir: str | Path, split: str) -> tuple[SampleSet, Layout]:
@@ -214,5 +215,5 @@ def build_dataset(
     info = {**metrics, "feature_version": encoding.FEATURE_VERSION, "val_fraction": val_fraction, "seed": seed,
             "games_list": names, "train_game_names": [names[i] for i in train_g],
             "val_game_names": [names[i] for i in val_g], "skipped": skipped}
-    (out / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
+    atomic.write_text(out / INFO_FILE, json.dumps(info, indent=2) + "\n")
     return metrics

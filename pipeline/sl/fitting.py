@@ -15,7 +15,7 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 from .. import bookkeeping
 from ..model import KoiKoiNet, ModelConfig
 from ..progress import on_terminal
-from ..train_guards import guards
+from ..train_guards import AtomicCheckpointIO, guards
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .datamodule import SLDataModule
@@ -99,7 +99,7 @@ def fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback]
         max_epochs=max_epochs, accelerator=p["accelerator"], devices=1, precision=p["precision"],
         logger=logger if logger is not None else False, callbacks=[*cbs, *callbacks, *guards("sl_train")],
         enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
-        deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10,
+        deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10, plugins=[AtomicCheckpointIO()],
     )
     trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
     if per_type is not None:

@@ -46,7 +46,7 @@ def _round_trip() -> YAML:
     return rt
 
 
-def merge_text(text: str, updates: Mapping[str, Any]) -> tuple[str, list[str]]:
+def merge_text(text: str, updates: Mapping[str, Any], source: str = "params.yaml") -> tuple[str, list[str]]:
     """``text`` (params.yaml) with the nested ``updates`` applied, and the dotted keys whose value changed;
     ``ValueError`` when an update names a mapping the file does not have."""
     rt = _round_trip()
@@ -57,7 +57,7 @@ def merge_text(text: str, updates: Mapping[str, Any]) -> tuple[str, list[str]]:
         for depth, k in enumerate(keys[:-1]):
             node = node.get(k) if isinstance(node, Mapping) else None
             if not isinstance(node, Mapping):
-                raise ValueError(f"params.yaml has no mapping {'.'.join(keys[:depth + 1])}")
+                raise ValueError(f"{source} has no mapping {'.'.join(keys[:depth + 1])}")
         old = node.get(keys[-1], KeyError)
         if old is KeyError or old != value or type(old) is not type(value) and not isinstance(old, type(value)):
             node[keys[-1]] = value
@@ -72,7 +72,7 @@ def apply_params(params_path: str | Path, updates: Mapping[str, Any]) -> list[st
     names of the values that changed."""
     path = Path(params_path)
     text = path.read_text()
-    new, changed = merge_text(text, updates)
+    new, changed = merge_text(text, updates, str(path))
     if changed:
         parse_params(yaml.safe_load(new), str(path))  # a ParamError leaves the file as it was
         atomic.write_text(path, new)

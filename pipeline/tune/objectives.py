@@ -54,11 +54,12 @@ def _probe(space: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[str, Any],
-                 max_epochs: int | None) -> Objective:
-    """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc."""
+                 max_epochs: int | None, source: str = "params.yaml") -> Objective:
+    """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc. ``source`` is the
+    params file, for messages."""
     from ..sl.train import train_sl
 
-    overridden(base, _probe(space), "sl_train", "tune.space.sl over params.yaml")
+    overridden(base, _probe(space), "sl_train", f"tune.space.sl over {source}")
 
     def objective(trial: optuna.Trial, run_id: str) -> float:
         params = overridden(base, trial_params(trial, space), "sl_train")
@@ -72,7 +73,7 @@ def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[st
 
 def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, space: Mapping[str, Any],
                  loops: int, eval_games: int, variant: str = "point",
-                 winprob_path: str | Path | None = None) -> Objective:
+                 winprob_path: str | Path | None = None, source: str = "params.yaml") -> Objective:
     """Phase 1 (against the SL agent) for ``loops`` loops with the trial's ``rl`` values; score: the
     learner's win rate against SL in the ``eval_games`` duplicate-deal games that close the budget.
 
@@ -85,7 +86,7 @@ def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, spa
     budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,
               "final_eval_games": eval_games}
     # the budget over the trial's values (as the space may name budget keys too)
-    overridden(base, deep_merge(_probe(space), budget), "rl", "tune.space.rl and tune.rl over params.yaml")
+    overridden(base, deep_merge(_probe(space), budget), "rl", f"tune.space.rl and tune.rl over {source}")
 
     def objective(trial: optuna.Trial, run_id: str) -> float:
         import mlflow

@@ -13,6 +13,7 @@ import optuna
 import yaml
 from optuna.trial import TrialState
 
+from .. import atomic
 from .objectives import PARAMS_ATTR
 from .space import TARGETS
 
@@ -42,7 +43,7 @@ def _save(ax: Any, path: Path) -> None:
     fig = ax.figure
     fig.set_size_inches(8, 5)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    atomic.savefig(fig, path, dpi=100)
     plt.close(fig)
 
 
@@ -84,14 +85,14 @@ def write_outputs(study: optuna.Study, target: str, out: Path) -> dict[str, Any]
         header = (f"# Best of study {study.study_name!r}: trial {study.best_trial.number}, "
                   f"value {study.best_value:.4f}.\n# Merge into params.yaml with `koikoi tune --apply "
                   f"--study {study.study_name}`.\n")
-        best_file.write_text(header + yaml.safe_dump(best, sort_keys=False))
+        atomic.write_text(best_file, header + yaml.safe_dump(best, sort_keys=False))
     else:
         best_file.unlink(missing_ok=True)
     missing = plots(study, out)
     for name, why in missing.items():
         print(f"tune: no {name}: {why}", file=sys.stderr)
     summary["plots_missing"] = missing
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+    atomic.write_text(out / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
     return summary
 
 

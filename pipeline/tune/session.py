@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import atomic
 from ..params import Params, TuneParams, overridden
 from ..paths import repo_root
 from .objectives import Objective, rl_objective, sl_objective
@@ -25,14 +26,16 @@ def config_from_params(section: TuneParams, **overrides: Any) -> TuneParams:
 
 
 def make_objective(cfg: TuneParams, params: Params, root: Path,
-                   dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None) -> Objective:
-    """The target's objective over the project's data; a clear error when its input is missing."""
-    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant)
+                   dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None,
+                   source: str = "params.yaml") -> Objective:
+    """The target's objective over the project's data; a clear error when its input is missing. ``source``
+    (the params file) is what messages about the space name."""
+    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant, source)
     if cfg.target == "sl":
         ds = Path(dataset_dir) if dataset_dir else root / SL_DATASET
         if not (ds / "info.json").is_file():
             raise FileNotFoundError(f"no SL dataset at {ds}: run `dvc repro sl_dataset` first")
-        return sl_objective(ds, params.sl_train, space, cfg.max_epochs)
+        return sl_objective(ds, params.sl_train, space, cfg.max_epochs, source)
     sl = Path(sl_dir) if sl_dir else root / SL_MODEL
     if not ((sl / "model.pt").is_file() and (sl / "config.json").is_file()):
         raise FileNotFoundError(f"no SL model at {sl}: run `dvc repro sl_train` first")
@@ -42,20 +45,21 @@ def make_objective(cfg: TuneParams, params: Params, root: Path,
         if not wp_table.exists():
             raise FileNotFoundError(f"no win-probability table at {wp_table}: run `dvc repro winprob` first")
     return rl_objective(sl, params.rl, params.winprob, space, cfg.rl.loops, cfg.rl.eval_games, cfg.rl.variant,
-                        wp_table)
+                        wp_table, source)
 
 
 def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: str | Path | None = None,
          dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None,
-         progress: bool = True) -> dict[str, Any]:
-    """Run one session of ``cfg`` over the project at ``root``; returns the study summary."""
+         progress: bool = True, source: str = "params.yaml") -> dict[str, Any]:
+    """Run one session of ``cfg`` over the project at ``root``; returns the study summary. ``source``: the
+    params file ``params`` came from."""
     root = root or repo_root()
     runs_trials = cfg.trials is None or cfg.trials > 0
-    objective = make_objective(cfg, params, root, dataset_dir, sl_dir) if runs_trials else None
+    objective = make_objective(cfg, params, root, dataset_dir, sl_dir, source) if runs_trials else None
     out = Path(out_root) if out_root else root / RESULTS
     out.mkdir(parents=True, exist_ok=True)
     # No DVC stage declares results/tune as an output (see dvc.yaml): keep it out of git by itself.
-    (out / ".gitignore").write_text("*\n")
+    atomic.write_text(out / ".gitignore", "*\n")
     summary = run_tune(cfg, objective, out, progress=progress)
     summary["output_dir"] = str(out / cfg.study_name)
     return summary

@@ -4,8 +4,10 @@ A field of ``SLTrainParams`` or ``RLParams`` with a ``tune`` extra (``pipeline.p
 in its target's default space under its dotted key (``lr``, ``epsilon.start``, ``reward_scale.wp``).
 A spec is a list (a categorical choice), a mapping ``{low, high[, log][, step]}`` (a range: float when
 the field is a float) or anything else (a fixed value). params.yaml ``tune.space.<target>`` may narrow
-or fix any field of the section; every value it names is checked against the field first. ``derive``
-turns a trial's sampled values into the nested keys of the section.
+or fix any field of the section; every value it names is checked against the field first. SL's ``width`` is
+sampled per head (``head_dim``) unless the space names ``width`` itself (a list of widths, each divisible by
+every ``heads`` value). ``derive`` turns a trial's sampled values into the nested keys of the section. Messages
+name ``source``, the params file the space came from.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def default_space(target: str, variant: str = "point") -> dict[str, Any]:
     return out
 
 
-def _check(target: str, name: str, spec: Any, f: FieldInfo) -> Any:
+def _check(target: str, name: str, spec: Any, f: FieldInfo, source: str = "params.yaml") -> Any:
     """``spec`` with every value it names checked against the field (ranges of a float field made float)."""
     where = f"tune.space.{target}.{name}"
     adapter = TypeAdapter(Annotated[f.annotation, *f.metadata] if f.metadata else f.annotation, config=_STRICT)
@@ -76,22 +78,55 @@ def _check(target: str, name: str, spec: Any, f: FieldInfo) -> Any:
         try:
             adapter.validate_python(v)
         except ValidationError as e:
-            raise ParamError(message(e.errors()[0], "params.yaml", where)) from None
+            raise ParamError(message(e.errors()[0], source, where)) from None
     if isinstance(spec, Mapping) and f.annotation is float:
         return {**spec, **{b: float(spec[b]) for b in ("low", "high") if isinstance(spec.get(b), int)}}
     return spec
 
 
-def merged_space(target: str, overrides: Space | None = None, variant: str = "point") -> dict[str, Any]:
-    """The target's default space with ``overrides`` (params.yaml ``tune.space.<target>``) on top."""
-    known = {_name(k): f for k, f in _fields(TARGETS[target].model)}
-    known[HEAD_DIM] = TARGETS[target].model.model_fields["width"] if target == "sl" else None
+def _values(spec: Any) -> list[Any] | None:
+    """The values a choice or a fixed value can take; None for a range."""
+    return None if isinstance(spec, Mapping) else list(spec) if isinstance(spec, list | tuple) else [spec]
+
+
+def _check_widths(out: Mapping[str, Any], source: str) -> None:
+    """A space that names ``width`` keeps it divisible by every ``heads`` it can sample."""
+    where = f"{source}: tune.space.sl"
+    widths, heads = _values(out["width"]), _values(out.get("heads", []))
+    if widths is None:
+        raise ParamError(f"{where}.width must be a list of widths (a range cannot keep each one divisible by "
+                         f"heads), got {dict(out['width'])}; or give head_dim, the width per head")
+    if heads is None:
+        raise ParamError(f"{where}.heads must be a list when tune.space.sl.width is given, got {dict(out['heads'])}")
+    for w in widths:
+        for h in heads:
+            if isinstance(w, int) and isinstance(h, int) and h > 0 and w % h:
+                raise ParamError(f"{where}.width {w} is not divisible by heads {h} (a value of tune.space.sl.heads);"
+                                 f" choose widths that every heads value divides, or give head_dim")
+
+
+def merged_space(target: str, overrides: Space | None = None, variant: str = "point",
+                 source: str = "params.yaml") -> dict[str, Any]:
+    """The target's default space with ``overrides`` (``tune.space.<target>`` of ``source``) on top."""
+    fields = dict(_fields(TARGETS[target].model))
+    known = {_name(k): f for k, f in fields.items()}
+    if target == "sl":
+        known[HEAD_DIM] = known["width"] = fields["width"]
     out = default_space(target, variant)
-    for name, spec in (overrides or {}).items():
+    overrides = overrides or {}
+    if target == "sl" and "width" in overrides:
+        if HEAD_DIM in overrides:
+            raise ParamError(f"{source}: tune.space.sl names both width and head_dim (width = heads x head_dim); "
+                             f"give one")
+        out.pop(HEAD_DIM, None)  # the widths as given, not per head
+    for name, spec in overrides.items():
         if known.get(name) is None:
-            raise ParamError(f"params.yaml: tune.space.{target}.{name} names no {TARGETS[target].section} key")
+            raise ParamError(f"{source}: tune.space.{target}.{name} names no {TARGETS[target].section} key")
         out[name] = spec
-    return {name: _check(target, name, spec, known[name]) for name, spec in out.items()}
+    checked = {name: _check(target, name, spec, known[name], source) for name, spec in out.items()}
+    if "width" in checked:
+        _check_widths(checked, source)
+    return checked
 
 
 def sample(trial: optuna.Trial, space: Space) -> dict[str, Any]:
@@ -139,7 +174,7 @@ def first_values(space: Space) -> dict[str, Any]:
 
 def derive(values: Mapping[str, Any]) -> dict[str, Any]:
     """Sampled values -> the section's nested keys (``epsilon.start`` -> ``{epsilon: {start}}``,
-    ``head_dim`` -> ``width = heads * head_dim``)."""
+    ``head_dim`` -> ``width = heads * head_dim``; a sampled ``width`` stays as it is)."""
     flat = dict(values)
     if HEAD_DIM in flat:
         flat["width"] = int(flat.pop(HEAD_DIM)) * int(flat.get("heads", 1))

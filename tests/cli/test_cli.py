@@ -38,6 +38,8 @@ def test_version(capsys):
     (["duel", "heuristic", "random", "--rounds", "20"], "argument --rounds: must be 1..12, got 20"),
     (["duel", "heuristic", "random", "--games", "0"], "argument --games: must be >= 1"),
     (["duel", "heuristic", "nobody"], "koikoi duel: error: unknown agent 'nobody'"),
+    (["duel", "heuristic", "random", "--points", str(2**63)], f"argument --points: must be 1..1000, got {2**63}"),
+    (["duel", "heuristic", "x" * 300], "koikoi duel: error: agent 'xxx"),  # too long for a file name: no traceback
     (["attention", "--model", "m", "--out", "x.png", "--turn", "17"], "argument --turn: must be 1..16, got 17"),
     (["sl-cv", "--folds", "1"], "argument --folds: must be >= 2, got 1"),
     (["tune", "--trials", "-1"], "argument --trials: must be >= 0, got -1"),

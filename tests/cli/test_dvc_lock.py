@@ -36,6 +36,8 @@ def test_dvc_lock_matches_the_code_and_params():
             for params in stage.params:
                 changed = params.status()
                 if changed:
-                    stale.append(f"{stage.addressing} (params: {', '.join(sorted(changed[str(params)]))})")
+                    what = changed[str(params)]  # a key: status dict; a whole file (``params.yaml:``): one word
+                    keys = what if isinstance(what, str) else ", ".join(sorted(what))
+                    stale.append(f"{stage.addressing} (params: {keys})")
     assert not stale, (f"dvc.lock does not match the working tree for {len(stale)} stage(s): {'; '.join(stale)}; "
                        "run `dvc commit` (or `dvc repro` where the outputs must change) and commit dvc.lock")

@@ -91,8 +91,8 @@ def test_duel_counts_from_a_side():
 class Census(Agent):
     """A random agent that counts the game states alive (in memory) now and then, and its batch sizes."""
 
-    def __init__(self) -> None:
-        self.inner, self.calls, self.most_alive, self.largest_batch = RandomAgent(0), 0, 0, 0
+    def __init__(self, inner: Agent | None = None) -> None:
+        self.inner, self.calls, self.most_alive, self.largest_batch = inner or RandomAgent(0), 0, 0, 0
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
         self.calls += 1
@@ -104,6 +104,7 @@ class Census(Agent):
 
 
 def test_a_duel_keeps_at_most_its_concurrency_of_games_in_memory():
+    gc.collect()  # what earlier tests of this process left in reference cycles is not the duel's
     census = Census()
     r = play_duel(census, RandomAgent(1), games=400, seed=0, concurrency=16)
     assert r.games == 400 and r.wins + r.losses + r.draws == 400
@@ -203,3 +204,30 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
     assert isinstance(ev, DuelResult) and ev.summary() == duel
     assert curve_row(ev) == {"win_rate": duel["win_rate"], "point_diff": duel["point_diff"], "eval_games": 8,
                              "ci_low": duel["ci95"][0], "ci_high": duel["ci95"][1]}
+
+
+def test_a_model_duels_forward_passes_stay_bounded_whatever_its_games(tmp_path, capsys):
+    """What kept a model duel's memory growing with its games (up to 1,024 games): 512 games at once made
+    512-observation forward passes. The agent is still asked for all of them at once, the net sees at most
+    CPU_FORWARD_BATCH."""
+    import torch
+
+    from pipeline.agents.model_agent import CPU_FORWARD_BATCH, ModelAgent
+    from pipeline.model import KoiKoiNet, ModelConfig
+    from pipeline.modelio import save_model
+
+    net = KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1)).eval()
+    passes: list[int] = []
+    net.register_forward_pre_hook(lambda _, args: passes.append(args[0].shape[0]))
+    census = Census(ModelAgent(net))
+    for i, _ in enumerate(duel_games(census, RandomAgent(1), games=1200, seed=0)):  # 600 deals: 512 at once
+        if i == 10:
+            break
+    assert census.largest_batch > 4 * CPU_FORWARD_BATCH and max(passes) == CPU_FORWARD_BATCH
+
+    model = save_model(net, tmp_path / "tiny", {"kind": "sl"})  # the bench command plays a model too
+    threads = torch.get_num_threads()
+    assert main(["bench", "duel", "--a", str(model), "--games", "4"]) == 0
+    torch.set_num_threads(threads)  # the command set one thread
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["games"] == 4 and out["a"] == str(model) and out["peak_rss_mb"] >= out["peak_rss_mb_before_play"] > 0

@@ -336,3 +336,25 @@ def test_one_network_player_behind_model_agent_self_play_and_the_ui(batch):
     np.testing.assert_array_equal(player.values(obs), ModelAgent(net).q_values(obs))
     assert net.training and player.forward_calls == 1 and player.forward_samples == len(obs)
     assert player.values([]).shape == (0, NUM_TOKENS)
+
+
+def test_cpu_forward_passes_are_bounded_and_give_the_same_values():
+    """A duel's 512 games at once are played in passes of CPU_FORWARD_BATCH: what bounds a duel's memory."""
+    from pipeline.agents.model_agent import CPU_FORWARD_BATCH, NetPlayer
+    from pipeline.encoding import decisions, encode, legal_masks
+    from pipeline.engine import GameState
+
+    obs = []
+    for seed in range(2 * CPU_FORWARD_BATCH + 5):
+        s = GameState(seed=seed)
+        for _ in range(seed % 5):
+            s.step(s.legal_actions()[-1])
+        obs.append(s.observation(s.player))
+    net = tiny().eval()
+    player = NetPlayer(net)
+    chunked = player.values(obs)
+    assert player.forward_calls == 3 and player.forward_samples == len(obs)
+    with torch.inference_mode():
+        whole = net(torch.from_numpy(encode(obs)), torch.from_numpy(decisions(obs))).numpy()
+    whole[~legal_masks(obs)] = -np.inf
+    np.testing.assert_allclose(chunked, whole, rtol=1e-5, atol=1e-5)

@@ -33,11 +33,12 @@ def tiny_model(tmp_path_factory) -> str:
 
 
 @pytest.fixture
-def games(tmp_path) -> Games:
-    return Games(tmp_path / "played", "random")
+def games(tmp_path, tiny_model) -> Games:
+    """A server's games: records in a temp dir, random by default, the tiny model the one offered model."""
+    return Games(tmp_path / "played", "random", models_root=Path(tiny_model).parent)
 
 
 @pytest.fixture
 def client(games) -> TestClient:
-    with TestClient(create_app(games, root=Path(games.records_dir).parent)) as c:
+    with TestClient(create_app(games)) as c:
         yield c

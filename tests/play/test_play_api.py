@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.agents import load_agent
 from pipeline.engine import replay_dir
-from pipeline.play.opponents import choices, default_opponent
+from pipeline.play.opponents import default_opponent, find_models
 
 
 def play_out(client, game_id: str, state: dict, rng: np.random.Generator) -> tuple[dict, list[dict], int]:
@@ -52,7 +52,7 @@ def test_whole_game_is_recorded_and_replays(client, games, tiny_model, opponent)
     for res in final["results"]:  # the winner's yaku add up to the points that changed hands
         if res["winner"] is not None:
             assert sum(p for _, p in res["yaku"]) == abs(res["points"]["you"])
-    assert events[-1] == {"type": "over", "winner": final["winner"], "points": final["points"]}
+    assert events[-1] == {"type": "over", "winner": final["winner"], "points": final["points"], "record": "saved"}
     turns = [e for e in events if e["type"] == "turn"]
     assert {e["player"] for e in turns} == {0, 1}  # the human's own draws are reported too
 
@@ -175,11 +175,13 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     import shutil
 
     assert default_opponent(tmp_path) == "heuristic"
-    assert choices(tmp_path) == ["heuristic", "random"]
-    for spec in ("models/sl", "models/rl/point"):
+    assert find_models(tmp_path / "models") == []
+    for spec in ("models/sl", "models/rl/point", "models/rl_phase1/point", "models/aaa"):
         shutil.copytree(tiny_model, tmp_path / spec)
+    (tmp_path / "models/winprob").mkdir()  # not a model
     assert default_opponent(tmp_path) == "models/rl/point"  # RL before SL when unrated
-    assert choices(tmp_path) == ["models/rl/point", "models/sl", "heuristic", "random"]
+    assert find_models(tmp_path / "models") == [str(tmp_path / m) for m in (  # the ranked first, then by name
+        "models/rl/point", "models/sl", "models/aaa", "models/rl_phase1/point")]
     ratings = tmp_path / "results/duels/ratings.json"
     ratings.parent.mkdir(parents=True)
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
@@ -189,7 +191,7 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     assert default_opponent(tmp_path) == "models/rl/point"
 
 
-def test_the_page_and_its_files_are_served(client):
+def test_the_page_and_its_files_are_served(client, tiny_model):
     page = client.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     for name in ("app.js", "board.js", "cards.js", "style.css"):
@@ -198,5 +200,5 @@ def test_the_page_and_its_files_are_served(client):
     deck = client.get("/api/cards").json()
     assert [c["id"] for c in deck] == list(range(48)) and deck[0] == {
         "id": 0, "card": [1, 1], "month": "Pine", "name": "Crane", "category": "light", "ribbon": None}
-    assert client.get("/api/opponents").json() == {"default": "random", "choices": ["heuristic", "random"]}
+    assert client.get("/api/opponents").json() == {"default": "random", "choices": [tiny_model, "heuristic", "random"]}
     assert "/api/games/{game_id}/actions" in client.get("/openapi.json").json()["paths"]

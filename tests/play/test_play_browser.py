@@ -39,7 +39,7 @@ def server(tmp_path, tiny_model):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     games = Games(tmp_path / "played", tiny_model)
-    srv = uvicorn.Server(uvicorn.Config(create_app(games, root=tmp_path), host="127.0.0.1", port=port,
+    srv = uvicorn.Server(uvicorn.Config(create_app(games), host="127.0.0.1", port=port,
                                         log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()

@@ -28,6 +28,8 @@ def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, monkeypatch):
         (["--opponent", "champion"], "champion"),
         (["--opponent", "models/none"], "models/none"),
         (["--threads", "0"], "--threads"),
+        (["--opponent", "x" * 300], "File name too long"),
+        (["--models", "nope"], "--models nope"),
     ]
     for args, word in cases:
         assert main(["play", "--no-browser", "--port", str(free_port()), *args]) == 2, args
@@ -45,10 +47,11 @@ def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, monkeypatch):
 
 
 def test_the_command_serves_a_game(tmp_path, tiny_model):
+    """Served on every interface: the address it listens on is printed, and a warning that nothing guards it."""
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     koikoi = Path(sys.executable).parent / "koikoi"  # the installed command
-    proc = subprocess.Popen([str(koikoi), "play", "--no-browser", "--port", str(port),
+    proc = subprocess.Popen([str(koikoi), "play", "--no-browser", "--port", str(port), "--host", "0.0.0.0",
                              "--opponent", tiny_model, "--records", str(tmp_path / "played")],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
@@ -73,4 +76,6 @@ def test_the_command_serves_a_game(tmp_path, tiny_model):
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=20)
-    assert f"http://127.0.0.1:{port}/" in err and str(Path(tmp_path / "played")) in err
+    assert f"http://127.0.0.1:{port}/ (listening on 0.0.0.0:{port} (every network interface))" in err, err
+    assert str(Path(tmp_path / "played")) in err
+    assert "warning: the server has no authentication" in err

@@ -47,7 +47,8 @@ def _stage(project: Path, monkeypatch, name: str) -> None:
         sl_dataset.main(["data/sl", "results/sl_dataset"])
 
 
-def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch):
+def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch,
+                                                                        capsys):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     shutil.copytree(synthetic_dataset, tmp_path / "data/sl")
     (tmp_path / "params.yaml").write_text(_params_yaml(TINY))
@@ -58,10 +59,12 @@ def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(syntheti
     assert [str(v.version) for v in client.search_model_versions("name='koikoi-sl'")] == ["1"]
 
     (tmp_path / "params.yaml").write_text(_params_yaml({**TINY, "lr": 1e30}))  # finite: allowed
+    capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         _stage(tmp_path, monkeypatch, "sl_train")
-    assert str(e.value.code).startswith("sl_train: error: training loss is ")
-    assert str(e.value.code).endswith("lower sl_train.lr") and "\n" not in str(e.value.code)
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert e.value.code == 2  # a usage error: the lr is too large
+    assert err.startswith("sl_train: error: training loss is ") and err.endswith("lower sl_train.lr")
     assert model.read_bytes() == before
     assert [str(v.version) for v in client.search_model_versions("name='koikoi-sl'")] == ["1"]  # nothing registered
     runs = client.search_runs([client.get_experiment_by_name("sl").experiment_id], order_by=["start_time DESC"])

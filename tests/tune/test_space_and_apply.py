@@ -107,3 +107,42 @@ def test_apply_refuses_what_the_params_models_refuse_and_leaves_the_file(tmp_pat
 def test_exp_run_line_sets_dotted_keys():
     line = apply.exp_run_line({"sl_train": {"lr": 1e-5, "shared_trunk": True}, "rl": {"epsilon": {"end": 0.01}}})
     assert line == "dvc exp run -S 'sl_train.lr=1.0e-05' -S 'sl_train.shared_trunk=true' -S 'rl.epsilon.end=0.01'"
+
+
+def test_width_may_be_given_as_widths_every_heads_value_divides():
+    space = merged_space("sl", {"width": [16, 32]})
+    assert "head_dim" not in space and space["width"] == [16, 32]
+    base = load_params(ROOT / "params.yaml").sl_train
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=2))
+    widths = set()
+    for _ in range(20):
+        p = overridden(base, derive(sample(study.ask(), space)), "sl_train")  # no ParamError: every pair divides
+        widths.add(p.width)
+    assert widths == {16, 32}
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"width": [12]}, r"tune.space.sl.width 12 is not divisible by heads 8 \(a value of tune.space.sl.heads\)"),
+    ({"width": [24], "heads": [3, 4]}, None),
+    ({"width": {"low": 16, "high": 64}}, "tune.space.sl.width must be a list of widths"),
+    ({"width": [16], "head_dim": [8]}, "names both width and head_dim"),
+    ({"width": [16], "heads": {"low": 1, "high": 4}}, "tune.space.sl.heads must be a list when"),
+])
+def test_a_bad_width_space_is_refused_in_one_line_naming_the_file(overrides, message):
+    if message is None:  # 24 divides by 3 and 4: fine
+        merged_space("sl", overrides, source="my-params.yaml")
+        return
+    with pytest.raises(ParamError, match=rf"^my-params.yaml: .*{message}") as e:
+        merged_space("sl", overrides, source="my-params.yaml")
+    assert "\n" not in str(e.value)
+
+
+def test_tune_messages_name_the_params_file_given(tmp_path, capsys):
+    params = tmp_path / "my-params.yaml"
+    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
+    doc["tune"]["space"] = {"sl": {"lrr": [0.1]}}
+    params.write_text(yaml.safe_dump(doc))
+    assert main(["tune", "--params", str(params), "--trials", "1", "--out", str(tmp_path / "out"),
+                 "--storage", f"sqlite:///{tmp_path}/optuna.db"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"koikoi tune: error: {params}: tune.space.sl.lrr names no sl_train key", err
