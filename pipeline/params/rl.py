@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..engine import DECISION_NAMES
-from ..hardware import ACCELERATORS, PRECISIONS
+from ..hardware import DEVICES, PRECISIONS
 from ..rl.rewards import REWARD_MODELS
 from .base import Bf16, Count, Positive, PositiveFloat, Section, Seed, Share, tuned
 
@@ -28,6 +28,8 @@ class WinProbParams(Section):
     workers: Annotated[int, Field(ge=0, le=64)]
     concurrency: Positive
     bf16: Bf16
+    device: Literal[DEVICES] = Field(description="where the self-play forward passes run: auto | cpu | cuda (auto: "
+                                     "cuda when torch sees a GPU)")
 
 
 class Temperature(Section):
@@ -69,6 +71,9 @@ class SelfPlay(Section):
     bf16: Bf16
     start_method: Literal[START_METHODS]
     backend: Literal[BACKENDS]
+    device: Literal[DEVICES] = Field(description="where the players' forward passes run (training games, evaluations, "
+                                     "RL-WP refits): auto | cpu | cuda; auto: cuda when torch sees a GPU, but cpu "
+                                     "on a Ray cluster (RAY_ADDRESS set), so CPU-only nodes play too")
 
 
 class Phase1(Section):
@@ -104,7 +109,8 @@ class RLParams(Section):
     final_eval_games: EvalGames
     train_precision: Literal[PRECISIONS]
     train_threads: Annotated[int, Field(ge=0, le=256)]
-    accelerator: Literal[ACCELERATORS]
+    learner_device: Literal[DEVICES] = Field(description="where the learner's optimization passes run: auto | cpu | "
+                                             "cuda (auto: cuda when torch sees a GPU)")
     selfplay: SelfPlay
     phase1: Phase1
     phase2: Phase2
@@ -126,12 +132,11 @@ class RLParams(Section):
         return self.epsilon.start + (self.epsilon.end - self.epsilon.start) * frac
 
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
-        """What a checkpoint must match to be resumed: everything but budgets and how play is executed."""
+        """What a checkpoint must match to be resumed: everything but budgets and how play is executed. The devices
+        are in ``extra`` as resolved (``rl.execution.execution_key``): ``auto`` means another device elsewhere."""
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
-                                     "train_threads": True,
-                                     "accelerator": True,  # a run may move to a GPU machine
-                                     "final_eval_games": True,
-                                     "selfplay": {"workers", "concurrency", "start_method", "backend"}})
+                                     "train_threads": True, "learner_device": True, "final_eval_games": True,
+                                     "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
         from ..bookkeeping import fingerprint
 
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})

@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..encoding import MAX_ROUNDS  # the observation encoding covers games of up to 12 rounds
 from ..engine import DECISION_NAMES
-from ..hardware import ACCELERATORS, PRECISIONS
+from ..hardware import ACCELERATORS, DEVICES, PRECISIONS
 from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
@@ -89,6 +89,8 @@ class DuelsParams(Section):
     points: Positive
     anchor: str
     torch_threads: Positive
+    device: Literal[DEVICES] = Field(description="where model-vs-model pairings run their forward passes: auto | cpu "
+                                     "| cuda (auto: cuda when torch sees a GPU)")
     rl_curves: dict[str, str]
     attention: AttentionParams | None
 
