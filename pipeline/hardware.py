@@ -55,10 +55,10 @@ def gpu_available() -> bool:
     return torch.cuda.is_available()
 
 
-def nvidia_driver() -> str | None:
+def nvidia_driver(version_file: Path = Path("/proc/driver/nvidia/version")) -> str | None:
     """The loaded NVIDIA driver's version (``unknown`` where only ``nvidia-smi`` shows one); None: no NVIDIA GPU."""
     try:
-        text = Path("/proc/driver/nvidia/version").read_text()
+        text = version_file.read_text()
     except OSError:
         return "unknown" if shutil.which("nvidia-smi") else None
     m = re.search(r"Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)", text)

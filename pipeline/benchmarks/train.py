@@ -135,7 +135,7 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     rng = np.random.default_rng(args.seed)
     obs, seed = [], args.seed
     while len(obs) < args.samples:
-        obs += [o for o in collect_observations(20_000, seed) if o.decision in kinds]
+        obs += [o for o in collect_observations(min(20_000, 20 * args.samples), seed) if o.decision in kinds]
         seed += 1
     samples = []
     for o in obs[:args.samples]:

@@ -96,3 +96,18 @@ def test_a_pass_encodes_each_sample_once(make_net, monkeypatch):
     buffer.extend(_samples(make_net, 1))  # a buffer that grows is encoded anew
     fit_pass(QLearner(make_net(0), lr=1e-3), buffer, batch_size=16, seed=0)
     assert sum(encoded) == 2 * len(buffer) - len(_samples(make_net, 1))
+
+
+def test_bench_train_times_the_rl_learners_pass(capsys):
+    import json
+
+    from pipeline.cli import main
+
+    args = ["bench", "train", "--learner", "rl", "--samples", "40", "--batch", "16", "--epochs", "2", "--threads", "1",
+            "--precision", "32-true", "--decisions", "koikoi,pick"]
+    assert main(args) == 0
+    r = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (r["learner"], r["samples"], r["epochs"], r["batch"]) == ("rl", 40, 2, 16)
+    assert r["decisions"] == ["koikoi", "pick"] and r["samples_per_s"] > 0 and r["fit_s"] > 0 and r["device"] == "cpu"
+    assert main([*args[:-1], "draw"]) == 2
+    assert "--decisions: use names of discard, pick, koikoi" in capsys.readouterr().err
