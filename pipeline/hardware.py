@@ -136,11 +136,6 @@ def torch_device(accelerator: str) -> str:
     return "cuda" if accelerator == "gpu" else "cpu"
 
 
-def lightning_accelerator(device: str) -> str:
-    """Lightning's accelerator for a resolved torch device: ``gpu`` or ``cpu``."""
-    return "gpu" if device == "cuda" else "cpu"
-
-
 def resolve_bf16(value: bool | str, device: str = "cpu") -> bool:
     """The ``bf16`` param for forward passes on ``device``: true, false or "auto" (native bf16 there)."""
     if value == "auto":
