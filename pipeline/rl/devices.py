@@ -2,11 +2,12 @@
 this machine from ``rl.learner_device``, ``rl.train_precision``, ``rl.selfplay.device`` and ``rl.selfplay.bf16``.
 
 The rule of ``auto`` (docs/scaling.md): the learner on the GPU where torch sees one; the players too, as long as
-they run on this machine (process backend, or a private local Ray). A CPU core spends most of its play time in
-the forward passes (``koikoi bench selfplay`` reports the share; 0.8-1.0 here), which a GPU serves in a fraction
-of that, while the games stay on the workers' cores. The learner and the players take turns (play, then fit), so
-they never compete for the card. On a Ray cluster (``RAY_ADDRESS`` set), ``auto`` keeps the players on CPUs: a
-GPU share per task would leave the CPU-only nodes idle. ``cuda`` asks for the GPU there anyway.
+they run on this machine (process backend, or a private local Ray). A CPU worker plays at about the rate of its
+pure forward passes (``koikoi bench selfplay``: ``decisions_vs_inference`` 0.78-1.04 on 2 cores), so they are most
+of its time, which a GPU serves in a fraction of that while the games stay on the workers' cores. The learner and
+the players take turns (play, then fit), so they never compete for the card. On a Ray cluster (``RAY_ADDRESS``
+set), ``auto`` keeps the players on CPUs: a GPU share per task would leave the CPU-only nodes idle. ``cuda`` asks
+for the GPU there anyway.
 
 ``execution_key`` is what of this changes the games or the weights, for the checkpoint's fingerprint: the
 resolved devices and precisions, and on CUDA, whose kernels (and so the last bits of an output) vary with the
