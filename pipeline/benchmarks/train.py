@@ -146,11 +146,11 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     learner = QLearner(KoiKoiNet(config), lr=3e-4, rollout_loss="logit_mse")
     accelerator = "gpu" if args.device == "cuda" else "cpu"
     fit_pass(learner, SampleBuffer(samples[:batch]), batch, args.seed, precision, accelerator=accelerator)  # warm-up
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     buffer = SampleBuffer(samples)
     t1 = time.perf_counter()
     fit_pass(learner, buffer, batch, args.seed, precision, epochs=args.epochs, accelerator=accelerator)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     steps = len(buffer) // batch * args.epochs  # about: the last batch of each type is smaller
     return {
         "learner": "rl", "device": args.device, "precision": precision, "threads": args.threads, "batch": batch,
@@ -158,4 +158,6 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
         "buffer_s": round(t1 - t0, 3), "fit_s": round(t2 - t1, 3),
         "samples_per_s": round(len(buffer) * args.epochs / (t2 - t0), 1),
         "ms_per_step": round((t2 - t1) / max(1, steps) * 1000, 2),
+        # this process's CPU time (all its threads): what the pass costs, whatever else the machine runs
+        "cpu_s": round(c2 - c0, 3), "samples_per_cpu_s": round(len(buffer) * args.epochs / (c2 - c0), 1),
     }
