@@ -10,14 +10,37 @@ MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
 setup: $(STAMP)
 
-# torch first and pinned: pip takes the CPU build from this machine's disk, and the
-# rest then finds torch satisfied instead of pulling a multi-GB CUDA build.
+# torch first and pinned, so the rest finds it satisfied instead of pulling another build. TORCH picks
+# the build (docs/scaling.md); one asked for replaces the one installed:
+#   (unset)  keep the installed build; a new .venv gets the CPU build pip takes from this machine's disk
+#   cpu      the CPU build (this machine's disk, else PyTorch's CPU index)
+#   cuda     PyPI's own Linux wheel, built for CUDA 13.0 (NVIDIA driver >= 580)
+#   cuXYZ    PyTorch's build for CUDA X.Y from download.pytorch.org/whl/cuXYZ (cu126: driver >= 525)
+# A +cpu wheel satisfies torch==2.13.0, hence the local labels and PyPI's exact === below.
 # -qq: errors only (one -q still prints the build backend's warnings and pip's notices).
 PIP_INSTALL := $(BIN)/pip install -qq --disable-pip-version-check
-$(STAMP): pyproject.toml
+TORCH ?=
+TORCH_VERSION := 2.13.0
+ifneq ($(filter-out cpu cuda cu%,$(TORCH)),)
+$(error TORCH must be cpu, cuda or cuXYZ (e.g. cu126), got '$(TORCH)'; see docs/scaling.md)
+endif
+TORCH_STAMP := $(if $(TORCH),$(VENV)/.torch-$(TORCH),$(firstword $(wildcard $(VENV)/.torch-*) $(VENV)/.torch-default))
+torch_req = $(if $(filter default,$(1)),torch==$(TORCH_VERSION),$(if $(filter cpu,$(1)),torch==$(TORCH_VERSION)+cpu \
+  --extra-index-url https://download.pytorch.org/whl/cpu,$(if $(filter cuda,$(1)),torch===$(TORCH_VERSION),\
+  torch==$(TORCH_VERSION)+$(1) --extra-index-url https://download.pytorch.org/whl/$(1))))
+
+$(VENV)/.torch-%:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
-	$(PIP_INSTALL) torch==2.13.0
+	$(PIP_INSTALL) $(call torch_req,$*)
+	$(if $(TORCH),$(BIN)/python -c $(TORCH_CHECK))
+	rm -f $(VENV)/.torch-*
+	touch $@
+
+# a build asked for by name says what it can do (`make setup` stays quiet otherwise)
+TORCH_CHECK := 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "GPU usable:", torch.cuda.is_available())'
+
+$(STAMP): pyproject.toml $(TORCH_STAMP)
 	$(PIP_INSTALL) -e '.[dev]'
 	touch $(STAMP)
 

@@ -5,18 +5,38 @@ measured 0.3 GFLOP/s against 68 GFLOP/s in fp32 on one AVX2 core, so "bf16-mixed
 is ~8x slower at the paper's sizes, not faster. Params therefore say ``auto`` and this module picks:
 on a CPU bf16 only with AVX512-BF16/AMX; on a GPU bf16 where it has it (Ampere and later), else
 fp16 with a gradient scaler (Lightning's ``16-mixed``) on tensor-core GPUs, else fp32.
+
+``auto`` never falls back to the CPU in silence: where the machine has an NVIDIA GPU that torch cannot
+use (a CPU-only torch build, a driver too old for torch's CUDA, the GPU hidden), ``gpu_problem`` says
+why and what to run, and ``announce`` prints it beside the line naming the devices a stage resolved.
 """
 
 from __future__ import annotations
 
+import os
+import platform
+import re
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TextIO
 
 PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed")
 """Lightning training precisions a param may name; ``auto`` picks per accelerator (see the module doc)."""
 
 ACCELERATORS = ("auto", "cpu", "gpu")
 """Lightning accelerators a param may name; ``auto`` is ``gpu`` when torch sees a CUDA GPU, else ``cpu``."""
+
+DEVICES = ("auto", "cpu", "cuda")
+"""Torch devices a ``device`` param may name; ``auto`` is ``cuda`` when torch sees a CUDA GPU, else ``cpu``."""
+
+SETUP_DOC = "docs/scaling.md"  # where the CUDA set-up is described
+
+# The oldest Linux driver each CUDA major version runs on (NVIDIA's minor-version compatibility table)
+MIN_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 65, 6)}
 
 
 @cache
@@ -35,6 +55,49 @@ def gpu_available() -> bool:
     return torch.cuda.is_available()
 
 
+def nvidia_driver(version_file: Path = Path("/proc/driver/nvidia/version")) -> str | None:
+    """The loaded NVIDIA driver's version (``unknown`` where only ``nvidia-smi`` shows one); None: no NVIDIA GPU."""
+    try:
+        text = version_file.read_text()
+    except OSError:
+        return "unknown" if shutil.which("nvidia-smi") else None
+    m = re.search(r"Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)", text)
+    return m.group(1) if m else "unknown"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text))
+
+
+def gpu_problem() -> str | None:
+    """Why torch cannot use the NVIDIA GPU this machine has, with what to run, in one sentence; None where
+    there is none or torch can use it."""
+    driver = nvidia_driver()
+    if driver is None or gpu_available():
+        return None
+    import torch
+
+    present = f"an NVIDIA GPU is present (driver {driver})"
+    if torch.version.cuda is None:
+        return (f"{present} but torch {torch.__version__} is a CPU-only build: run `make setup TORCH=cuda` "
+                f"(or TORCH=cu126 for a driver older than 580; {SETUP_DOC})")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return f"{present} but CUDA_VISIBLE_DEVICES={visible!r} hides it from torch: unset it"
+    need = MIN_DRIVER.get(_version(torch.version.cuda)[0])
+    if need and driver != "unknown" and _version(driver) < need:
+        return (f"{present} but torch {torch.__version__} is built for CUDA {torch.version.cuda}, which needs driver "
+                f">= {'.'.join(map(str, need))}: update the driver, or install a torch build for an older CUDA "
+                f"(`make setup TORCH=cu126`, {SETUP_DOC})")
+    return (f"{present} but torch {torch.__version__} (CUDA {torch.version.cuda}) cannot use it: see what "
+            "`nvidia-smi` and `python -c 'import torch; torch.cuda.init()'` say")
+
+
+def _no_gpu(name: str, value: str) -> ValueError:
+    why = gpu_problem() or "torch.cuda.is_available() is false"
+    return ValueError(f"{name} is {value} but torch sees no CUDA GPU ({why}); use auto or cpu")
+
+
 def gpu_has_bf16() -> bool:
     """True on GPUs with native bf16 (compute capability 8.0+), not emulated."""
     import torch
@@ -51,8 +114,20 @@ def resolve_accelerator(value: str, name: str = "accelerator") -> str:
     if value == "auto":
         return "gpu" if gpu_available() else "cpu"
     if value == "gpu" and not gpu_available():
-        raise ValueError(f"{name} is gpu but torch sees no CUDA GPU (torch.cuda.is_available() is false); "
-                         "use auto or cpu")
+        raise _no_gpu(name, value)
+    return value
+
+
+def resolve_device(value: str, name: str = "device") -> str:
+    """A device param (called ``name`` in errors) made concrete: ``cpu`` or ``cuda``.
+
+    ``cuda`` without a CUDA GPU is a ``ValueError`` saying why torch sees none."""
+    if value not in DEVICES:
+        raise ValueError(f"{name} must be one of {', '.join(DEVICES)}, got {value!r}")
+    if value == "auto":
+        return "cuda" if gpu_available() else "cpu"
+    if value == "cuda" and not gpu_available():
+        raise _no_gpu(name, value)
     return value
 
 
@@ -87,3 +162,65 @@ def resolve_precision(value: str, accelerator: str = "cpu", name: str = "precisi
 
     # fp16 pays off on tensor cores (7.0+); older GPUs gain little from it and risk overflows
     return "16-mixed" if torch.cuda.get_device_capability()[0] >= 7 else "32-true"
+
+
+@cache
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else the platform's word for it."""
+    try:
+        m = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
+    except OSError:
+        m = None
+    return m.group(1).strip() if m else (platform.processor() or platform.machine())
+
+
+def device_name(device: str) -> str:
+    """What ``device`` is on this machine: the GPU's name, or the CPU's with its vector extension."""
+    import torch
+
+    if device == "cuda":  # a Ray cluster's GPUs need none here
+        return torch.cuda.get_device_name() if gpu_available() else "a GPU of the Ray cluster"
+    return f"{cpu_name()}, {torch.backends.cpu.get_cpu_capability()}"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one part of a stage runs: ``role`` (learner, selfplay, train, play) on ``device`` (cpu | cuda) in
+    ``precision`` (Lightning's for training, ``bf16`` or ``fp32`` for play); ``auto``: its param said auto."""
+
+    role: str
+    device: str
+    precision: str
+    auto: bool = False
+
+
+def play_precision(bf16: bool) -> str:
+    """The precision word of a play ``bf16`` flag."""
+    return "bf16" if bf16 else "fp32"
+
+
+def placement_params(placements: Sequence[Placement]) -> dict[str, str]:
+    """MLflow params of the resolved devices: ``device.<role>``, ``precision.<role>``, ``device.gpu`` (the GPU used,
+    or why none could be) and ``device.torch`` (the torch build)."""
+    import torch
+
+    out: dict[str, str] = {}
+    for p in placements:
+        out[f"device.{p.role}"] = p.device
+        out[f"precision.{p.role}"] = p.precision
+    on_gpu = any(p.device == "cuda" for p in placements)
+    out["device.gpu"] = device_name("cuda") if on_gpu else (gpu_problem() or "none")[:500]
+    out["device.torch"] = torch.__version__
+    return out
+
+
+def announce(stage: str, placements: Sequence[Placement], file: TextIO | None = None) -> dict[str, str]:
+    """Print on one line where ``stage`` runs (and on a second, when an ``auto`` part fell back to the CPU beside a
+    GPU torch cannot use, why and what to run); return the MLflow params of it (``placement_params``)."""
+    out = file or sys.stderr
+    parts = [f"{p.role} on {p.device} ({device_name(p.device)}) in {p.precision}" for p in placements]
+    print(f"{stage}: {'; '.join(parts)}", file=out, flush=True)
+    problem = gpu_problem()
+    if problem and any(p.auto and p.device == "cpu" for p in placements):
+        print(f"{stage}: warning: this run uses the CPU: {problem}", file=out, flush=True)
+    return placement_params(placements)

@@ -47,21 +47,53 @@ class NonFiniteLoss(ParamError, ValueError):
 class StopOnNonFiniteLoss(pl.Callback):
     """Raise ``NonFiniteLoss`` after the first training step whose loss is not finite.
 
-    ``section`` names the params section (``sl_train``, ``rl``) whose ``lr`` the message points at."""
+    ``section`` names the params section (``sl_train``, ``rl``) whose ``lr`` the message points at. On a GPU,
+    reading the loss back every step would make the host wait for every step: there the steps' verdicts are
+    gathered on the device and read every ``GPU_CHECK_EVERY`` steps and before validation, the epoch's end and
+    the run's end, so the run still stops before anything is saved."""
+
+    GPU_CHECK_EVERY = 64
 
     def __init__(self, section: str) -> None:
         self.section = section
+        self._bad: torch.Tensor | None = None  # on the GPU: whether any step since the last check was not finite
+        self._steps = 0
 
     def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
         loss = outputs.get("loss") if isinstance(outputs, dict) else outputs
         if not isinstance(loss, torch.Tensor):
             return
-        value = float(loss.detach().float().mean())
-        if not math.isfinite(value):
-            raise NonFiniteLoss(f"training loss is {value} at epoch {trainer.current_epoch + 1}, "
-                                f"step {trainer.global_step}: training stopped and nothing was saved (the previous "
-                                f"model is kept); lower {self.section}.lr")
+        if loss.device.type == "cpu":  # reading it costs nothing here
+            value = float(loss.detach().float().mean())
+            if not math.isfinite(value):
+                self._stop(trainer, f"is {value} at")
+            return
+        bad = ~torch.isfinite(loss.detach()).all()
+        self._bad = bad if self._bad is None else self._bad | bad
+        self._steps += 1
+        if self._steps % self.GPU_CHECK_EVERY == 0:
+            self._check(trainer)
+
+    def _check(self, trainer: pl.Trainer) -> None:
+        if self._bad is not None:
+            bad, self._bad = bool(self._bad), None
+            if bad:
+                self._stop(trainer, "is nan or inf by")
+
+    def on_validation_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._check(trainer)
+
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._check(trainer)
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._check(trainer)
+
+    def _stop(self, trainer: pl.Trainer, what: str) -> None:
+        raise NonFiniteLoss(f"training loss {what} epoch {trainer.current_epoch + 1}, "
+                            f"step {trainer.global_step}: training stopped and nothing was saved (the previous "
+                            f"model is kept); lower {self.section}.lr")
 
 
 def _not_lightnings_shutdown_note(record: logging.LogRecord) -> bool:

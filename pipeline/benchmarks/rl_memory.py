@@ -37,8 +37,9 @@ def run(args: argparse.Namespace) -> dict:
     sp, p1 = "rl.selfplay", "rl.phase1"
     params = params_with({
         "rl.games_per_loop": args.games, "rl.eval_games": args.eval_games, "rl.final_eval_games": args.eval_games,
-        "rl.eval_every": 1, "rl.accelerator": "cpu", "rl.seed": args.seed, f"{sp}.workers": args.workers,
-        f"{sp}.backend": "process", f"{p1}.loops": args.loops, f"{p1}.target_win_rate": 1.0})
+        "rl.eval_every": 1, "rl.learner_device": "cpu", f"{sp}.device": "cpu", "rl.seed": args.seed,
+        f"{sp}.workers": args.workers, f"{sp}.backend": "process", f"{p1}.loops": args.loops,
+        f"{p1}.target_win_rate": 1.0})
     rss: list[float] = []
 
     class Measured(training.PhaseRunner):

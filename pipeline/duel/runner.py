@@ -64,10 +64,10 @@ MODEL_DUEL_BLOCK = 2048  # deals per self-play job: bounds the specs and outcome
 
 def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 0, num_rounds: int = 8,
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
-                    bf16: bool | str = "auto") -> DuelResult:
+                    bf16: bool | str = "auto", device: str = "cpu") -> DuelResult:
     """``play_duel`` for two model players (``NetSpec`` or ``LookaheadSpec``), on the RL self-play engine: worker
-    processes, batched forward passes, bf16 autocast where the CPU has it natively. The same deals and
-    seatings as ``play_duel``; run in blocks of deals, so memory does not grow with ``games``."""
+    processes, batched forward passes on ``device``, bf16 autocast where ``device`` has it natively. The same
+    deals and seatings as ``play_duel``; run in blocks of deals, so memory does not grow with ``games``."""
     from ..hardware import resolve_bf16
     from ..progress import progress_bar
     from ..rl.executor import make_executor
@@ -75,10 +75,10 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
 
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
-    use_bf16 = resolve_bf16(bf16)
+    use_bf16 = resolve_bf16(bf16, device)
     result = DuelResult()
     t0 = time.perf_counter()
-    with make_executor(workers) as ex, progress_bar(total=games, desc=progress, unit="game", leave=False,
+    with make_executor(workers, device=device) as ex, progress_bar(total=games, desc=progress, unit="game", leave=False,
                                                      enabled=progress is not None) as bar:
         for start in range(0, len(seeds), MODEL_DUEL_BLOCK):
             block = seeds[start:start + MODEL_DUEL_BLOCK]
@@ -91,13 +91,16 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
 
 
 def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
-                init_points: int = 30, workers: int = 2, progress: str | None = None) -> DuelResult:
-    """Two model agents play on the self-play engine (``workers`` processes); any other pairing in this process."""
+                init_points: int = 30, workers: int = 2, progress: str | None = None,
+                device: str = "cpu") -> DuelResult:
+    """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device``); any
+    other pairing in this process."""
     from ..agents.model_agent import ModelAgent
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
         from ..rl.policies import NetSpec
 
         specs = [agent.spec or NetSpec.from_net(agent.net, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
-        return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress)
+        return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,
+                               device=device)
     return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress)

@@ -18,8 +18,10 @@ def is_rl_vs_sl(a: str, b: str) -> bool:
 
 def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points: int = 30,
                 progress: bool = True, torch_threads: int = 1,
-                rl_vs_sl_games: int | None = None, workers: int = 0) -> dict[tuple[str, str], DuelResult]:
-    """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys.
+                rl_vs_sl_games: int | None = None, workers: int = 0,
+                device: str = "cpu") -> dict[tuple[str, str], DuelResult]:
+    """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys; model-vs-model
+    pairings on ``workers`` processes with their forward passes on ``device``.
 
     RL-vs-SL pairings play ``rl_vs_sl_games`` (default ``games``); their first deals are the others' deals.
     """
@@ -36,7 +38,8 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         agent_b = load_agent(b, seed=seed + 2 * k + 1)
         label = f"{key_name(a)} vs {key_name(b)}" if progress else None
         n = rl_vs_sl_games if rl_vs_sl_games and is_rl_vs_sl(a, b) else games
-        results[(key_name(a), key_name(b))] = duel_agents(agent_a, agent_b, n, seed, rounds, points, workers, label)
+        results[(key_name(a), key_name(b))] = duel_agents(agent_a, agent_b, n, seed, rounds, points, workers, label,
+                                                          device)
     return results
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..engine import DECISION_NAMES
-from ..hardware import ACCELERATORS, PRECISIONS
+from ..hardware import DEVICES, PRECISIONS
 from ..rl.rewards import REWARD_MODELS
 from .base import Bf16, Count, Positive, PositiveFloat, Section, Seed, Share, tuned
 
@@ -31,6 +31,8 @@ class WinProbParams(Section):
         description="self-play processes, one torch thread each (0: in this process)")
     concurrency: Positive = Field(description="games played at once per worker")
     bf16: Bf16 = Field(description="bf16 autocast for play; auto: where the CPU or GPU has native bf16")
+    device: Literal[DEVICES] = Field(description="where the self-play forward passes run: auto | cpu | cuda (auto: "
+                                     "cuda when torch sees a GPU)")
 
 
 class Temperature(Section):
@@ -82,6 +84,9 @@ class SelfPlay(Section):
     bf16: Bf16 = Field(description="bf16 autocast for play; auto: where the CPU or GPU has native bf16")
     start_method: Literal[START_METHODS] = Field(description="multiprocessing start method of the workers")
     backend: Literal[BACKENDS] = Field(description="where self-play runs: local processes or Ray tasks")
+    device: Literal[DEVICES] = Field(description="where the players' forward passes run (training games, evaluations, "
+                                     "RL-WP refits): auto | cpu | cuda; auto: cuda when torch sees a GPU, but cpu "
+                                     "on a Ray cluster (RAY_ADDRESS set), so CPU-only nodes play too")
 
 
 class Phase1(Section):
@@ -127,8 +132,8 @@ class RLParams(Section):
         description="precision of the optimization pass; auto: bf16-mixed where the hardware has native bf16")
     train_threads: Annotated[int, Field(ge=0, le=256)] = Field(
         description="torch threads of the optimization pass (0: torch's default)")
-    accelerator: Literal[ACCELERATORS] = Field(
-        description="device of the learner and the players' forward passes; auto: the GPU when torch sees one")
+    learner_device: Literal[DEVICES] = Field(description="where the learner's optimization passes run: auto | cpu | "
+                                             "cuda (auto: cuda when torch sees a GPU)")
     selfplay: SelfPlay = Field(description="how games are played")
     phase1: Phase1 = Field(description="phase 1: against the frozen SL agent")
     phase2: Phase2 = Field(description="phase 2: self-play with a pool of snapshots")
@@ -150,12 +155,11 @@ class RLParams(Section):
         return self.epsilon.start + (self.epsilon.end - self.epsilon.start) * frac
 
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
-        """What a checkpoint must match to be resumed: everything but budgets and how play is executed."""
+        """What a checkpoint must match to be resumed: everything but budgets and how play is executed. The devices
+        are in ``extra`` as resolved (``rl.execution.execution_key``): ``auto`` means another device elsewhere."""
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
-                                     "train_threads": True,
-                                     "accelerator": True,  # a run may move to a GPU machine
-                                     "final_eval_games": True,
-                                     "selfplay": {"workers", "concurrency", "start_method", "backend"}})
+                                     "train_threads": True, "learner_device": True, "final_eval_games": True,
+                                     "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
         from ..bookkeeping import fingerprint
 
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})

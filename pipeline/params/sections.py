@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..engine import DECISION_NAMES
-from ..hardware import ACCELERATORS, PRECISIONS
+from ..hardware import ACCELERATORS, DEVICES, PRECISIONS
 from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
@@ -106,6 +106,8 @@ class DuelsParams(Section):
     points: Annotated[int, Field(ge=1, le=MAX_POINTS)] = Field(description="initial points of each player")
     anchor: str = Field(description="agent whose Bradley-Terry strength is fixed at 0 (Elo 0)")
     torch_threads: Positive = Field(description="torch threads of model agents")
+    device: Literal[DEVICES] = Field(description="where model-vs-model pairings run their forward passes: auto | cpu "
+                                     "| cuda (auto: cuda when torch sees a GPU)")
     rl_curves: dict[str, str] = Field(description="RL training curves to plot, label: curve.csv path "
                                       "(plotted when present)")
     attention: AttentionParams | None = Field(description="the example attention figure; null for none")

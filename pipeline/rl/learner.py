@@ -21,6 +21,7 @@ from ..engine import DECISION_NAMES
 from ..model import KoiKoiNet, swap_months
 from ..progress import on_terminal
 from ..train_guards import guards
+from .batches import EncodedSamples, unpacker
 from .selfplay import Sample
 
 
@@ -30,18 +31,26 @@ class SampleBuffer(Dataset):
     def __init__(self, samples: Sequence[Sample] = ()) -> None:
         self.samples: list[Sample] = []
         self.by_type: list[list[int]] = [[], [], []]
+        self._encoded: EncodedSamples | None = None
         self.extend(samples)
 
     def extend(self, samples: Sequence[Sample]) -> None:
         for s in samples:
             self.by_type[s.obs.decision].append(len(self.samples))
             self.samples.append(s)
+        self._encoded = None
 
     def __len__(self) -> int:
         return len(self.samples)
 
     def __getitem__(self, i: int) -> Sample:
         return self.samples[i]
+
+    def __getitems__(self, indices: list[int]) -> tuple[torch.Tensor, ...]:
+        """A mini-batch for the data loader, its features packed (``batches.EncodedSamples``, encoded once)."""
+        if self._encoded is None:
+            self._encoded = EncodedSamples(self.samples)
+        return self._encoded.batch(indices)
 
     def counts(self) -> dict[str, int]:
         return {DECISION_NAMES[d]: len(ix) for d, ix in enumerate(self.by_type)}
@@ -71,8 +80,13 @@ class TypedBatchSampler(Sampler[list[int]]):
         return sum(-(-len(ix) // self.batch_size) for ix in self.buffer.by_type)
 
 
+def _as_is(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    return batch  # SampleBuffer.__getitems__ builds the whole batch
+
+
 def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
-    """(features, decision, action, reward) tensors for one mini-batch, plus (target, legal) for rollout samples."""
+    """(features, decision, action, reward) tensors for one mini-batch, plus (target, legal) for rollout samples
+    (what a pass's batches are once unpacked on the device)."""
     obs = [s.obs for s in samples]
     x = torch.from_numpy(encode(obs))
     d = torch.tensor([o.decision for o in obs], dtype=torch.long)
@@ -108,11 +122,19 @@ class QLearner(pl.LightningModule):
         self.rollout_loss = rollout_loss
         self.augment = augment  # relabel interchangeable months in training batches (model.swap_months)
         self.optimizer: torch.optim.Optimizer | None = None
+        self.unpacker = unpacker()  # a pass's batches arrive with their features packed (batches.py)
+        self.show_progress = False  # log the loss to the progress bar (which reads it back every step)
         self.reset_stats()
 
     def reset_stats(self) -> None:
-        self.loss_sum = [0.0, 0.0, 0.0]
-        self.loss_n = [0, 0, 0]
+        # per decision type, on the device: summed there, read once by mean_losses (no host sync per step)
+        self.loss_sum: torch.Tensor | None = None  # float64 (3,)
+        self.loss_n: torch.Tensor | None = None  # int64 (3,)
+
+    def on_after_batch_transfer(self, batch: tuple[torch.Tensor, ...], dataloader_idx: int) -> tuple[torch.Tensor, ...]:
+        if batch[0].dtype != torch.uint8:
+            return batch
+        return (self.unpacker.to(batch[0].device)(batch[0], batch[1]), *batch[2:])
 
     def q_taken(self, x: torch.Tensor, decision: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return self.net(x, decision).gather(1, action.view(-1, 1)).squeeze(1)
@@ -134,10 +156,15 @@ class QLearner(pl.LightningModule):
         if self.augment:
             batch = (swap_months(batch[0]), *batch[1:])
         loss = self.loss(batch)
-        kind = int(batch[1][0])
-        self.loss_sum[kind] += float(loss.detach()) * len(batch[3])
-        self.loss_n[kind] += len(batch[3])
-        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch[3]))
+        n = len(batch[3])
+        if self.loss_sum is None:
+            self.loss_sum = torch.zeros(3, dtype=torch.float64, device=loss.device)
+            self.loss_n = torch.zeros(3, dtype=torch.long, device=loss.device)
+        kind = batch[1][:1]  # a batch holds one decision type (TypedBatchSampler)
+        self.loss_sum.index_add_(0, kind, loss.detach().double().view(1) * n)
+        self.loss_n.index_add_(0, kind, torch.full((1,), n, dtype=torch.long, device=loss.device))
+        if self.show_progress:
+            self.log("train/loss", loss, prog_bar=True, batch_size=n)
         return loss
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
@@ -146,7 +173,10 @@ class QLearner(pl.LightningModule):
         return self.optimizer
 
     def mean_losses(self) -> dict[str, float]:
-        return {f"loss/{DECISION_NAMES[d]}": self.loss_sum[d] / self.loss_n[d] for d in range(3) if self.loss_n[d]}
+        if self.loss_sum is None:
+            return {}
+        total, n = self.loss_sum.tolist(), self.loss_n.tolist()
+        return {f"loss/{DECISION_NAMES[d]}": total[d] / n[d] for d in range(3) if n[d]}
 
 
 def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
@@ -155,14 +185,19 @@ def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int
     """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
 
     On ``accelerator="gpu"`` Lightning moves the net, the Adam state and each batch to the GPU, and
-    back to the CPU when the pass ends (the players and checkpoints read CPU weights)."""
+    back to the CPU when the pass ends (the players and checkpoints read CPU weights); the batches travel
+    packed from pinned memory, and torch's deterministic algorithms are asked for (a warning names any op
+    without one), so a resumed run repeats an uninterrupted one there too."""
     learner.reset_stats()
     if len(buffer) == 0:
         return {}
-    loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=collate)
+    gpu = accelerator == "gpu"
+    loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=_as_is,
+                        pin_memory=gpu)
+    learner.show_progress = progress and on_terminal()
     trainer = pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
                          enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
-                         enable_progress_bar=progress and on_terminal(),
+                         enable_progress_bar=learner.show_progress, deterministic="warn" if gpu else None,
                          num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
     learner.train()  # self-play leaves the net in eval mode; training wants dropout back
     trainer.fit(learner, loader)

@@ -47,6 +47,7 @@ class PhaseConfig:
     progress: bool = True
     mlflow: bool = True
     register: bool = False  # phase 2 registers its model (koikoi-rl-<variant>); only the DVC stage asks
+    execution: dict | None = None  # how it runs here, as it changes the games (devices.execution_key; PhaseRunner)
 
     @property
     def budget(self) -> int:
@@ -77,8 +78,10 @@ def loop_seed(params: RLParams, phase: int, loop: int, stream: int) -> int:
 
 
 def phase_fingerprint(cfg: PhaseConfig) -> str:
-    """The params fingerprint of a phase, with the starting models and (RL-WP) the starting table."""
+    """The params fingerprint of a phase, with the starting models, (RL-WP) the starting table and the devices."""
     extra = {"sl": file_fingerprint(cfg.sl_dir / MODEL_FILE)}
+    if cfg.execution is not None:
+        extra["execution"] = cfg.execution
     if cfg.init_dir is not None:
         extra["init"] = file_fingerprint(cfg.init_dir / MODEL_FILE)
     if cfg.variant == "wp":

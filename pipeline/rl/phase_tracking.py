@@ -44,9 +44,10 @@ def loss_units(p: RLParams, variant: str) -> dict[str, str]:
 
 
 class PhaseTracker:
-    """The phase's MLflow run, active from construction to ``finish``."""
+    """The phase's MLflow run, active from construction to ``finish``; ``placement``: the resolved devices' params
+    (``hardware.placement_params``), logged with the params."""
 
-    def __init__(self, cfg: PhaseConfig, state: RunState) -> None:
+    def __init__(self, cfg: PhaseConfig, state: RunState, placement: dict | None = None) -> None:
         import mlflow
 
         self.mlflow = mlflow
@@ -75,7 +76,7 @@ class PhaseTracker:
         state.run_id = run.info.run_id
         remember_run(record, state.run_id, state.fingerprint)
         flat = dotted(cfg.params.model_dump(), "rl")
-        flat.update({"phase": cfg.phase, "variant": cfg.variant, "sl_dir": str(cfg.sl_dir)})
+        flat.update({"phase": cfg.phase, "variant": cfg.variant, "sl_dir": str(cfg.sl_dir), **(placement or {})})
         if cfg.variant == "wp":
             flat.update(dotted(cfg.winprob.model_dump(), "winprob"))
         mlflow.log_params(flat)

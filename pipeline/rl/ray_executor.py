@@ -7,13 +7,21 @@ from there. Games are seeded one by one and ``PlayResult.merge`` orders them, so
 the same games, samples and, after training, weights.
 
 Where it runs: with ``RAY_ADDRESS`` set (e.g. ``HEAD:6379`` after ``ray start --head`` there),
-``ray.init()`` joins that cluster; otherwise it starts a private local Ray with ``workers`` CPUs and
-no dashboard, listening on loopback only, shut down again by ``close()``. A Ray already initialised
-by the caller is used as it is and left running.
+``ray.init()`` joins that cluster; otherwise it starts a private local Ray with ``workers`` CPUs (and,
+with ``device="cuda"``, the GPUs torch sees: Ray's own detection may find none) and no dashboard,
+listening on loopback only, shut down again by ``close()``. A Ray already initialised by the caller is
+used as it is and left running.
+
+Placement: before the first task, the executor reserves one bundle per worker (one CPU, and on CUDA an
+equal share of the cluster's GPUs, at most one each) in a placement group. A cluster without a GPU for
+CUDA players fails at once, and a reservation that Ray cannot make within ``placement_timeout`` seconds
+(too few CPUs or GPUs free) fails with one line naming what was asked and what the cluster has, instead
+of tasks that wait forever. The tasks then run inside the reserved bundles.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -25,6 +33,8 @@ if not os.environ.get("RAY_ADDRESS"):
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 import ray  # noqa: E402
+from ray.util.placement_group import placement_group, remove_placement_group  # noqa: E402
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402
 
 from ..memory import default_kernel_caches
 from .executor import Executor, Progress, progress_sink
@@ -67,29 +77,75 @@ def _play_part(players: tuple, job: PlayJob, counter: Any) -> PlayResult:
     return _call(play_job, replace(job, players=players), counter)
 
 
+PLACEMENT_TIMEOUT_S = 60.0  # how long Ray may take to reserve the workers' resources before the run fails
+
+
+class PlacementError(RuntimeError):
+    """Ray cannot place the self-play tasks (one line: what was asked, what the cluster has)."""
+
+
+def _resources(r: dict) -> str:
+    keep = {k: v for k, v in sorted(r.items())  # the CPUs, GPUs and custom resources, not Ray's bookkeeping
+            if not k.startswith(("node:", "memory", "object_store", "bundle_group_")) and "_group_" not in k}
+    return ", ".join(f"{v:g} {k}" for k, v in keep.items()) or "nothing"
+
+
 class RayExecutor(Executor):
     """``workers`` Ray tasks per job, on a local Ray or the cluster that ``RAY_ADDRESS`` names."""
 
-    def __init__(self, workers: int, device: str = "cpu") -> None:
+    def __init__(self, workers: int, device: str = "cpu", placement_timeout: float = PLACEMENT_TIMEOUT_S) -> None:
         if workers < 1:
             raise ValueError(f"RayExecutor: workers must be >= 1, got {workers}")
         self.workers, self.device = workers, device
+        self.placement_timeout = placement_timeout
         self._started = False  # whether close() shuts Ray down
         self._counter: Any = None
+        self._group: Any = None  # the placement group of the workers' bundles
+        self._bundle: dict[str, float] = {}
 
     def _ensure(self) -> None:
         if not ray.is_initialized():
             if os.environ.get("RAY_ADDRESS"):
                 ray.init()  # joins the cluster at RAY_ADDRESS
             else:  # "local": a new instance, even where `ray start` left a cluster on this machine
-                ray.init(address="local", num_cpus=self.workers, include_dashboard=False)
+                ray.init(address="local", num_cpus=self.workers, num_gpus=self._local_gpus(), include_dashboard=False)
             self._started = True
+        if self._group is None:
+            self._reserve()
         if self._counter is None:
             self._counter = _GameCounter.remote()
 
+    def _local_gpus(self) -> int:
+        if self.device != "cuda":
+            return 0
+        import torch
+
+        return torch.cuda.device_count()
+
+    def _reserve(self) -> None:
+        """One bundle per worker in a placement group, or a ``PlacementError`` (see the module doc)."""
+        total = ray.cluster_resources()
+        bundle = {"CPU": 1.0}
+        if self.device == "cuda":
+            gpus = total.get("GPU", 0.0)
+            if gpus <= 0:
+                raise PlacementError(f"self-play on cuda, but the Ray cluster has no GPU (it has {_resources(total)}): "
+                                     "start Ray with its GPUs (`ray start --num-gpus N`) or set rl.selfplay.device "
+                                     "to cpu")
+            bundle["GPU"] = math.floor(min(1.0, gpus / self.workers) * 10_000) / 10_000  # Ray's resolution: 1e-4
+        group = placement_group([bundle] * self.workers, strategy="SPREAD")
+        if not group.wait(timeout_seconds=self.placement_timeout):
+            free = _resources(ray.available_resources())
+            remove_placement_group(group)
+            raise PlacementError(f"Ray could not place {self.workers} self-play tasks of {_resources(bundle)} each "
+                                 f"within {self.placement_timeout:g} s: the cluster has {_resources(total)} "
+                                 f"(free: {free}); lower rl.selfplay.workers or add nodes")
+        self._group, self._bundle = group, bundle
+
     def _options(self) -> dict:
-        # GPU workers share the GPUs: Ray packs fractional requests onto one GPU before the next
-        return {"num_gpus": 1 / self.workers} if self.device == "cuda" else {}
+        # each task runs in one of the reserved bundles, asking for all of it (a CPU, and a GPU share on CUDA)
+        return {"num_cpus": self._bundle["CPU"], "num_gpus": self._bundle.get("GPU", 0),
+                "scheduling_strategy": PlacementGroupSchedulingStrategy(self._group)}
 
     def _gather(self, refs: list, progress: Progress | None) -> list[Any]:
         pending = list(refs)
@@ -123,6 +179,9 @@ class RayExecutor(Executor):
         if self._counter is not None and ray.is_initialized():
             ray.kill(self._counter)
         self._counter = None
+        if self._group is not None and ray.is_initialized():
+            remove_placement_group(self._group)
+        self._group = None
         if self._started and ray.is_initialized():
             ray.shutdown()
         self._started = False

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 import torch
@@ -28,9 +28,10 @@ import torch
 from .. import atomic
 from ..bookkeeping import write_curve
 from ..engine import DECISION_NAMES
-from ..hardware import resolve_accelerator, resolve_bf16, resolve_precision, torch_device
+from ..hardware import announce, placement_params
 from ..memory import bound_kernel_caches, release_free_memory
 from ..modelio import load_model, save_model
+from .devices import execution_key, resolve_devices
 from .evaluation import curve_row, evaluate
 from .executor import Executor, make_executor
 from .learner import QLearner, SampleBuffer, fit_pass
@@ -64,14 +65,14 @@ class PhaseRunner:
         self.cfg = cfg
         self.p = cfg.params
         bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (README)
-        # one accelerator for the learner's passes and the players' forward passes (games stay on CPU cores)
-        self.accelerator = resolve_accelerator(self.p.accelerator, "rl.accelerator")
-        device = torch_device(self.accelerator)
-        self.bf16 = resolve_bf16(self.p.selfplay.bf16, device)
-        self.train_precision = resolve_precision(self.p.train_precision, self.accelerator, "rl.train_precision")
+        # the learner's passes and the players' forward passes each where it runs fastest (devices.py)
+        self.devices = resolve_devices(self.p)
+        self.accelerator, self.bf16 = self.devices.accelerator, self.devices.bf16
+        self.train_precision = self.devices.train_precision
+        self.cfg = cfg = replace(cfg, execution=execution_key(self.devices, self.p))  # resumes only on the same
         self._own_executor = executor is None
         sp = self.p.selfplay
-        self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, device)
+        self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, self.devices.play)
         sl_net, _ = load_model(cfg.sl_dir)
         self.sl_spec = NetSpec.from_net(sl_net, "sl")
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them
@@ -189,7 +190,10 @@ class PhaseRunner:
         if resumed:
             self._say(f"resuming from {c.ckpt_dir / STATE_FILE} after loop {state.loop} ({state.games} games)")
         budget = c.budget
-        tracker = PhaseTracker(c, state) if c.mlflow else None
+        placements = self.devices.placements()
+        placement = announce(f"rl_phase{c.phase}[{c.variant}]", placements) if c.progress \
+            else placement_params(placements)
+        tracker = PhaseTracker(c, state, placement) if c.mlflow else None
         if state.loop == 0 and not any(r["loop"] == state.loop_offset for r in state.curve):
             row = self._evaluate(learner, state, "eval (start)")
             self._say(f"start: win rate {row['win_rate']:.3f}, point diff {row['point_diff']:+.2f} vs SL")

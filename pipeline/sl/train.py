@@ -20,7 +20,7 @@ import torch
 from lightning.pytorch.callbacks import Callback
 
 from .. import bookkeeping
-from ..hardware import resolve_accelerator, resolve_precision
+from ..hardware import Placement, announce, placement_params, resolve_accelerator, resolve_precision, torch_device
 from ..modelio import save_model
 from ..params import SLTrainParams
 from ..runstate import ending_runs, owner_tags
@@ -123,6 +123,8 @@ def train_sl(
     """
     t0 = time.perf_counter()
     p = resolved(params)
+    placements = [Placement("train", torch_device(p["accelerator"]), p["precision"], params.accelerator == "auto")]
+    placement = announce("sl_train", placements) if progress else placement_params(placements)
     epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])
     threads = resolve_threads(p["threads"])
     torch.set_num_threads(threads)
@@ -148,7 +150,7 @@ def train_sl(
                                 "dataset_source": info.get("source"),
                                 "dataset_fingerprint": info.get("records_fingerprint"),
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
-                                "train_samples": len(dm.train_set), "val_samples": len(dm.val_set)})
+                                "train_samples": len(dm.train_set), "val_samples": len(dm.val_set), **placement})
         logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
         from ..lineage import log_sl_dataset
 

@@ -47,13 +47,19 @@ def check_models(cfg: DuelsParams) -> None:
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
     """Play the round-robin and write every output into ``out_dir``; returns the metrics. ``register``
     (with ``track``) sets the ``champion`` aliases."""
+    from ..hardware import Placement, announce, play_precision, resolve_bf16
+    from ..rl.devices import play_device
+
     check_models(cfg)
+    device = play_device(cfg.device, "duels.device")
+    placement = announce(STAGE, [Placement("play", device, play_precision(resolve_bf16("auto", device)),
+                                           cfg.device == "auto")])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     keys = [key_name(a) for a in cfg.agents]
     t0 = time.perf_counter()
     results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads,
-                          rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers)
+                          rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers, device=device)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
     ratings = ratings_of(keys, results, cfg.anchor)
@@ -81,12 +87,12 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
             raise DuelsError(f"duels.attention: no seed in {a.seed}..{a.seed + 49} reaches turn {a.turn} "
                              "of round 1; choose an earlier turn")
     if track:
-        _log_run(cfg, metrics, ratings, out, seconds, missing, register)
+        _log_run(cfg, metrics, ratings, out, seconds, missing, register, placement)
     return metrics
 
 
 def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str],
-             register: bool) -> None:
+             register: bool, placement: dict) -> None:
     import mlflow
 
     from ..runstate import tracked_run
@@ -96,7 +102,7 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
     with tracked_run(experiment_id=exp, run_name="duels") as run:
         mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
                            "seed": cfg.seed,
-                           "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor})
+                           "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor, **placement})
         flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
         flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})
         flat.update({f"{pair}/ci95_hi": m["ci95"][1] for pair, m in metrics.items()})

@@ -22,21 +22,25 @@ STAGE = "winprob"
 def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Path, progress: bool = True,
                   mlflow: bool = True) -> dict:
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
-    from ..hardware import resolve_bf16
+    from ..hardware import Placement, announce, placement_params, play_precision, resolve_bf16
     from ..modelio import load_model
     from ..progress import progress_bar
+    from ..rl.devices import play_device
     from ..rl.executor import make_executor
     from ..rl.policies import NetSpec
     from ..rl.winprob import fit_table, log_loss, plot_table, simulate
 
     results_dir = Path(results_dir)
     need_model_dir(Path(wp.agent), "winprob.agent")
+    device = play_device(wp.device, "winprob.device")
+    bf16 = resolve_bf16(wp.bf16, device)
+    placements = [Placement("play", device, play_precision(bf16), wp.device == "auto")]
+    placement = announce(STAGE, placements) if progress else placement_params(placements)
     net, _ = load_model(wp.agent)
     t0 = time.perf_counter()
-    with make_executor(wp.workers) as ex, progress_bar(total=wp.games, desc="winprob games", unit="game",
-                                                        enabled=progress) as bar:
-        outcomes = simulate(NetSpec.from_net(net, wp.agent), wp.games, wp.seed, ex, resolve_bf16(wp.bf16),
-                            wp.concurrency, bar.update)
+    with make_executor(wp.workers, device=device) as ex, progress_bar(total=wp.games, desc="winprob games",
+                                                                       unit="game", enabled=progress) as bar:
+        outcomes = simulate(NetSpec.from_net(net, wp.agent), wp.games, wp.seed, ex, bf16, wp.concurrency, bar.update)
     seconds = time.perf_counter() - t0
     table = fit_table(outcomes, 8, 30, wp.C, source=f"{wp.agent}, {wp.games} games")  # the paper's game
     path = table.save(out_dir)
@@ -54,7 +58,7 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
         from ..tracking import setup_experiment
 
         with tracked_run(experiment_id=setup_experiment("rl"), run_name="winprob"):
-            mlf.log_params(dotted(wp.model_dump(), "winprob"))
+            mlf.log_params({**dotted(wp.model_dump(), "winprob"), **placement})
             mlf.log_metrics({k: float(v) for k, v in metrics.items()})
             mlf.log_artifact(str(path))
             mlf.log_artifact(str(png))

@@ -57,11 +57,18 @@ def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[st
                  max_epochs: int | None, source: str = "params.yaml") -> Objective:
     """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc. ``source`` is the
     params file, for messages."""
-    from ..sl.train import train_sl
+    from ..hardware import Placement, announce, torch_device
+    from ..sl.train import resolved, train_sl
 
     overridden(base, _probe(space), "sl_train", f"tune.space.sl over {source}")
+    p = resolved(base)
+    placement = announce("tune", [Placement("train", torch_device(p["accelerator"]), p["precision"],
+                                            base.accelerator == "auto")])
 
     def objective(trial: optuna.Trial, run_id: str) -> float:
+        import mlflow
+
+        mlflow.log_params(placement)  # into the trial's run (train_sl logs into it but owns no params there)
         params = overridden(base, trial_params(trial, space), "sl_train")
         with tempfile.TemporaryDirectory(prefix="koikoi-tune-") as out:
             metrics = train_sl(dataset_dir, out, params, callbacks=[FitPruning(trial, monitor=SL_MONITOR)],
@@ -81,16 +88,20 @@ def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, spa
     cannot be paused, so RL trials are not pruned.
     """
     from ..bookkeeping import read_curve
+    from ..hardware import announce
+    from ..rl.devices import resolve_devices
     from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner
 
     budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,
               "final_eval_games": eval_games}
     # the budget over the trial's values (as the space may name budget keys too)
     overridden(base, deep_merge(_probe(space), budget), "rl", f"tune.space.rl and tune.rl over {source}")
+    placement = announce("tune", resolve_devices(base).placements())
 
     def objective(trial: optuna.Trial, run_id: str) -> float:
         import mlflow
 
+        mlflow.log_params(placement)  # into the trial's run (the phase runs without an MLflow run of its own)
         params = overridden(base, deep_merge(trial_params(trial, space), budget), "rl")
         with tempfile.TemporaryDirectory(prefix="koikoi-tune-") as tmp:
             cfg = PhaseConfig(phase=1, variant=variant, params=params, winprob=winprob, sl_dir=Path(sl_dir),

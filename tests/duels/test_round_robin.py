@@ -60,6 +60,9 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     runs = mlflow.search_runs(experiment_names=["duels"])
     assert len(runs) == 1 and runs.iloc[0]["metrics.heuristic_vs_random/win_rate"] == metrics[
         "heuristic_vs_random"]["win_rate"]
+    import torch
+
+    assert runs.iloc[0]["params.device.play"] == ("cuda" if torch.cuda.is_available() else "cpu")  # duels.device auto
     champion = mlflow.MlflowClient().get_model_version_by_alias("koikoi-sl", "champion")
     assert str(champion.version) == "1" and float(champion.tags["duels.elo"]) == ratings["ratings"]["tiny"]["elo"]
     assert champion.tags["duels.run_id"] == runs.iloc[0]["run_id"] and champion.tags["duels.rank"].endswith("of 3")

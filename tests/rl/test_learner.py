@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from pipeline.rl.learner import QLearner, SampleBuffer, TypedBatchSampler, collate, fit_pass
@@ -55,3 +56,58 @@ def test_a_lightning_pass_trains_and_keeps_the_optimizer(make_net, tmp_path, mon
     step = max(float(s["step"]) for s in opt.state.values())  # float: Adam updates the step tensors in place
     fit_pass(learner, buffer, batch_size=32, seed=1)
     assert learner.optimizer is opt and max(float(s["step"]) for s in opt.state.values()) > step  # Adam state kept
+
+
+def _rollout_samples(make_net, loss: str):
+    from pipeline.rl.rollouts import RolloutSpec
+
+    spec = NetSpec.from_net(make_net(0), "a")
+    job = PlayJob(players=(spec,), games=tuple(GameSpec(i, (0, 0), (True, True)) for i in range(2)),
+                  reward=RewardModel("point"), num_rounds=1, rollout=RolloutSpec(1.0, 1.0, loss=loss))
+    return play_job(job).samples
+
+
+@pytest.mark.parametrize("kind", ["mc", "cross_entropy", "logit_mse"])
+def test_the_loaders_packed_batches_unpack_to_collates(make_net, kind):
+    # a pass's batches are encoded once and travel packed; on the device they are exactly collate's tensors
+    samples = _samples(make_net) if kind == "mc" else _rollout_samples(make_net, kind)
+    buffer = SampleBuffer(samples)
+    learner = QLearner(make_net(0))
+    batches = list(TypedBatchSampler(buffer, 16, seed=0))
+    assert len(batches) > 2
+    for idx in batches:
+        packed = buffer.__getitems__(idx)
+        assert packed[0].dtype == torch.uint8 and packed[0].nbytes * 20 < packed[1].shape[0] * 270 * 50 * 4
+        got, want = learner.on_after_batch_transfer(packed, 0), collate([buffer[i] for i in idx])
+        assert len(got) == len(want) == (4 if kind == "mc" else 6)
+        for a, b in zip(got, want, strict=True):
+            assert a.dtype == b.dtype and torch.equal(a, b)
+
+
+def test_a_pass_encodes_each_sample_once(make_net, monkeypatch):
+    from pipeline.rl import batches
+
+    encoded = []
+    real = batches.encode
+    monkeypatch.setattr(batches, "encode", lambda obs: encoded.append(len(obs)) or real(obs))
+    buffer = SampleBuffer(_samples(make_net))
+    losses = fit_pass(QLearner(make_net(0), lr=1e-3), buffer, batch_size=16, seed=0, epochs=3)
+    assert sum(encoded) == len(buffer) and set(losses) == {f"loss/{k}" for k, n in buffer.counts().items() if n}
+    buffer.extend(_samples(make_net, 1))  # a buffer that grows is encoded anew
+    fit_pass(QLearner(make_net(0), lr=1e-3), buffer, batch_size=16, seed=0)
+    assert sum(encoded) == 2 * len(buffer) - len(_samples(make_net, 1))
+
+
+def test_bench_train_times_the_rl_learners_pass(capsys):
+    import json
+
+    from pipeline.cli import main
+
+    args = ["bench", "train", "--learner", "rl", "--samples", "40", "--batch", "16", "--epochs", "2", "--threads", "1",
+            "--precision", "32-true", "--decisions", "koikoi,pick"]
+    assert main(args) == 0
+    r = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (r["learner"], r["samples"], r["epochs"], r["batch"]) == ("rl", 40, 2, 16)
+    assert r["decisions"] == ["koikoi", "pick"] and r["samples_per_s"] > 0 and r["fit_s"] > 0 and r["device"] == "cpu"
+    assert main([*args[:-1], "draw"]) == 2
+    assert "--decisions: use names of discard, pick, koikoi" in capsys.readouterr().err

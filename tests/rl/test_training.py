@@ -15,11 +15,19 @@ def _curve(path):
         return list(csv.DictReader(f))
 
 
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU (torch.cuda.is_available() is false)")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=CUDA)])
 @pytest.mark.parametrize("algorithm", ["mc_dqn", "rollout_pi"])
-def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project, params, monkeypatch, algorithm):
+def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project, params, monkeypatch, algorithm,
+                                                                        device):
     from pipeline.rl import training
 
     params["rl"]["algorithm"] = algorithm
+    if device == "cuda":  # the defaults' path: both on the GPU, precisions as the GPU has them, spawned workers
+        params["rl"].update(learner_device="cuda", train_precision="auto")
+        params["rl"]["selfplay"].update(device="cuda", bf16="auto", workers=2)
     straight = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
                         progress=False, mlflow=False)  # 2 loops
     w_straight = torch.load(project / "models/rl_phase1/point/model.pt")
@@ -106,6 +114,7 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
 
     assert find_version(project / "models/rl/wp").run_id == runs["rl-phase2-wp"].info.run_id
     assert runs["rl-phase1-wp"].data.params["rl.games_per_loop"] == "4"
+    assert runs["rl-phase2-wp"].data.params["device.learner"] == runs["winprob"].data.params["device.play"] == "cpu"
 
 
 @pytest.mark.parametrize("path, value, message", [

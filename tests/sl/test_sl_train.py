@@ -105,6 +105,8 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
     assert [run.info.run_id for run in runs] == [r["run_id"]]  # the resumed run continued the killed one
     run = client.get_run(r["run_id"])
     assert run.data.params["width"] == "16" and run.data.params["dataset_source"] == "test"
+    assert run.data.params["device.train"] == {"gpu": "cuda", "cpu": "cpu"}[run.data.params["accelerator"]]
+    assert run.data.params["precision.train"] == run.data.params["precision"] != "auto"  # as resolved
     assert run.data.tags["dataset_source"] == "test"
     assert len(client.get_metric_history(r["run_id"], "val/acc")) >= 2  # a curve, one point per epoch
     assert run.data.metrics["final/val_acc"] == pytest.approx(r["val/acc"])
@@ -198,8 +200,8 @@ def test_bench_train_times_steps_of_the_mix():
     from pipeline.benchmarks import train as bench
     from pipeline.cli import UserError
 
-    args = argparse.Namespace(batch=12, steps=1, threads=1, precision="32-true", yaku_cross="pick", seed=0,
-                              device="cpu")
+    args = argparse.Namespace(learner="sl", batch=12, steps=1, threads=1, precision="32-true", yaku_cross="pick",
+                              seed=0, device="cpu")
     r = bench.run(args)
     assert r["precision"] == "32-true" and r["yaku_cross"] == ["pick"] and sum(r["decision_mix"]) == 12
     assert r["ms_per_step"] > 0 and r["ms_per_step_discard_part"] > 0 and r["samples_per_s"] > 0

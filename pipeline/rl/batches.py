@@ -1,0 +1,67 @@
+"""A loop's RL samples encoded once, for the learner's passes.
+
+``encode`` turns an observation into 54 KB of float32 features. Encoding every mini-batch as it is drawn would
+encode each sample again in each of the ``rl.epochs`` passes (and again in the loops that replay it), in the main
+process, while a GPU learner waits. ``EncodedSamples`` encodes each sample once, when a loop's buffer is first
+fitted, and keeps it bit-packed (``sl.packing``, about 1.5 KB a sample) beside its decision, action, reward and
+target; a mini-batch is sliced out of these tensors, travels packed, and is unpacked to the exact float32
+features on the learner's device after the transfer (``QLearner.on_after_batch_transfer``), as SL's batches are.
+The features are bit for bit ``encode``'s, so the results do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from ..encoding import NUM_FEATURES, NUM_TOKENS, PROGRESS_START, encode
+from ..sl.packing import Layout, TorchUnpacker, pack
+from .selfplay import Sample
+
+# Rows before the game progress are 0/1 (card bit masks, static card attributes); the progress rows hold one value
+# per sample, repeated over the tokens (encoding.encode). ``pack`` checks both on every chunk.
+LAYOUT = Layout(NUM_FEATURES, NUM_TOKENS, np.arange(PROGRESS_START), np.arange(PROGRESS_START, NUM_FEATURES), True)
+CHUNK = 1024  # observations encoded at once: bounds the float32 features held at a time (54 KB each)
+
+
+def unpacker() -> TorchUnpacker:
+    """The module that turns a batch's packed features back into ``encode``'s float32 ``(B, F, T)``."""
+    return TorchUnpacker(LAYOUT)
+
+
+class EncodedSamples:
+    """``samples`` encoded and packed once; ``batch(indices)`` is a mini-batch of them (packed features)."""
+
+    def __init__(self, samples: Sequence[Sample]) -> None:
+        n = len(samples)
+        bits, values = [np.zeros((0, PROGRESS_START, 7), np.uint8)], [np.zeros((0, NUM_FEATURES - PROGRESS_START),
+                                                                               np.float32)]
+        for i in range(0, n, CHUNK):
+            packed = pack(encode([s.obs for s in samples[i:i + CHUNK]]), LAYOUT)
+            bits.append(packed["bits"])
+            values.append(packed["values"].astype(np.float32))  # float16 where exact: float32 is exact too
+        self.bits = torch.from_numpy(np.concatenate(bits))
+        self.values = torch.from_numpy(np.concatenate(values))
+        self.decision = torch.tensor([s.obs.decision for s in samples], dtype=torch.long)
+        self.action = torch.tensor([s.action for s in samples], dtype=torch.long)
+        self.reward = torch.tensor([s.reward for s in samples], dtype=torch.float32)
+        self.has_target = [s.target is not None for s in samples]
+        self.target = torch.from_numpy(np.stack([np.full(NUM_TOKENS, np.nan, np.float32) if s.target is None
+                                                 else s.target for s in samples])) if any(self.has_target) else None
+
+    def __len__(self) -> int:
+        return len(self.has_target)
+
+    def batch(self, indices: Sequence[int]) -> tuple[torch.Tensor, ...]:
+        """(bits, values, decision, action, reward) of ``indices``, plus (target, support) for rollout samples:
+        ``learner.collate``'s batch with the features still packed."""
+        ix = torch.as_tensor(indices, dtype=torch.long)
+        out = (self.bits[ix], self.values[ix], self.decision[ix], self.action[ix], self.reward[ix])
+        if not self.has_target[indices[0]]:
+            return out
+        t = self.target[ix]
+        if torch.isnan(t).any():  # logit targets: NaN off the branched actions
+            return (*out, t.nan_to_num(0.0), ~torch.isnan(t))
+        return (*out, t, t > 0)  # distribution targets: > 0 on the branched actions

@@ -1,0 +1,72 @@
+"""Where an RL phase runs: the learner's device and precision, the players' device and bf16, made concrete for
+this machine from ``rl.learner_device``, ``rl.train_precision``, ``rl.selfplay.device`` and ``rl.selfplay.bf16``.
+
+The rule of ``auto`` (docs/scaling.md): the learner on the GPU where torch sees one; the players too, as long as
+they run on this machine (process backend, or a private local Ray). A CPU worker plays at about the rate of its
+pure forward passes (``koikoi bench selfplay``: ``decisions_vs_inference`` 0.78-1.04 on 2 cores), so they are most
+of its time, which a GPU serves in a fraction of that while the games stay on the workers' cores. The learner and
+the players take turns (play, then fit), so they never compete for the card. On a Ray cluster (``RAY_ADDRESS``
+set), ``auto`` keeps the players on CPUs: a GPU share per task would leave the CPU-only nodes idle. ``cuda`` asks
+for the GPU there anyway.
+
+``execution_key`` is what of this changes the games or the weights, for the checkpoint's fingerprint: the
+resolved devices and precisions, and on CUDA, whose kernels (and so the last bits of an output) vary with the
+batch size, how the games are split over workers and batched (``rl.selfplay.workers``, ``concurrency``) and
+which GPU plays. On the CPU, batched play equals one-by-one play (tests/rl/test_selfplay.py), so the split is
+free to change between a run and its resumption there.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..hardware import Placement, device_name, play_precision, resolve_bf16, resolve_device, resolve_precision
+from ..params import RLParams
+
+
+def play_device(value: str, name: str, backend: str = "process") -> str:
+    """A players' ``device`` param (``name`` in errors) made concrete: ``cpu`` or ``cuda``, by the module's rule.
+    On a Ray cluster ``cuda`` is the cluster's GPUs, which ``RayExecutor`` checks, not this machine's."""
+    if backend == "ray" and os.environ.get("RAY_ADDRESS") and value in ("auto", "cuda"):
+        return "cpu" if value == "auto" else "cuda"
+    return resolve_device(value, name)
+
+
+@dataclass(frozen=True)
+class PhaseDevices:
+    """The resolved devices of a phase; ``auto``: which of the learner's and the players' params said auto."""
+
+    learner: str  # cpu | cuda
+    train_precision: str  # Lightning's: 32-true | bf16-mixed | 16-mixed
+    play: str  # cpu | cuda
+    bf16: bool  # bf16 autocast in the players' forward passes
+    auto: tuple[bool, bool] = (False, False)
+
+    @property
+    def accelerator(self) -> str:
+        """The learner's Lightning accelerator."""
+        return "gpu" if self.learner == "cuda" else "cpu"
+
+    def placements(self) -> list[Placement]:
+        return [Placement("learner", self.learner, self.train_precision, self.auto[0]),
+                Placement("selfplay", self.play, play_precision(self.bf16), self.auto[1])]
+
+
+def resolve_devices(p: RLParams) -> PhaseDevices:
+    """``p``'s devices and precisions on this machine; a ``ValueError`` naming the param where one cannot run here."""
+    learner = resolve_device(p.learner_device, "rl.learner_device")
+    precision = resolve_precision(p.train_precision, "gpu" if learner == "cuda" else "cpu", "rl.train_precision")
+    play = play_device(p.selfplay.device, "rl.selfplay.device", p.selfplay.backend)
+    return PhaseDevices(learner, precision, play, resolve_bf16(p.selfplay.bf16, play),
+                        (p.learner_device == "auto", p.selfplay.device == "auto"))
+
+
+def execution_key(devices: PhaseDevices, p: RLParams) -> dict:
+    """What of how the phase runs here decides its games and weights (the module doc), for the fingerprint."""
+    key: dict = {"learner": [devices.learner, devices.train_precision], "play": [devices.play, devices.bf16]}
+    if devices.learner == "cuda":
+        key["learner"].append(device_name("cuda"))
+    if devices.play == "cuda":
+        key["play"] += [device_name("cuda"), p.selfplay.workers, p.selfplay.concurrency]
+    return key
