@@ -151,6 +151,8 @@ def _section(defs: dict[str, Any], model: str, key: str, doc: Any, level: int, n
         desc = prop.get("description", "")
         if "tune" in prop:
             desc += f". Tuned over {_tune(prop['tune'])}"
+            if "algorithms" in prop:
+                desc += f" (when `rl.algorithm` is {' or '.join(prop['algorithms'])})"
         rows.append(f"| `{name}` | `{_cell(_value(value))}` | {_cell(_kind(prop))} | {_cell(desc)} |")
     if rows:
         lines += ["| key | value in params.yaml | accepts | description |", "|---|---|---|---|", *rows, ""]

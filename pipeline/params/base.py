@@ -21,9 +21,11 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
 
 
-def tuned(spec: Any, **constraints: Any) -> Any:
-    """A field whose Optuna search space is ``spec`` (see the module doc), with its own ``constraints``."""
-    return Field(json_schema_extra={"tune": spec}, **constraints)
+def tuned(spec: Any, algorithms: tuple[str, ...] | None = None, **constraints: Any) -> Any:
+    """A field whose Optuna search space is ``spec`` (see the module doc), with its own ``constraints``;
+    ``algorithms``: the ``rl.algorithm`` values that read it (a study of another one leaves it out)."""
+    extra = {"tune": spec} if algorithms is None else {"tune": spec, "algorithms": list(algorithms)}
+    return Field(json_schema_extra=extra, **constraints)
 
 
 def _not_int(v: Any) -> Any:

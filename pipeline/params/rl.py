@@ -38,16 +38,19 @@ class WinProbParams(Section):
 class Temperature(Section):
     """Reward units per nat of a rollout target, per reward model."""
 
-    point: PositiveFloat = Field(description="RL-Point: round points per nat")
-    wp: PositiveFloat = Field(description="RL-WP: scaled win-probability units per nat")
+    point: PositiveFloat = tuned({"low": 0.08, "high": 0.8, "log": True}, ("rollout_pi",),
+                                 description="RL-Point: round points per nat")
+    wp: PositiveFloat = tuned({"low": 0.03, "high": 0.3, "log": True}, ("rollout_pi",),
+                              description="RL-WP: scaled win-probability units per nat")
 
 
 class RewardScale(Section):
     """The round reward's scale per reward model; a study tunes the variant it runs."""
 
-    point: PositiveFloat = tuned({"low": 0.01, "high": 1.0, "log": True},
+    # rollout_pi divides the rewards by its temperature, so only mc_dqn has a scale to tune
+    point: PositiveFloat = tuned({"low": 0.01, "high": 1.0, "log": True}, ("mc_dqn",),
                                  description="RL-Point reward: the round's points times this")
-    wp: PositiveFloat = tuned({"low": 0.01, "high": 1.0, "log": True},
+    wp: PositiveFloat = tuned({"low": 1.0, "high": 30.0, "log": True}, ("mc_dqn",),
                               description="RL-WP reward: (P(win) - wp_baseline) times this")
 
 
@@ -62,7 +65,7 @@ class Rollout(Section):
     loss: Literal["cross_entropy", "logit_mse"] = Field(
         description="logit_mse: regress centred logit targets (linear in the rewards); cross_entropy: fit "
                     "their softmax")
-    samples: Annotated[int, Field(ge=1, le=64)] = Field(
+    samples: Annotated[int, Field(ge=1, le=64)] = tuned([2, 4, 8], ("rollout_pi",),
         description="deals each branch is played on: the true one + (samples - 1) with hidden cards redealt")
 
     @field_validator("decisions")
@@ -72,8 +75,8 @@ class Rollout(Section):
 
 
 class Epsilon(Section):
-    start: Share = tuned({"low": 0.05, "high": 0.5}, description="exploration rate of the first loop")
-    end: Share = tuned({"low": 0.0, "high": 0.05}, description="exploration rate of the last loop (linear "
+    start: Share = tuned({"low": 0.05, "high": 0.5}, ("mc_dqn",), description="exploration rate of the first loop")
+    end: Share = tuned({"low": 0.0, "high": 0.05}, ("mc_dqn",), description="exploration rate of the last loop (linear "
                        "decay over both phases' loops)")
 
 
@@ -110,11 +113,11 @@ class RLParams(Section):
     algorithm: Literal[ALGORITHMS] = Field(
         description="rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN")
     init: Literal[INITS] = Field(description="start from the SL weights, or from fresh weights (the paper)")
-    games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([32, 64, 128, 256],
+    games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([896, 1792, 3584],
                                                                      description="games played per loop")
-    batch_size: Positive = tuned([64, 128, 256, 512], description="samples per training batch")
-    lr: PositiveFloat = tuned({"low": 1.0e-5, "high": 1.0e-3, "log": True}, description="Adam learning rate")
-    epochs: Annotated[int, Field(ge=1, le=100)] = Field(
+    batch_size: Positive = tuned([32, 64, 128, 256], description="samples per training batch")
+    lr: PositiveFloat = tuned({"low": 1.0e-4, "high": 1.0e-3, "log": True}, description="Adam learning rate")
+    epochs: Annotated[int, Field(ge=1, le=100)] = tuned([4, 8, 12],
         description="optimization passes over each loop's samples and the replay's")
     replay: Annotated[int, Field(ge=0, le=100)] = Field(
         description="past loops whose samples are fitted again with each new loop's")

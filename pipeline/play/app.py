@@ -1,6 +1,6 @@
 """The play web app (FastAPI): the JSON API under ``/api`` and the static page that uses only it.
 
-Routes (README, "Play in the browser", documents them):
+Routes (docs/play.md documents them):
 
 - ``GET /api/opponents``, ``GET /api/cards`` (the deck: names and categories, no game data)
 - ``POST /api/games`` -> 201 ``{"id", "state", "events"}``; ``GET /api/games/{id}`` -> ``{"id", "state"}``

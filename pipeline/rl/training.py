@@ -64,7 +64,7 @@ class PhaseRunner:
     def __init__(self, cfg: PhaseConfig, executor: Executor | None = None) -> None:
         self.cfg = cfg
         self.p = cfg.params
-        bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (README)
+        bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (docs/faults.md)
         # the learner's passes and the players' forward passes each where it runs fastest (devices.py)
         self.devices = resolve_devices(self.p)
         self.accelerator, self.bf16 = self.devices.accelerator, self.devices.bf16
@@ -256,7 +256,7 @@ class PhaseRunner:
         for loop in self._dropped:
             snapshot_path(self.cfg, loop).unlink(missing_ok=True)
         self._dropped.clear()
-        release_free_memory()  # glibc keeps a loop's freed buffers otherwise (README "RL main-process memory")
+        release_free_memory()  # glibc keeps a loop's freed buffers otherwise (docs/faults.md, "RL main-process memory")
 
     def _finish(self, learner: QLearner, state: RunState, tracker: PhaseTracker | None) -> dict:
         c = self.cfg

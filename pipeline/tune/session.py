@@ -30,7 +30,7 @@ def make_objective(cfg: TuneParams, params: Params, root: Path,
                    source: str = "params.yaml") -> Objective:
     """The target's objective over the project's data; a clear error when its input is missing. ``source``
     (the params file) is what messages about the space name."""
-    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant, source)
+    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant, source, params.rl.algorithm)
     if cfg.target == "sl":
         ds = Path(dataset_dir) if dataset_dir else root / SL_DATASET
         if not (ds / "info.json").is_file():

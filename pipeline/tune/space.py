@@ -57,14 +57,19 @@ def _name(key: str) -> str:
     return HEAD_DIM if key == "width" else key
 
 
-def default_space(target: str, variant: str = "point") -> dict[str, Any]:
-    """The target's tuned fields and their specs; of per-reward-model fields only ``variant``'s (the one run)."""
+def default_space(target: str, variant: str = "point", algorithm: str = "rollout_pi") -> dict[str, Any]:
+    """The target's tuned fields and their specs: of per-reward-model fields only ``variant``'s (the one run),
+    and only the fields ``algorithm`` (``rl.algorithm``) reads."""
     out = {}
     for key, f in _fields(TARGETS[target].model):
-        spec = (f.json_schema_extra or {}).get("tune") if isinstance(f.json_schema_extra, dict) else None
+        extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+        spec = extra.get("tune")
         last = key.rsplit(".", 1)[-1]
-        if spec is not None and not (last in REWARD_MODELS and last != variant and "." in key):
-            out[_name(key)] = spec
+        if spec is None or (last in REWARD_MODELS and last != variant and "." in key):
+            continue
+        if target == "rl" and algorithm not in extra.get("algorithms", [algorithm]):
+            continue
+        out[_name(key)] = spec
     return out
 
 
@@ -106,13 +111,13 @@ def _check_widths(out: Mapping[str, Any], source: str) -> None:
 
 
 def merged_space(target: str, overrides: Space | None = None, variant: str = "point",
-                 source: str = "params.yaml") -> dict[str, Any]:
+                 source: str = "params.yaml", algorithm: str = "rollout_pi") -> dict[str, Any]:
     """The target's default space with ``overrides`` (``tune.space.<target>`` of ``source``) on top."""
     fields = dict(_fields(TARGETS[target].model))
     known = {_name(k): f for k, f in fields.items()}
     if target == "sl":
         known[HEAD_DIM] = known["width"] = fields["width"]
-    out = default_space(target, variant)
+    out = default_space(target, variant, algorithm)
     overrides = overrides or {}
     if target == "sl" and "width" in overrides:
         if HEAD_DIM in overrides:

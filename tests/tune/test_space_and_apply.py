@@ -19,12 +19,26 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_rl_space_comes_from_the_model_with_the_tuned_variant_only():
     point, wp = merged_space("rl", variant="point"), merged_space("rl", variant="wp")
-    assert set(point) == {"lr", "batch_size", "games_per_loop", "epsilon.start", "epsilon.end", "reward_scale.point"}
-    assert set(wp) - set(point) == {"reward_scale.wp"} and "reward_scale.point" not in wp
+    common = {"lr", "batch_size", "games_per_loop", "epochs", "rollout.samples"}
+    assert set(point) == common | {"rollout.temperature.point"}  # rollout_pi's knobs: no epsilon, no scale
+    assert set(wp) - set(point) == {"rollout.temperature.wp"} and "rollout.temperature.point" not in wp
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0)).ask()
     p = derive(sample(trial, wp))
-    assert set(p) == {"lr", "batch_size", "games_per_loop", "epsilon", "reward_scale"}
-    assert set(p["epsilon"]) == {"start", "end"} and set(p["reward_scale"]) == {"wp"}
+    assert set(p) == {"lr", "batch_size", "games_per_loop", "epochs", "rollout"}
+    assert set(p["rollout"]) == {"samples", "temperature"} and set(p["rollout"]["temperature"]) == {"wp"}
+    dqn = merged_space("rl", variant="wp", algorithm="mc_dqn")
+    assert set(dqn) == {"lr", "batch_size", "games_per_loop", "epochs", "epsilon.start", "epsilon.end",
+                        "reward_scale.wp"}
+
+
+def test_rl_space_ranges_hold_the_defaults():
+    """Each tuned knob's range or choices contain the value params.yaml runs by default."""
+    base = load_params(ROOT / "params.yaml").rl.model_dump()
+    for name, spec in merged_space("rl", variant="wp", algorithm=base["algorithm"]).items():
+        value = base
+        for part in name.split("."):
+            value = value[part]
+        assert (spec["low"] <= value <= spec["high"]) if isinstance(spec, dict) else value in spec, (name, spec, value)
 
 
 @pytest.mark.parametrize("target, section", [("sl", "sl_train"), ("rl", "rl")])
