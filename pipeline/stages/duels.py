@@ -1,4 +1,4 @@
-"""Stage duels: round-robin duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
+"""Stage duels: round-robin duels, the searcher's duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
 
 Usage: python -m pipeline.stages.duels OUT_DIR (dvc.yaml: results/duels). ``duels_stage`` plays the
 ``duels`` section of params.yaml, writes ``metrics.json``, ``table.md``, ``ratings.json`` and the
@@ -17,8 +17,9 @@ from pathlib import Path
 from .. import atomic
 from ..duel.plots import rl_curves, winrate_matrix
 from ..duel.report import key_name, table_markdown
-from ..duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin
+from ..duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
 from ..params import DuelsParams
+from ..search.spec import model_of
 from . import run_stage, stage_parser
 
 STAGE = "duels"
@@ -32,9 +33,11 @@ def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
     from ..modelio import is_model_dir
 
-    needed = [a for a in cfg.agents if a not in BUILTIN]
+    needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
+    if cfg.search is not None and cfg.search.games and cfg.search.model != "strongest":
+        needed.append(cfg.search.model)
     missing = sorted({d for d in needed if not is_model_dir(d)})
     if missing:
         raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
@@ -45,8 +48,8 @@ def check_models(cfg: DuelsParams) -> None:
 
 
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
-    """Play the round-robin and write every output into ``out_dir``; returns the metrics. ``register``
-    (with ``track``) sets the ``champion`` aliases."""
+    """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
+    into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
     check_models(cfg)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -54,14 +57,24 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     t0 = time.perf_counter()
     results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads,
                           rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers)
+    ratings = ratings_of(keys, results, cfg.anchor)
+    spec = None
+    if cfg.search is not None and cfg.search.games:
+        s = cfg.search
+        model = strongest_model(cfg.agents, ratings) if s.model == "strongest" else s.model
+        spec, searched = search_duels(model, s.options, cfg.agents, s.games, cfg.seed, cfg.rounds, cfg.points,
+                                      cfg.workers)
+        keys.append(key_name(spec))
+        results.update(searched)
+        ratings = ratings_of(keys, results, cfg.anchor)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
-    ratings = ratings_of(keys, results, cfg.anchor)
     atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     atomic.write_text(out / "ratings.json", json.dumps({
         "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
                  "elo = strength * 400 / ln 10",
         "anchor": cfg.anchor, "games_per_pairing": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
+        "search": {"agent": spec, "games": cfg.search.games} if spec else None,
         "ratings": ratings}, indent=2) + "\n")
     atomic.write_text(out / "table.md", table_markdown(keys, results, ratings))
     winrate_matrix(keys, results, out / "winrate_matrix.png")
@@ -97,6 +110,9 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
         mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
                            "seed": cfg.seed,
                            "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor})
+        if cfg.search is not None:
+            mlflow.log_params({"search.model": cfg.search.model, "search.options": cfg.search.options,
+                               "search.games": cfg.search.games})
         flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
         flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})
         flat.update({f"{pair}/ci95_hi": m["ci95"][1] for pair, m in metrics.items()})
@@ -118,7 +134,7 @@ def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, st
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
                 "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}
-            for a in cfg.agents if a not in BUILTIN}
+            for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")}  # a searcher is no model
     crowned = set_champions(tags)
     for name, version in crowned.items():
         print(f"duels: {name}@{CHAMPION} -> version {version}", file=sys.stderr)
