@@ -108,7 +108,10 @@ class SearchDuelsParams(Section):
     def _options_parse(cls, v: str) -> str:
         from ..search.spec import parse_options
 
-        parse_options(v)  # a bad option is named here, before any game is played
+        try:
+            parse_options(v)  # a bad option is named here, before any game is played
+        except ValueError as e:
+            raise ValueError(f"is not valid: {e}") from None
         return v
 
 

@@ -36,15 +36,35 @@ def check_models(cfg: DuelsParams) -> None:
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
-    if cfg.search is not None and cfg.search.games and cfg.search.model != "strongest":
-        needed.append(cfg.search.model)
+    if cfg.search is not None and cfg.search.games:
+        if cfg.search.model != "strongest":
+            needed.append(cfg.search.model)
+        elif all(a in BUILTIN for a in cfg.agents):  # said now, not after the round-robin
+            raise DuelsError("duels.search.model strongest: duels.agents has no model directory to search with; "
+                             "name one, or set duels.search.games to 0")
     missing = sorted({d for d in needed if not is_model_dir(d)})
     if missing:
         raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
                          f"{', '.join(missing)} (model.pt + config.json): run the training stages first "
                          "(dvc repro sl_train rl_phase2) or change duels.agents")
+    if cfg.search is not None and cfg.search.games:
+        check_search_reward(cfg)
 
 
+def check_search_reward(cfg: DuelsParams) -> None:
+    """A searcher over a model without a value network rewards by the win-probability table (unless its options
+    say ``reward=point``): say that the table is missing now, not after the round-robin."""
+    from ..modelio import VALUE_FILE
+    from ..search.spec import parse_options
+
+    options = parse_options(cfg.search.options)
+    s = cfg.search.model
+    models = [a for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")] if s == "strongest" else [s]
+    table = Path(options.winprob)
+    if options.reward != "point" and not table.is_file() and any(not (Path(m) / VALUE_FILE).is_file()
+                                                                    for m in models):
+        raise DuelsError(f"duels.search: the searcher's wp reward needs the win-probability table {table} "
+                         "(run the winprob stage first), or add reward=point to duels.search.options")
 
 
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:

@@ -80,6 +80,27 @@ def test_whole_game_is_recorded_and_replays(client, games, tiny_model, opponent)
     assert r.status_code == 409 and "over" in r.json()["error"]
 
 
+def test_whole_game_against_a_search_opponent(client, games, tiny_model):
+    """A ``search:`` opponent through the API: a whole game, recorded and replayed; it searched, and it hints and
+    reviews with its model's values."""
+    spec = f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point"
+    r = client.post("/api/games", json={"opponent": spec, "seed": 5, "rounds": 3})
+    assert r.status_code == 201
+    game_id, state = r.json()["id"], r.json()["state"]
+    assert state["opponent"] == spec and state["hint_available"]
+    about = client.get(f"/api/games/{game_id}/opponent").json()
+    assert about["spec"] == spec and about["rating"] is None
+    final, events, decisions = play_out(client, game_id, state, np.random.default_rng(3))
+    assert decisions >= 8 and final["decision"] == "over" and final["legal_actions"] == []
+    assert replay_dir(games.records_dir).summary()["mismatches"] == 0
+    assert client.get(f"/api/games/{game_id}/record").json()["info"]["player2Name"] == spec
+    review = client.get(f"/api/games/{game_id}/review").json()
+    assert review["kind"] == "sl" and review["decisions"]
+    assert games.agents.load(spec, seed=0).player.searched >= 5  # one loaded searcher played, and it searched
+    bad = client.post("/api/games", json={"opponent": f"search:{tiny_model}?deals=0"})
+    assert bad.status_code in (400, 422) and "deals='0': must be an integer >= 1" in bad.text
+
+
 def test_illegal_and_out_of_turn_actions_leave_the_game_unchanged(client):
     game = client.post("/api/games", json={"seed": 3}).json()
     gid, state = game["id"], game["state"]
@@ -179,12 +200,17 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     for spec in ("models/sl", "models/rl/point"):
         shutil.copytree(tiny_model, tmp_path / spec)
     assert default_opponent(tmp_path) == "models/rl/point"  # RL before SL when unrated
-    assert choices(tmp_path) == ["models/rl/point", "models/sl", "heuristic", "random"]
+    searcher = "search:models/rl/point?think=0.5s"  # over the strongest model; no params.yaml: a think budget only
+    assert choices(tmp_path) == ["models/rl/point", "models/sl", searcher, "heuristic", "random"]
     ratings = tmp_path / "results/duels/ratings.json"
     ratings.parent.mkdir(parents=True)
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
                                                "rl_wp": {"elo": 900.0}}}))
     assert default_opponent(tmp_path) == "models/sl"  # rated stronger; rl_wp is rated but absent
+    assert choices(tmp_path)[2] == "search:models/sl?think=0.5s"
+    ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
+                                               "search_sl": {"elo": 340.0}}}))
+    assert default_opponent(tmp_path) == "search:models/sl?think=0.5s"  # the searcher, when rated above them all
     ratings.write_text("{not json")
     assert default_opponent(tmp_path) == "models/rl/point"
 

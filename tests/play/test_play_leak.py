@@ -77,9 +77,10 @@ def test_the_checker_catches_a_leak():
             check({"state": {"legal_actions": [leaked]}}, s)
 
 
-@pytest.mark.parametrize("opponent", ["random", "tiny"])
+@pytest.mark.parametrize("opponent", ["random", "tiny", "search"])
 def test_no_response_names_a_hidden_card(client, tiny_model, opponent):
-    spec = tiny_model if opponent == "tiny" else opponent
+    spec = {"tiny": tiny_model, "search": f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point"}.get(
+        opponent, opponent)
     games = client.app.state.games
     rng = np.random.default_rng(7)
     decisions = named_total = 0
@@ -90,7 +91,7 @@ def test_no_response_names_a_hidden_card(client, tiny_model, opponent):
         named_total += check(created, s)
         while state["decision"] != "over":
             assert hidden(s, 0) & visible(s, 0, []) == 0  # the two sets are disjoint within a round
-            if opponent == "tiny":
+            if opponent != "random":
                 check(client.get(f"/api/games/{gid}/hint").json(), s)
             check(client.get(f"/api/games/{gid}").json(), s)
             # the page's other endpoints name no card at all

@@ -176,3 +176,21 @@ def test_a_think_budget_bounds_the_deals(net):
     searcher.values([s.observation(s.player)])
     assert searcher.searched == 1 and 8 <= searcher.deals < THINK_DEALS  # a wave at least, far from the cap
     assert ids_of(s.hands[s.player])  # the position was real
+
+
+def test_a_searcher_plays_the_pettingzoo_env(tiny_model):
+    """The PettingZoo env's agents act on ``engine_observation``: a searcher takes a seat like any agent."""
+    from pipeline.engine.aec import env
+
+    searcher = load_agent(f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point", seed=1)
+    other = load_agent("random", seed=2)
+    e = env()
+    e.reset(seed=3)
+    for name in e.agent_iter():
+        _, _, terminated, truncated, info = e.last()
+        if terminated or truncated:
+            e.step(None)
+            continue
+        agent = searcher if name == "player_0" else other
+        e.step(agent.act([e.unwrapped.engine_observation(name)])[0])
+    assert "winner" in info and searcher.player.searched > 0
