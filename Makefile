@@ -75,7 +75,7 @@ ui: setup
 # The tune stage is frozen, and DVC never runs a frozen stage's command (not even with --force):
 # run its script. Each run adds tune.trials trials to the study (it resumes).
 tune: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pipeline.stages.tune results/tune
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m stages.tune results/tune
 
 lint: setup
 	$(BIN)/ruff check .

@@ -22,7 +22,7 @@ from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.rollouts import RolloutSpec
 from pipeline.rl.selfplay import GameSpec, PlayJob, PlayResult, play_job, play_one_by_one
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages.rl_phase import PhasePaths, rl_stage
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA GPU (torch.cuda.is_available() is false)")

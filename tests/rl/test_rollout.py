@@ -13,7 +13,7 @@ from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.rollouts import RolloutSpec
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job, play_one_by_one
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages.rl_phase import PhasePaths, rl_stage
 
 
 def _job(make_net, epsilon: float = 0.0, fraction: float = 1.0, temperature: float = 1.0) -> PlayJob:
