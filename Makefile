@@ -60,6 +60,7 @@ TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/vulture
 	$(MKDOCS) build --strict --quiet
 	$(PYTEST)
 
@@ -77,8 +78,10 @@ ui: setup
 tune: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m stages.tune results/tune
 
+# ruff, and vulture for dead code ([tool.vulture] in pyproject.toml; what frameworks call: vulture_whitelist.py)
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/vulture
 
 # The docs site (MkDocs, Material theme) from docs/*.md into site/; the CLI and params references are
 # generated from the argparse parsers and the pydantic models at build time (docs/hooks.py).

@@ -180,8 +180,7 @@ class QLearner(pl.LightningModule):
 
 
 def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
-             progress: bool = False, description: str = "train", epochs: int = 1,
-             accelerator: str = "cpu") -> dict[str, float]:
+             progress: bool = False, epochs: int = 1, accelerator: str = "cpu") -> dict[str, float]:
     """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
 
     On ``accelerator="gpu"`` Lightning moves the net, the Adam state and each batch to the GPU, and
