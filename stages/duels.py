@@ -1,4 +1,4 @@
-"""Stage duels: round-robin duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
+"""Stage duels: round-robin duels, the searcher's duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
 
 Usage: python -m stages.duels OUT_DIR (dvc.yaml: results/duels). ``duels_stage`` plays the
 ``duels`` section of params.yaml, writes ``metrics.json``, ``table.md``, ``ratings.json`` and the
@@ -17,8 +17,9 @@ from pathlib import Path
 from pipeline import atomic
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.report import key_name, table_markdown
-from pipeline.duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin
+from pipeline.duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
 from pipeline.params import DuelsParams
+from pipeline.search.spec import model_of
 from stages import run_stage, stage_parser
 
 STAGE = "duels"
@@ -32,21 +33,43 @@ def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
     from pipeline.modelio import is_model_dir
 
-    needed = [a for a in cfg.agents if a not in BUILTIN]
+    needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
+    if cfg.search is not None and cfg.search.games:
+        if cfg.search.model != "strongest":
+            needed.append(cfg.search.model)
+        elif all(a in BUILTIN for a in cfg.agents):  # said now, not after the round-robin
+            raise DuelsError("duels.search.model strongest: duels.agents has no model directory to search with; "
+                             "name one, or set duels.search.games to 0")
     missing = sorted({d for d in needed if not is_model_dir(d)})
     if missing:
         raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
                          f"{', '.join(missing)} (model.pt + config.json): run the training stages first "
                          "(dvc repro sl_train rl_phase2) or change duels.agents")
+    if cfg.search is not None and cfg.search.games:
+        check_search_reward(cfg)
 
 
+def check_search_reward(cfg: DuelsParams) -> None:
+    """A searcher over a model without a value network rewards by the win-probability table (unless its options
+    say ``reward=point``): say that the table is missing now, not after the round-robin."""
+    from pipeline.modelio import VALUE_FILE
+    from pipeline.search.spec import parse_options
+
+    options = parse_options(cfg.search.options)
+    s = cfg.search.model
+    models = [a for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")] if s == "strongest" else [s]
+    table = Path(options.winprob)
+    if options.reward != "point" and not table.is_file() and any(not (Path(m) / VALUE_FILE).is_file()
+                                                                    for m in models):
+        raise DuelsError(f"duels.search: the searcher's wp reward needs the win-probability table {table} "
+                         "(run the winprob stage first), or add reward=point to duels.search.options")
 
 
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
-    """Play the round-robin and write every output into ``out_dir``; returns the metrics. ``register``
-    (with ``track``) sets the ``champion`` aliases."""
+    """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
+    into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
     from pipeline.hardware import Placement, announce, play_precision, resolve_bf16
     from pipeline.rl.devices import play_device
 
@@ -60,14 +83,24 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     t0 = time.perf_counter()
     results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads,
                           rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers, device=device)
+    ratings = ratings_of(keys, results, cfg.anchor)
+    spec = None
+    if cfg.search is not None and cfg.search.games:
+        s = cfg.search
+        model = strongest_model(cfg.agents, ratings) if s.model == "strongest" else s.model
+        spec, searched = search_duels(model, s.options, cfg.agents, s.games, cfg.seed, cfg.rounds, cfg.points,
+                                      cfg.workers)
+        keys.append(key_name(spec))
+        results.update(searched)
+        ratings = ratings_of(keys, results, cfg.anchor)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
-    ratings = ratings_of(keys, results, cfg.anchor)
     atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     atomic.write_text(out / "ratings.json", json.dumps({
         "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
                  "elo = strength * 400 / ln 10",
         "anchor": cfg.anchor, "games_per_pairing": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
+        "search": {"agent": spec, "games": cfg.search.games} if spec else None,
         "ratings": ratings}, indent=2) + "\n")
     atomic.write_text(out / "table.md", table_markdown(keys, results, ratings))
     winrate_matrix(keys, results, out / "winrate_matrix.png")
@@ -103,6 +136,9 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
         mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
                            "seed": cfg.seed,
                            "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor, **placement})
+        if cfg.search is not None:
+            mlflow.log_params({"search.model": cfg.search.model, "search.options": cfg.search.options,
+                               "search.games": cfg.search.games})
         flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
         flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})
         flat.update({f"{pair}/ci95_hi": m["ci95"][1] for pair, m in metrics.items()})
@@ -124,7 +160,7 @@ def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, st
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
                 "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}
-            for a in cfg.agents if a not in BUILTIN}
+            for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")}  # a searcher is no model
     crowned = set_champions(tags)
     for name, version in crowned.items():
         print(f"duels: {name}@{CHAMPION} -> version {version}", file=sys.stderr)

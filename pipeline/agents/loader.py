@@ -1,4 +1,5 @@
-"""One loader for every agent spec: ``random``, ``heuristic`` or a saved model directory."""
+"""One loader for every agent spec: ``random``, ``heuristic``, a saved model directory, or ``search:<model>?...``
+(the model searching at decision time, ``pipeline.search``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from .base import Agent
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
-SPEC_HELP = "use random, heuristic or a model directory (models/sl, models/rl/point, ...)"
+SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/point, ...), "
+             "or search:<model directory> (docs/search.md)")
 
 
 def load_agent(spec: str, seed: int = 0) -> Agent:
-    """The agent named by ``spec``; model agents play greedily.
+    """The agent named by ``spec``; model agents play greedily, search agents by search.
 
     Raises ``ValueError`` with a one-line message for an unknown spec or a directory
     that holds no saved model.
@@ -21,6 +23,10 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
         return RandomAgent(seed)
     if spec == "heuristic":
         return HeuristicAgent(seed)
+    if spec.startswith("search:"):
+        from ..search.agent import load_search_agent
+
+        return load_search_agent(spec, seed)
     path = Path(spec)
     try:
         is_dir = path.is_dir()

@@ -12,8 +12,9 @@ from ..encoding import MAX_POINTS, MAX_ROUNDS
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("duel", help="play agent A against agent B on duplicate deals and print A's results")
-    p.add_argument("a", metavar="A", help="agent spec: random, heuristic or a model directory")
-    p.add_argument("b", metavar="B", help="agent spec: random, heuristic or a model directory")
+    p.add_argument("a", metavar="A", help="agent spec: random, heuristic, a model directory or "
+                                          "search:<model>?<options> (docs/search.md)")
+    p.add_argument("b", metavar="B", help="agent spec, as A")
     p.add_argument("--games", type=int_range(1), default=200,
                    help="games to play, even: each deal twice (default 200)")
     p.add_argument("--seed", type=int, default=0, help="first deal seed; agents are seeded from it too")
@@ -46,5 +47,7 @@ def run(args: argparse.Namespace) -> int:
                          workers=args.workers, progress=f"{args.a} vs {args.b}")
     out = result.summary()
     out.update(seconds=round(result.seconds, 2), games_per_s=round(games / max(result.seconds, 1e-9), 1))
+    if result.search:  # a search agent played: its searched decisions, their time and deals
+        out["search"] = result.search
     print(json.dumps(out))
     return 0

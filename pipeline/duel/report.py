@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..search.spec import is_search, model_of
 from .runner import DuelResult
 
 # Table II of the paper: (row agent, column agent) -> (win rate, point difference), 2,000 games each.
@@ -19,8 +20,14 @@ PAPER_TABLE_II: dict[tuple[str, str], tuple[float, float]] = {
 DISPLAY = {"rl_wp": "RL-WP", "rl_point": "RL-Point", "sl": "SL", "heuristic": "Heuristic", "random": "Random"}
 
 
+SEARCH = "search_"  # the key prefix of a search agent over a model (``search:models/rl/wp?...`` -> ``search_rl_wp``)
+
+
 def key_name(spec: str) -> str:
-    """A metrics key for an agent spec: ``models/rl/wp`` -> ``rl_wp``; other directories by their name."""
+    """A metrics key for an agent spec: ``models/rl/wp`` -> ``rl_wp``; other directories by their name; a search
+    agent by its model's key after ``search_`` (its options are not part of its name)."""
+    if is_search(spec):
+        return SEARCH + key_name(model_of(spec))
     p = spec.rstrip("/")
     if p.startswith("models/"):
         p = p[len("models/"):]
@@ -30,6 +37,8 @@ def key_name(spec: str) -> str:
 
 
 def display_name(key: str) -> str:
+    if key.startswith(SEARCH):
+        return f"{display_name(key[len(SEARCH):])} + search"
     return DISPLAY.get(key, key)
 
 
@@ -67,6 +76,19 @@ def rl_vs_sl_sentence(results: dict[tuple[str, str], DuelResult]) -> str:
     return " ".join(parts)
 
 
+def search_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
+    """Where each searcher stands against its model and SL (a 95% Wilson interval decides); None without one."""
+    parts = []
+    for a, b in results:
+        if not a.startswith(SEARCH):
+            continue
+        w, p, (lo, hi), n = oriented(results, a, b)
+        verdict = "beats" if lo > 0.5 else "loses to" if hi < 0.5 else "is not distinguishable from"
+        parts.append(f"{display_name(a)} {verdict} {display_name(b)}: win rate {w:.3f} (95% CI {lo:.3f}-{hi:.3f}, "
+                     f"{n} games), {p:+.2f} points per game.")
+    return " ".join(parts) or None
+
+
 def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
                    ratings: dict[str, dict[str, float]] | None = None) -> str:
     """Table II layout: row agent against column agent, ours next to the paper's numbers."""
@@ -102,4 +124,7 @@ def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
         for k, v in sorted(ratings.items(), key=lambda kv: -kv[1]["elo"]):
             lines.append(f"| {display_name(k)} | {v['elo']:+.0f} | {v['elo_lo']:+.0f} to {v['elo_hi']:+.0f} |")
     lines += ["", "## RL against SL", "", rl_vs_sl_sentence(results), ""]
+    searched = search_sentence(results)
+    if searched:
+        lines += ["## Search at decision time", "", searched, ""]
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from ..agents.base import Agent
 from ..arena import CONCURRENCY, stream_games
 from ..engine import GameState
-from .stats import DuelResult
+from .stats import DuelResult, search_summary
 
 
 def set_torch_threads(n: int) -> None:
@@ -56,6 +56,10 @@ def play_duel(
     for seat, state in duel_games(agent_a, agent_b, games, seed, num_rounds, init_points, progress, concurrency):
         result.add(state, seat, init_points)
     result.seconds = time.perf_counter() - t0
+    for side, agent in (("a", agent_a), ("b", agent_b)):
+        stats = getattr(getattr(agent, "player", None), "stats", None)
+        if stats is not None:  # a search agent
+            result.search[side] = search_summary(stats())
     return result
 
 
@@ -65,9 +69,10 @@ MODEL_DUEL_BLOCK = 2048  # deals per self-play job: bounds the specs and outcome
 def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 0, num_rounds: int = 8,
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
                     bf16: bool | str = "auto", device: str = "cpu") -> DuelResult:
-    """``play_duel`` for two model players (``NetSpec`` or ``LookaheadSpec``), on the RL self-play engine: worker
-    processes, batched forward passes on ``device``, bf16 autocast where ``device`` has it natively. The same
-    deals and seatings as ``play_duel``; run in blocks of deals, so memory does not grow with ``games``."""
+    """``play_duel`` for two model players (``NetSpec``, ``LookaheadSpec`` or ``SearchSpec``), on the RL
+    self-play engine: worker processes, batched forward passes on ``device``, bf16 autocast where ``device``
+    has it natively. The same deals and seatings as ``play_duel``; run in blocks of deals, so memory does not
+    grow with ``games``."""
     from ..hardware import resolve_bf16
     from ..progress import progress_bar
     from ..rl.executor import make_executor
@@ -77,6 +82,7 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     players = (player_a, player_b)
     use_bf16 = resolve_bf16(bf16, device)
     result = DuelResult()
+    stats: dict[str, float] = {}  # the players' search counts, summed over the blocks
     t0 = time.perf_counter()
     with make_executor(workers, device=device) as ex, progress_bar(total=games, desc=progress, unit="game", leave=False,
                                                      enabled=progress is not None) as bar:
@@ -85,8 +91,15 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
             specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in block)
             job = PlayJob(players=players, games=specs, bf16=use_bf16, num_rounds=num_rounds,
                           init_points=init_points)
-            result.add_outcomes(ex.run(job, progress=bar.update).outcomes, init_points)
+            played = ex.run(job, progress=bar.update)
+            result.add_outcomes(played.outcomes, init_points)
+            for k, v in played.player_stats.items():
+                stats[k] = stats.get(k, 0) + v
     result.seconds = time.perf_counter() - t0
+    for i, side in enumerate("ab"):
+        mine = {k.partition(".")[2]: v for k, v in stats.items() if k.startswith(f"{i}.")}
+        if mine:
+            result.search[side] = search_summary(mine)
     return result
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class DuelResult:
     draws: int = 0
     points: int = 0  # A's final points minus the initial points, summed over the games
     seconds: float = 0.0
+    search: dict[str, dict] = field(default_factory=dict)  # "a"/"b": a search agent's counts (search_summary)
 
     @property
     def point_diff(self) -> float:
@@ -86,3 +87,11 @@ class DuelResult:
             "point_diff": round(self.point_diff, 3), "ci95": [round(lo, 4), round(hi, 4)],
             "wins": self.wins, "losses": self.losses, "draws": self.draws,
         }
+
+
+def search_summary(stats: dict[str, float]) -> dict:
+    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals per action, changes."""
+    n = int(stats.get("searched", 0))
+    return {"searched": n, "changed": int(stats.get("changed", 0)),
+            "seconds_per_search": round(stats.get("search_seconds", 0.0) / n, 4) if n else None,
+            "deals_per_action": round(stats.get("deals", 0) / n, 1) if n else None}

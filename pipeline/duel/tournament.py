@@ -1,5 +1,5 @@
 """The round-robin of the ``duels`` stage (``stages/duels.py``): every pairing on the same duplicate
-deals, their metrics and their Bradley-Terry ratings."""
+deals, the searcher's pairings after it, their metrics and their Bradley-Terry ratings."""
 
 from __future__ import annotations
 
@@ -41,6 +41,31 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         results[(key_name(a), key_name(b))] = duel_agents(agent_a, agent_b, n, seed, rounds, points, workers, label,
                                                           device)
     return results
+
+
+def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
+    """The best rated model directory of ``specs`` (not a built-in agent, not a searcher)."""
+    models = [s for s in specs if s not in BUILTIN and not s.startswith("search:")]
+    if not models:
+        raise ValueError("duels.search.model strongest: duels.agents has no model directory")
+    return max(models, key=lambda m: ratings.get(key_name(m), {}).get("elo", float("-inf")))
+
+
+def search_duels(model: str, options: str, specs: list[str], games: int, seed: int, rounds: int = 8,
+                 points: int = 30, workers: int = 0,
+                 progress: bool = True) -> tuple[str, dict[tuple[str, str], DuelResult]]:
+    """The searcher over ``model`` against ``model`` and against SL (``models/sl``'s key among ``specs``), on the
+    round-robin's first deals. Returns its spec and its results."""
+    spec = f"search:{model}?{options}" if options else f"search:{model}"
+    opponents = [model] + [s for s in specs if key_name(s) == "sl" and key_name(s) != key_name(model)]
+    results = {}
+    for k, other in enumerate(opponents):
+        searcher = load_agent(spec, seed=seed + 1000 + 2 * k)  # seeds apart from the round-robin's
+        agent = load_agent(other, seed=seed + 1001 + 2 * k)
+        label = f"{key_name(spec)} vs {key_name(other)}" if progress else None
+        results[(key_name(spec), key_name(other))] = duel_agents(searcher, agent, games, seed, rounds, points,
+                                                                 workers, label)
+    return spec, results
 
 
 def metrics_of(results: dict[tuple[str, str], DuelResult]) -> dict[str, dict]:

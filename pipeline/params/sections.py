@@ -95,6 +95,26 @@ class AttentionParams(Section):
 Games = Annotated[int, Field(ge=2, multiple_of=2)]  # each deal is played twice, seats swapped
 
 
+class SearchDuelsParams(Section):
+    model: str = Field(description="model directory the searcher searches with; strongest: the round-robin's "
+                       "best rated model")
+    options: str = Field(description="the searcher's options, as in a search:<model>?<options> agent spec "
+                         "(docs/search.md), e.g. decisions=koikoi&deals=32")
+    games: Annotated[int, Field(ge=0, multiple_of=2)] = Field(
+        description="games of the searcher against its model and against models/sl each (0: no searcher)")
+
+    @field_validator("options")
+    @classmethod
+    def _options_parse(cls, v: str) -> str:
+        from ..search.spec import parse_options
+
+        try:
+            parse_options(v)  # a bad option is named here, before any game is played
+        except ValueError as e:
+            raise ValueError(f"is not valid: {e}") from None
+        return v
+
+
 class DuelsParams(Section):
     agents: Annotated[list[str], Field(min_length=2)] = Field(
         description="agent specs of the round-robin (random, heuristic or a model directory)")
@@ -111,6 +131,8 @@ class DuelsParams(Section):
     rl_curves: dict[str, str] = Field(description="RL training curves to plot, label: curve.csv path "
                                       "(plotted when present)")
     attention: AttentionParams | None = Field(description="the example attention figure; null for none")
+    search: SearchDuelsParams | None = Field(description="the searcher over the strongest model, played against "
+                                             "that model and SL after the round-robin; null for none")
 
     @field_validator("anchor")
     @classmethod

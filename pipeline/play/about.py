@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..duel.report import display_name, key_name
+from ..search.spec import model_of
 from .opponents import RATINGS
 
 
@@ -81,6 +82,9 @@ def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, 
 
 
 def describe(spec: str, root: Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything the page shows about an opponent; ``meta`` is its model's meta (None: no values to hint)."""
+    """Everything the page shows about an opponent; ``meta`` is its model's meta (None: no values to hint).
+
+    A searcher (``search:<model>?...``) hints with its model's values, so they are said to be its model's."""
     name = agent_name(spec)
-    return {"spec": spec, "name": name, "rating": rating(spec, root), "hint": hint_units(meta, name, root)}
+    return {"spec": spec, "name": name, "rating": rating(spec, root),
+            "hint": hint_units(meta, agent_name(model_of(spec)), root)}

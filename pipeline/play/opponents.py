@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..agents import Agent, load_agent
 from ..duel.report import key_name
+from ..search.spec import model_of
 
 BUILTIN = ("random", "heuristic")
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
@@ -24,6 +25,7 @@ RATINGS = "results/duels/ratings.json"
 MODELS_ROOT = "models"
 MAX_MODELS = 3  # models kept loaded at once (least recently used dropped): ~100 MB each at the paper's sizes
 MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
+THINK = "0.5s"  # the page's searcher thinks at most this long per searched decision (unless its options say)
 
 
 def _is_model_dir(d: Path) -> bool:
@@ -44,13 +46,42 @@ def _elo(root: Path) -> dict[str, float]:
         return {}  # no duels run yet (or an unreadable file): fall back to the fixed order
 
 
+def _strongest(models: list[str], elo: dict[str, float]) -> str:
+    return max(models, key=lambda m: (elo.get(key_name(m), float("-inf")), -models.index(m)))
+
+
+def search_options(root: Path = Path(".")) -> str:
+    """The options of the searcher the duels stage rates (params.yaml ``duels.search.options``), with a think
+    budget per decision when they set none, so that a reply never waits long on a slow machine."""
+    from ..params import ParamError, load_params
+
+    try:
+        search = load_params(root / "params.yaml").duels.search
+        options = search.options if search is not None else ""
+    except ParamError:
+        options = ""  # no readable params: the search defaults
+    if "think=" not in options:
+        options = "&".join(x for x in (options, f"think={THINK}") if x)
+    return options
+
+
+def searcher(root: Path = Path("."), models: list[str] | None = None) -> str | None:
+    """The strongest searcher: ``search:`` over the strongest of ``models`` (default: the trained models present
+    under ``root``), None without a model."""
+    models = present_models(root) if models is None else models
+    if not models:
+        return None
+    return f"search:{_strongest(models, _elo(root))}?{search_options(root)}"
+
+
 def default_opponent(root: Path = Path(".")) -> str:
-    """The strongest trained model present (by the duels' Elo when rated, else RL-WP, RL-Point, SL), else heuristic."""
+    """The strongest trained agent present by the duels' Elo (the searcher when it is rated above every model),
+    else RL-WP, RL-Point, SL in that order; else heuristic."""
     models = present_models(root)
     if not models:
         return "heuristic"
     elo = _elo(root)
-    return max(models, key=lambda m: (elo.get(key_name(m), float("-inf")), -models.index(m)))
+    return _strongest([*models, searcher(root)], elo)
 
 
 def find_models(models_root: str | Path) -> list[str]:
@@ -91,13 +122,16 @@ class Opponents:
         self.models_root = Path(models_root)
         self.max_models = max_models
         self._lock = threading.Lock()
-        self._models: OrderedDict[tuple[str, int], Agent] = OrderedDict()
+        self._models: OrderedDict[tuple[str, str, int], Agent] = OrderedDict()
 
     def offered(self) -> list[str]:
-        """The opponents a client may choose: the models under the root, the default, the built-in agents."""
+        """The opponents a client may choose: the models under the root, the searcher over the strongest of them,
+        the default, the built-in agents."""
         models = find_models(self.models_root)
-        extra = [] if self.default in models or self.default in BUILTIN else [self.default]
-        return models + extra + ["heuristic", "random"]
+        search = searcher(models=models)
+        offered = models + ([search] if search else [])
+        extra = [] if self.default in offered or self.default in BUILTIN else [self.default]
+        return offered + extra + ["heuristic", "random"]
 
     def resolve(self, spec: str) -> str | None:
         """The offered opponent ``spec`` names (the same path written another way counts), else None."""
@@ -110,15 +144,15 @@ class Opponents:
         return next((o for o in offered if o not in BUILTIN and _normal(o) == target), None)
 
     def load(self, spec: str, seed: int) -> Agent:
-        """The agent for ``spec`` (random, heuristic or a model directory, unchecked: ``resolve`` first);
+        """The agent for ``spec`` (random, heuristic, a model directory or a searcher, unchecked: ``resolve`` first);
         ``ValueError`` (one line, naming the spec) when it cannot be loaded."""
         if spec in BUILTIN:
             return load_agent(spec, seed=seed)  # cheap, and their random tie-breaks follow the game's seed
-        weights = Path(spec) / "model.pt"
+        weights = Path(model_of(spec)) / "model.pt"  # a searcher's choices, too, depend on the observation alone
         try:
-            key = (_normal(str(weights)), weights.stat().st_mtime_ns)
+            key = (_normal(str(weights)), spec, weights.stat().st_mtime_ns)
         except OSError:
-            key = (_normal(str(weights)), 0)  # load_agent says why in one line
+            key = (_normal(str(weights)), spec, 0)  # load_agent says why in one line
         with self._lock:
             agent = self._models.get(key)
             if agent is None:

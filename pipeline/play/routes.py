@@ -16,6 +16,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from ..search.spec import model_of
 from .about import describe
 from .games import Games
 from .history import history
@@ -23,8 +24,8 @@ from .history import history
 
 def _meta_of(spec: str, root: Path) -> dict[str, Any] | None:
     """A model directory's meta from its config.json (no torch needed); None for the built-in agents."""
-    try:
-        return dict(json.loads((root / spec / "config.json").read_text(encoding="utf-8")).get("meta", {}))
+    try:  # a searcher hints with its model's values
+        return dict(json.loads((root / model_of(spec) / "config.json").read_text(encoding="utf-8")).get("meta", {}))
     except (OSError, ValueError, AttributeError):
         return None
 

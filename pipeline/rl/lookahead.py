@@ -76,17 +76,21 @@ class LookaheadPlayer:
                 else:
                     q[i, a] = r
         if live:
-            t0 = time.perf_counter()
-            x = torch.from_numpy(encode(live))
-            amp = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
-            with torch.inference_mode(), amp:
-                v = self.value(x)[:, self.head].float().numpy()
-            self.forward_seconds += time.perf_counter() - t0
-            self.forward_samples += len(live)
-            self.forward_calls += 1
             rows, cols = zip(*where)
-            q[list(rows), list(cols)] = v
+            q[list(rows), list(cols)] = self.afterstate_values(live)
         return q
+
+    def afterstate_values(self, observations: Sequence[Observation]) -> np.ndarray:
+        """The value network's reward of each afterstate, seen by the player who acted, float32 ``(B,)``."""
+        t0 = time.perf_counter()
+        x = torch.from_numpy(encode(observations))
+        amp = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+        with torch.inference_mode(), amp:
+            v = self.value(x)[:, self.head].float().numpy()
+        self.forward_seconds += time.perf_counter() - t0
+        self.forward_samples += len(observations)
+        self.forward_calls += 1
+        return v
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
         if not len(observations):

@@ -6,7 +6,8 @@ policy's own games, with both seats played greedily by one network:
 
 - :func:`rollout_values`: each legal action played on ``k`` deals in which the cards the deciding
   player cannot see (the opponent's hand and the stock) are dealt again, the same deals for every
-  action; every copy then played greedily to the end of the round. Uses nothing the player cannot see.
+  action; every copy then played greedily to the end of the round on the rollout engine
+  (``playout``). Uses nothing the player cannot see.
 - :func:`rollout_gain`: at a share of the policy's decisions, the split-half gain of the best action by
   rollout value over the policy's choice (the best action chosen on half the deals, valued on the
   other half, so that the noise of the choice is not counted as gain), and the rollouts' noise.
@@ -26,40 +27,19 @@ from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..duel.stats import DuelResult
 from ..engine import DECISION_NAMES, GAME_OVER, GameState, resample_hidden
+from .playout import branch, play_out
 from .rewards import RewardModel
-from .rollouts import round_over, round_reward
 
 
 def rollout_values(player: NetPlayer, s: GameState, actions: Sequence[int], k: int, reward: RewardModel,
-                   rng: np.random.Generator) -> np.ndarray:
-    """Round rewards of ``s.player``, shape ``(len(actions), k)``: action i on redealt copy j, then greedy play."""
-    me, rnd = s.player, s.round
-    deals = [resample_hidden(s, me, rng) for _ in range(k)]
-    states = []
-    for a in actions:
-        for d in deals:
-            c = d.clone()
-            c.step(a)
-            states.append(c)
-    out = np.zeros(len(states))
-    live = list(range(len(states)))
-    while live:
-        still = []
-        for i in live:
-            c = states[i]
-            if round_over(c, rnd):
-                out[i] = round_reward(c, rnd, me, reward)
-            else:
-                still.append(i)
-        groups: dict[int, list[int]] = {}
-        for i in still:
-            groups.setdefault(states[i].phase, []).append(i)
-        for idx in groups.values():  # one forward pass per decision type
-            q = player.values([states[i].observation(states[i].player) for i in idx])
-            for i, a in zip(idx, q.argmax(axis=1).tolist()):
-                states[i].step(a)
-        live = still
-    return out.reshape(len(actions), k)
+                   rng: np.random.Generator, deals: Sequence[GameState] | None = None) -> np.ndarray:
+    """Round rewards of ``s.player``, shape ``(len(actions), k)``: action i on redealt copy j, then greedy play.
+
+    ``deals``: the ``k`` copies to play on, instead of ``s`` redealt with ``rng``.
+    """
+    if deals is None:
+        deals = [resample_hidden(s, s.player, rng) for _ in range(k)]
+    return play_out([player], branch(deals, actions), reward).reshape(len(actions), len(deals))
 
 
 def mean_ci(x: Sequence[float]) -> tuple[float, float]:

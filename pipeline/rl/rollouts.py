@@ -1,9 +1,9 @@
 """Rollout targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth.
 
 ``selfplay.play_job`` clones a game once per legal action at a branching decision and plays the
-clones to the end of the round; this module holds the bookkeeping: a :class:`Pending` decision with
-one reward slot per branched action, the :class:`Link` from a branch (or a greedy game itself) to its
-slot, and the target distribution once every slot is filled.
+clones to the end of the round (``playout``, the rollout engine); this module holds the bookkeeping:
+a :class:`Pending` decision with one reward slot per branched action, the :class:`Link` from a branch
+(or a greedy game itself) to its slot, and the target distribution once every slot is filled.
 """
 
 from __future__ import annotations
@@ -68,10 +68,10 @@ def round_reward(s: GameState, rnd: int, player: int, reward: RewardModel) -> fl
     return reward.reward(s.results[rnd - 1], player, over, s.winner)
 
 
-def credit(link: Link, s: GameState, reward: RewardModel) -> None:
-    """Fill ``link``'s slot with the reward of its round, which state ``s`` has just finished."""
-    game, pending, slot, rnd, player = link
-    pending.rewards[slot] += round_reward(s, rnd, player, reward)
+def credit(link: Link, reward: float) -> None:
+    """Add one deal's round ``reward`` to ``link``'s slot."""
+    game, pending, slot, _, _ = link
+    pending.rewards[slot] += reward
     pending.left -= 1
     game.open -= 1
 

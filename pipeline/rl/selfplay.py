@@ -12,7 +12,8 @@ with: batched play reproduces one-game-at-a-time play exactly (tests/rl/test_sel
 Rollout targets (``PlayJob.rollout``, the ``rollout_pi`` algorithm): at a recorded decision with two
 or more legal actions (each with probability ``rollout.fraction``), the game's full state is cloned
 once per legal action, the action is taken, and the clone is played greedily by the same players to
-the end of the round. These branches join the batches like any game. The round rewards of the
+the end of the round: playouts of the shared rollout engine (``playout``), which join the batches
+like any game. The round rewards of the
 branches share the deal, the stock order and the opponent's hand, so their differences measure the
 actions and little else; the true state is only used for these training targets, never by a player.
 The sample's target is ``softmax(prior + reward / temperature)`` over the legal actions, ``prior``
@@ -33,9 +34,10 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
+from .playout import Playout, branch, finished, pending_groups
 from .policies import NetSpec
 from .rewards import RewardModel
-from .rollouts import Link, Pending, RolloutSpec, credit, round_over, target
+from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, target
 
 
 class Sample(NamedTuple):
@@ -101,6 +103,7 @@ class PlayResult:
     forward_seconds: float = 0.0
     forward_samples: int = 0
     forward_calls: int = 0
+    player_stats: dict[str, float] = field(default_factory=dict)  # "<player index>.<name>": a searcher's counts
 
     @property
     def samples(self) -> list[Sample]:
@@ -124,27 +127,28 @@ class PlayResult:
             out.forward_seconds += r.forward_seconds
             out.forward_samples += r.forward_samples
             out.forward_calls += r.forward_calls
+            for k, v in r.player_stats.items():
+                out.player_stats[k] = out.player_stats.get(k, 0) + v
         return out
 
 
 class _Game:
-    __slots__ = ("spec", "state", "rng", "trace", "decisions", "open", "parent", "own")
+    __slots__ = ("spec", "seats", "state", "rng", "trace", "decisions", "open", "own")
 
-    def __init__(self, spec: GameSpec, job: PlayJob, state: GameState | None = None,
-                 parent: Link | None = None) -> None:
+    def __init__(self, spec: GameSpec, job: PlayJob) -> None:
         self.spec = spec
-        self.state = state or GameState(seed=spec.seed, num_rounds=job.num_rounds, init_points=job.init_points)
+        self.seats = spec.seats
+        self.state = GameState(seed=spec.seed, num_rounds=job.num_rounds, init_points=job.init_points)
         self.rng = np.random.default_rng((job.explore_seed, spec.seed, *spec.seats))
         self.trace: list[tuple] = []  # (round, player, obs, action[, Pending])
         self.decisions = 0
         self.open = 0  # reward slots of this game's decisions still open
-        self.parent = parent  # set on a branch: where its round reward goes
         self.own: list[Link] = []  # slots this greedy game fills itself at the end of the round
 
 
 def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: bool,
-            job: PlayJob) -> tuple[Pending, list[_Game]]:
-    """Clone the game once per branched action. A greedy game is itself the branch of the action it takes."""
+            job: PlayJob) -> tuple[Pending, list[Playout]]:
+    """Playouts of every branched action. A greedy game is itself the playout of the action it takes."""
     actions = legal_list(obs)
     if job.rollout.top and len(actions) > job.rollout.top:
         best = sorted(actions, key=lambda a: -prior[a])[:job.rollout.top]
@@ -154,27 +158,12 @@ def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: b
     pending = Pending(actions, base, k)
     s = g.state
     deals = [s] + [resample_hidden(s, s.player, g.rng) for _ in range(k - 1)]  # the same deals for every action
-    spec = replace(g.spec, record=(False, False))
-    kids = []
-    for slot, a in enumerate(actions):
-        link = Link(g, pending, slot, s.round, s.player)
-        for i, deal in enumerate(deals):
-            if i == 0 and greedy and a == taken:
-                g.own.append(link)
-                continue
-            clone = deal.clone()
-            clone.step(a)
-            kids.append(_Game(spec, job, clone, link))
+    links = [Link(g, pending, slot, s.round, s.player) for slot in range(len(actions))]
+    skip = (actions.index(taken), 0) if greedy else None
+    if skip is not None:
+        g.own.append(links[skip[0]])
     g.open += len(actions) * k
-    return pending, kids
-
-
-def _branch_done(b: _Game, reward: RewardModel) -> bool:
-    """If branch ``b`` finished its round, credit its reward to the decision it branched from."""
-    if not round_over(b.state, b.parent.round):
-        return False
-    credit(b.parent, b.state, reward)
-    return True
+    return pending, branch(deals, actions, g.seats, keys=links, skip=skip)
 
 
 def _outcome(g: _Game) -> GameOutcome:
@@ -206,19 +195,15 @@ def play_job(job: PlayJob) -> PlayResult:
     t0 = time.perf_counter()
     players = [spec.player(job.bf16, job.device) for spec in job.players]
     pending = deque(job.games)
-    active: list[_Game] = []  # games and branches still playing
-    waiting: list[_Game] = []  # finished games whose branches still play
+    active: list[_Game | Playout] = []  # games and their playouts still playing
+    waiting: list[_Game] = []  # finished games whose playouts still play
     done: list[_Game] = []
     decisions, games_on = 0, 0
     while pending or active:
         while pending and games_on < job.concurrency:
             active.append(_Game(pending.popleft(), job))
             games_on += 1
-        groups: dict[tuple[int, int], list[_Game]] = {}
-        for g in active:
-            s = g.state
-            groups.setdefault((g.spec.seats[s.player], s.phase), []).append(g)
-        (pi, _), group = max(groups.items(), key=lambda kv: len(kv[1]))
+        (pi, _), group = max(pending_groups(active).items(), key=lambda kv: len(kv[1]))
         player = players[pi]
         obs = [g.state.observation(g.state.player) for g in group]
         values = player.values(obs)
@@ -227,7 +212,7 @@ def play_job(job: PlayJob) -> PlayResult:
         changed = False
         branching = []  # indices in the group of decisions that branch
         for i, (g, o) in enumerate(zip(group, obs)):
-            if g.parent is None:  # branches play greedily and record nothing
+            if type(g) is _Game:  # playouts play greedily and record nothing
                 if eps > 0.0 and g.rng.random() < eps:
                     legal = legal_list(o)
                     actions[i] = legal[int(g.rng.integers(len(legal)))]
@@ -249,19 +234,25 @@ def play_job(job: PlayJob) -> PlayResult:
         for g, a in zip(group, actions):
             s = g.state
             s.step(a)
+            if type(g) is not _Game:
+                changed = True
+                continue
             g.decisions += 1
             if g.own and round_over(s, g.own[0].round):
                 for link in g.own:
-                    credit(link, s, job.reward)
+                    credit(link, round_reward(s, link.round, link.player, job.reward))
                 g.own.clear()
-            changed |= s.phase == GAME_OVER or g.parent is not None
+            changed |= s.phase == GAME_OVER
         decisions += len(group)
         if changed or waiting:
             still = []
             for g in active:
-                if g.parent is not None:
-                    if not _branch_done(g, job.reward):
+                if type(g) is not _Game:
+                    r = finished(g, job.reward)
+                    if r is None:
                         still.append(g)
+                    else:  # the playout's round is over: its reward goes to the decision it branched from
+                        credit(g.key, r)
                 elif g.state.phase == GAME_OVER:
                     waiting.append(g)
                 else:
@@ -273,7 +264,7 @@ def play_job(job: PlayJob) -> PlayResult:
                 games_on -= 1
                 report_progress(1)
         if not active and waiting:
-            raise RuntimeError("play_job: branches left without a game to finish them")
+            raise RuntimeError("play_job: playouts left without a game to finish them")
     done.sort(key=lambda g: (g.spec.seed, g.spec.seats))
     result = PlayResult(outcomes=[_outcome(g) for g in done], trajectories=[_samples(g, job) for g in done],
                         decisions=decisions)
@@ -281,6 +272,8 @@ def play_job(job: PlayJob) -> PlayResult:
     result.forward_seconds = sum(p.forward_seconds for p in players)
     result.forward_samples = sum(p.forward_samples for p in players)
     result.forward_calls = sum(p.forward_calls for p in players)
+    result.player_stats = {f"{i}.{k}": v for i, p in enumerate(players) if hasattr(p, "stats")
+                           for k, v in p.stats().items()}
     return result
 
 

@@ -36,7 +36,8 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     curve.write_text("loop,games,win_rate,point_diff,ci_low,ci_high\n1,100,0.4,-1.0,0.3,0.5\n2,200,0.55,0.5,0.48,0.62\n")
     params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",
               "rl_curves": {"RL-Point": str(curve), "RL-WP": str(tmp_path / "absent.csv")},
-              "attention": {"model": str(tiny_model), "seed": 0, "turn": 1}}
+              "attention": {"model": str(tiny_model), "seed": 0, "turn": 1},
+              "search": {"model": "strongest", "options": "decisions=koikoi,discard&deals=2&reward=point", "games": 4}}
     import mlflow
 
     from pipeline.registry import log_model
@@ -46,14 +47,18 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
         log_model(tiny_model, register=True)
     out = _stage(params, tmp_path, monkeypatch)
     metrics = json.loads((out / "metrics.json").read_text())
-    assert set(metrics) == {"tiny_vs_heuristic", "tiny_vs_random", "heuristic_vs_random"}
+    # the searcher over the only (so the strongest) model plays that model; no models/sl among the agents
+    assert set(metrics) == {"tiny_vs_heuristic", "tiny_vs_random", "heuristic_vs_random", "search_tiny_vs_tiny"}
     for m in metrics.values():
         assert m["games"] == 4 and 0 <= m["ci95"][0] <= m["win_rate"] <= m["ci95"][1] <= 1
     ratings = json.loads((out / "ratings.json").read_text())
-    assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random"}
+    assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random", "search_tiny"}
     assert ratings["ratings"]["random"]["elo"] == 0.0
+    assert ratings["search"] == {"agent": f"search:{tiny_model}?decisions=koikoi,discard&deals=2&reward=point",
+                                 "games": 4}
     table = (out / "table.md").read_text()
     assert "| Heuristic |" in table and "RL against SL was not measured" in table
+    assert "## Search at decision time" in table and "tiny + search" in table
     for png in ("winrate_matrix.png", "rl_curves.png", "attention.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
 
@@ -65,7 +70,7 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     assert runs.iloc[0]["params.device.play"] == ("cuda" if torch.cuda.is_available() else "cpu")  # duels.device auto
     champion = mlflow.MlflowClient().get_model_version_by_alias("koikoi-sl", "champion")
     assert str(champion.version) == "1" and float(champion.tags["duels.elo"]) == ratings["ratings"]["tiny"]["elo"]
-    assert champion.tags["duels.run_id"] == runs.iloc[0]["run_id"] and champion.tags["duels.rank"].endswith("of 3")
+    assert champion.tags["duels.run_id"] == runs.iloc[0]["run_id"] and champion.tags["duels.rank"].endswith("of 4")
 
 
 def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
@@ -74,10 +79,16 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
         _stage(params, tmp_path, monkeypatch)
     small = {"agents": ["heuristic", "random"], "attention": None}
     for over, message in (({"games": 3}, "duels.games must be even"), ({"gmes": 3}, "duels.gmes is an unknown key"),
-                          ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents")):
+                          ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents"),
+                          ({"search": {"model": "strongest", "options": "deals=0", "games": 2}},
+                           "duels.search.options is not valid: search option deals='0': must be an integer >= 1, "
+                           "got 'deals=0'")):
         with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
             _stage({**small, **over}, tmp_path, monkeypatch)
         assert e.value.code == 2 and capsys.readouterr().err.startswith(f"duels: error: params.yaml: {message}")
+    # the searcher over the strongest model needs a model among the agents: said before any game
+    with pytest.raises(SystemExit, match=r"duels\.search\.model strongest: duels\.agents has no model directory"):
+        _stage(small, tmp_path, monkeypatch)
 
 
 def test_table_and_rl_vs_sl_sentence():

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
 from pipeline.agents import load_agent
 from pipeline.engine import replay_dir
-from pipeline.play.opponents import default_opponent, find_models
+from pipeline.play.app import create_app
+from pipeline.play.games import Games
+from pipeline.play.opponents import Opponents, default_opponent, find_models, searcher
 
 
 def play_out(client, game_id: str, state: dict, rng: np.random.Generator) -> tuple[dict, list[dict], int]:
@@ -78,6 +82,33 @@ def test_whole_game_is_recorded_and_replays(client, games, tiny_model, opponent)
         assert review["kind"] is None and "value" not in agent_moves[0]["options"][0]
     r = client.post(f"/api/games/{game_id}/actions", json={"action": 0})
     assert r.status_code == 409 and "over" in r.json()["error"]
+
+
+def test_whole_game_against_a_search_opponent(tmp_path, tiny_model):
+    """A ``search:`` opponent through the API (the server's own, as its default): a whole game, recorded and
+    replayed; it searched, and it hints and reviews with its model's values. Other options are not offered."""
+    spec = f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point"
+    games = Games(tmp_path / "played", spec, models_root=Path(tiny_model).parent)
+    with TestClient(create_app(games)) as client:
+        _search_game(client, games, spec, tiny_model)
+
+
+def _search_game(client, games, spec: str, tiny_model: str) -> None:
+    r = client.post("/api/games", json={"opponent": spec, "seed": 5, "rounds": 3})
+    assert r.status_code == 201
+    game_id, state = r.json()["id"], r.json()["state"]
+    assert state["opponent"] == spec and state["hint_available"]
+    about = client.get(f"/api/games/{game_id}/opponent").json()
+    assert about["spec"] == spec and about["rating"] is None
+    final, events, decisions = play_out(client, game_id, state, np.random.default_rng(3))
+    assert decisions >= 8 and final["decision"] == "over" and final["legal_actions"] == []
+    assert replay_dir(games.records_dir).summary()["mismatches"] == 0
+    assert client.get(f"/api/games/{game_id}/record").json()["info"]["player2Name"] == spec
+    review = client.get(f"/api/games/{game_id}/review").json()
+    assert review["kind"] == "sl" and review["decisions"]
+    assert games.opponents.load(spec, seed=0).player.searched >= 5  # one loaded searcher played, and it searched
+    bad = client.post("/api/games", json={"opponent": f"search:{tiny_model}?deals=100000"})
+    assert bad.status_code == 400 and "is not one this server offers" in bad.json()["error"]
 
 
 def test_illegal_and_out_of_turn_actions_leave_the_game_unchanged(client):
@@ -182,11 +213,19 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     assert default_opponent(tmp_path) == "models/rl/point"  # RL before SL when unrated
     assert find_models(tmp_path / "models") == [str(tmp_path / m) for m in (  # the ranked first, then by name
         "models/rl/point", "models/sl", "models/aaa", "models/rl_phase1/point")]
+    searcher_spec = "search:models/rl/point?think=0.5s"  # over the strongest model; no params.yaml: a think budget only
+    assert searcher(tmp_path) == searcher_spec
+    offered = Opponents("heuristic", tmp_path / "models").offered()
+    assert offered[4].startswith(f"search:{tmp_path / 'models/rl/point'}?") and offered[5:] == ["heuristic", "random"]
     ratings = tmp_path / "results/duels/ratings.json"
     ratings.parent.mkdir(parents=True)
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
                                                "rl_wp": {"elo": 900.0}}}))
     assert default_opponent(tmp_path) == "models/sl"  # rated stronger; rl_wp is rated but absent
+    assert searcher(tmp_path) == "search:models/sl?think=0.5s"
+    ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
+                                               "search_sl": {"elo": 340.0}}}))
+    assert default_opponent(tmp_path) == "search:models/sl?think=0.5s"  # the searcher, when rated above them all
     ratings.write_text("{not json")
     assert default_opponent(tmp_path) == "models/rl/point"
 
@@ -200,5 +239,7 @@ def test_the_page_and_its_files_are_served(client, tiny_model):
     deck = client.get("/api/cards").json()
     assert [c["id"] for c in deck] == list(range(48)) and deck[0] == {
         "id": 0, "card": [1, 1], "month": "Pine", "name": "Crane", "category": "light", "ribbon": None}
-    assert client.get("/api/opponents").json() == {"default": "random", "choices": [tiny_model, "heuristic", "random"]}
+    searcher_spec = f"search:{tiny_model}?decisions=koikoi&deals=32&think=0.5s"  # params.yaml's, with a think budget
+    assert client.get("/api/opponents").json() == {"default": "random",
+                                                   "choices": [tiny_model, searcher_spec, "heuristic", "random"]}
     assert "/api/games/{game_id}/actions" in client.get("/openapi.json").json()["paths"]

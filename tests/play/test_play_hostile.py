@@ -55,13 +55,14 @@ def test_the_reported_overflow_is_refused_and_the_largest_points_play(client, ti
 
 def test_only_the_offered_opponents_and_one_answer_for_every_other(client, tiny_model, tmp_path):
     offered = client.get("/api/opponents").json()["choices"]
-    assert offered == [tiny_model, "heuristic", "random"]
+    assert offered == [tiny_model, f"search:{tiny_model}?decisions=koikoi&deals=32&think=0.5s", "heuristic", "random"]
     outside = tmp_path / "elsewhere" / "model"
     shutil.copytree(tiny_model, outside)  # a real model, but not under the server's models root
     (tmp_path / "empty").mkdir()
     probes = ["/etc", "/etc/passwd", "../", "../../../../etc", "/nonexistent/dir", str(outside),
               str(tmp_path / "empty"), "models/none", tiny_model + "/../..", tiny_model + "/model.pt",
-              "x" * 255, "a/" * 120, "\0", "random ", "RANDOM", "%2e%2e/%2e%2e", "models/sl\0/etc"]
+              "x" * 255, "a/" * 120, "\0", "random ", "RANDOM", "%2e%2e/%2e%2e", "models/sl\0/etc",
+              f"search:{tiny_model}?deals=100000", f"search:{outside}", "search:/etc"]
     answers = set()
     for spec in probes:
         err = one_line_json(client.post("/api/games", json={"opponent": spec}), 400)
@@ -166,7 +167,9 @@ def test_models_are_shared_and_at_most_a_few_stay_loaded(tmp_path, tiny_model):
     for name in ("a", "b", "c", "d"):
         shutil.copytree(tiny_model, root / name)
     pool = Opponents("random", root, max_models=2)
-    assert pool.offered() == [str(root / n) for n in "abcd"] + ["heuristic", "random"]
+    offered = pool.offered()  # the models, the searcher over the strongest (unrated: the first), the built-ins
+    assert offered[:4] == [str(root / n) for n in "abcd"] and offered[5:] == ["heuristic", "random"]
+    assert offered[4].startswith(f"search:{root / 'a'}?")
     first = pool.load(str(root / "a"), seed=1)
     assert pool.load(str(root / "a"), seed=2) is first  # shared by the games that play it
     for name in "bcd":

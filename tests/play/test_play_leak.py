@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
 from pipeline.engine import PICK, GameState, Turn, ids_of, resample_hidden
 from pipeline.engine.cards import card_id
+from pipeline.play.app import create_app
+from pipeline.play.games import Games
 from pipeline.play.view import state_view
 
 
@@ -77,10 +81,16 @@ def test_the_checker_catches_a_leak():
             check({"state": {"legal_actions": [leaked]}}, s)
 
 
-@pytest.mark.parametrize("opponent", ["random", "tiny"])
-def test_no_response_names_a_hidden_card(client, tiny_model, opponent):
-    spec = tiny_model if opponent == "tiny" else opponent
-    games = client.app.state.games
+@pytest.mark.parametrize("opponent", ["random", "tiny", "search"])
+def test_no_response_names_a_hidden_card(tmp_path, tiny_model, opponent):
+    spec = {"tiny": tiny_model, "search": f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point"}.get(
+        opponent, opponent)
+    games = Games(tmp_path / "played", spec, models_root=Path(tiny_model).parent)  # spec: offered, as the default
+    with TestClient(create_app(games)) as client:
+        _no_hidden_card(client, games, spec, opponent)
+
+
+def _no_hidden_card(client, games, spec: str, opponent: str) -> None:
     rng = np.random.default_rng(7)
     decisions = named_total = 0
     for seed in range(3):
@@ -90,7 +100,7 @@ def test_no_response_names_a_hidden_card(client, tiny_model, opponent):
         named_total += check(created, s)
         while state["decision"] != "over":
             assert hidden(s, 0) & visible(s, 0, []) == 0  # the two sets are disjoint within a round
-            if opponent == "tiny":
+            if opponent != "random":
                 check(client.get(f"/api/games/{gid}/hint").json(), s)
             check(client.get(f"/api/games/{gid}").json(), s)
             # the page's other endpoints name no card at all

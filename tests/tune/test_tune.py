@@ -134,8 +134,8 @@ def test_sl_space_keeps_width_divisible_by_heads():
 
 def test_rl_sample_maps_to_nested_rl_keys():
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0)).ask()
-    p = derive(sample(trial, merged_space("rl", variant="wp")))
-    assert set(p) == {"lr", "batch_size", "games_per_loop", "epsilon", "reward_scale"}
+    p = derive(sample(trial, merged_space("rl", variant="wp", algorithm="mc_dqn")))
+    assert set(p) == {"lr", "batch_size", "games_per_loop", "epochs", "epsilon", "reward_scale"}
     assert set(p["epsilon"]) == {"start", "end"} and set(p["reward_scale"]) == {"wp"}
 
 

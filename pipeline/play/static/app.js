@@ -38,6 +38,18 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
 function setBusy(busy) { document.body.dataset.busy = String(busy); }
 
+// "thinking" by the opponent's name while a request that lets it move is out: a search agent takes up to its
+// think budget per searched decision. Shown after a moment, so that a quick reply does not flicker.
+async function whileThinking(request) {
+  const timer = setTimeout(() => { $("thinking").hidden = false; }, 150);
+  try {
+    return await request;
+  } finally {
+    clearTimeout(timer);
+    $("thinking").hidden = true;
+  }
+}
+
 function showError(message) {
   $("error").textContent = message;
   $("error").hidden = !message;
@@ -135,7 +147,7 @@ async function act(action) {
   showError("");
   document.querySelector(`button.legal[data-action="${action}"]`)?.classList.add("played");
   try {
-    const r = await api("POST", `/api/games/${game.id}/actions`, {action, move: game.state.move});
+    const r = await whileThinking(api("POST", `/api/games/${game.id}/actions`, {action, move: game.state.move}));
     await play(r.events, r.state);
   } catch (e) {
     showError(e.message);
@@ -238,7 +250,7 @@ async function startGame() {
   if ($("seed-input").value !== "") body.seed = Number($("seed-input").value);
   setBusy(true);
   try {
-    const r = await api("POST", "/api/games", body);
+    const r = await whileThinking(api("POST", "/api/games", body));  // the opponent moves first when it deals
     $("new-game-dialog").close();
     game = {id: r.id, state: r.state, about: await api("GET", `/api/games/${r.id}/opponent`)};
     setAddress(r.id);

@@ -1,0 +1,73 @@
+"""A search agent through the play API: the page's reply times (p50/p95) and the time per searched decision.
+
+Plays ``--games`` games of the play page's API (FastAPI's test client, no network) against ``--agent``, the
+person's side choosing uniformly among the legal moves; a reply is one request (a move, or a new game the agent
+deals), with every agent move up to the person's next decision. The target is a p95 reply of at most 2 s on
+2 cores (docs/search.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..cli import UserError, int_range
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agent", default=None,
+                   help="agent spec (default: the page's searcher over the strongest model present)")
+    p.add_argument("--games", type=int_range(1), default=4, help="games to play (default 4)")
+    p.add_argument("--rounds", type=int_range(1, 12), default=8, help="rounds per game (default 8)")
+    p.add_argument("--seed", type=int, default=0, help="first game's seed; the person's moves are seeded from it")
+    p.add_argument("--threads", type=int_range(1), default=1, help="torch threads, as koikoi play's (default 1)")
+
+
+def run(args: argparse.Namespace) -> dict:
+    from fastapi.testclient import TestClient
+
+    from ..duel.runner import set_torch_threads
+    from ..play.app import create_app
+    from ..play.games import Games
+    from ..play.opponents import searcher
+
+    spec = args.agent or searcher(Path("."))
+    if spec is None:
+        raise UserError("no trained model present to search with: give --agent search:<model directory>")
+    rng = np.random.default_rng(args.seed)
+    replies: list[float] = []
+    with tempfile.TemporaryDirectory() as records:
+        games = Games(records, spec)
+        try:
+            agent = games.agents.load(spec, seed=args.seed)
+        except ValueError as e:
+            raise UserError(str(e)) from None
+        set_torch_threads(args.threads)
+        with TestClient(create_app(games, root=Path("."))) as client:
+            for g in range(args.games):
+                t0 = time.perf_counter()
+                r = client.post("/api/games", json={"opponent": spec, "seed": args.seed + g, "rounds": args.rounds})
+                replies.append(time.perf_counter() - t0)
+                state = r.json()["state"]
+                while state["decision"] != "over":
+                    action = int(rng.choice(state["legal_actions"]))
+                    t0 = time.perf_counter()
+                    r = client.post(f"/api/games/{r.json()['id']}/actions",
+                                    json={"action": action, "move": state["move"]})
+                    replies.append(time.perf_counter() - t0)
+                    state = r.json()["state"]
+    out = {"agent": spec, "games": args.games, "replies": len(replies),
+           "reply_p50_s": round(float(np.percentile(replies, 50)), 4),
+           "reply_p95_s": round(float(np.percentile(replies, 95)), 4), "reply_max_s": round(max(replies), 4)}
+    player = getattr(agent, "player", None)
+    if hasattr(player, "recent"):  # a search agent: the time of each searched decision (one per call here)
+        per = [s / n for n, s in player.recent]
+        out.update(searched=player.searched, changed=player.changed,
+                   search_mean_s=round(float(np.mean(per)), 4) if per else None,
+                   search_p95_s=round(float(np.percentile(per, 95)), 4) if per else None,
+                   deals_per_action=round(player.deals / player.searched, 1) if player.searched else None)
+    return out

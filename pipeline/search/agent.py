@@ -1,0 +1,74 @@
+"""``search:<model>?...`` as an agent: ``load_search_agent`` (what ``agents.load_agent`` calls) and ``SearchAgent``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..agents.model_agent import ModelAgent
+from ..engine import Observation
+from ..rl.lookahead import LookaheadSpec
+from ..rl.rewards import RewardModel
+from .player import SearchPlayer, SearchSpec
+from .spec import SearchOptions, parse_search
+
+
+class SearchAgent(ModelAgent):
+    """Plays by search (``SearchPlayer``); its hints and reviews show its model's values, not a search.
+
+    ``spec`` is a ``SearchSpec``: duels between this and another model agent ship it to their workers.
+    """
+
+    player: SearchPlayer
+
+    def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
+        return self.player.model.values(observations)
+
+    def act(self, observations: Sequence[Observation]) -> list[int]:
+        if not observations:
+            return []
+        return [int(a) for a in self.player.values(observations).argmax(axis=1)]
+
+
+def search_reward(spec: str, base: object, options: SearchOptions) -> RewardModel:
+    """The reward the search maximises: the model's value net's when it has one (unless ``reward`` says
+    otherwise), else ``wp`` from the ``winprob`` table (or ``point``). ``ValueError`` naming the option."""
+    from ..rl.winprob import WinProbTable
+
+    own = base.reward if isinstance(base, LookaheadSpec) else None
+    kind = options.reward or (own.kind if own is not None else "wp")
+    if options.truncate:
+        if own is None:
+            raise ValueError(f"agent {spec!r}: search option truncate={options.truncate} needs a model with a "
+                             "value network (value.pt); use truncate=0")
+        if kind != own.kind:
+            raise ValueError(f"agent {spec!r}: search option truncate={options.truncate} prices playouts with the "
+                             f"model's {own.kind} value; use reward={own.kind}")
+    if own is not None and kind == own.kind:
+        return own
+    if kind == "point":
+        return RewardModel("point")
+    try:
+        table = WinProbTable.load(options.winprob)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"agent {spec!r}: the wp reward needs the win-probability table {options.winprob} "
+                         f"({type(e).__name__}: {e}); set winprob=PATH or reward=point") from None
+    return RewardModel("wp", 10.0, table, 0.5)  # the probes' units; a scale changes no choice
+
+
+def load_search_agent(spec: str, seed: int = 0) -> SearchAgent:
+    """The agent of a ``search:`` spec; ``ValueError`` (one line) for a bad option or model."""
+    from ..agents.loader import load_agent
+    from ..hardware import resolve_bf16
+
+    model, options = parse_search(spec)
+    base = load_agent(model, seed=seed)
+    if not isinstance(base, ModelAgent) or base.spec is None:
+        raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
+    reward = search_reward(spec, base.spec, options)
+    search = SearchSpec(spec, base.spec, reward, options, seed)
+    # bf16 where the CPU has it natively: a searched decision is thousands of forward passes
+    agent = SearchAgent(base.net, name=spec, seed=seed, bf16=resolve_bf16("auto"), spec=search)
+    agent.meta = getattr(base, "meta", {})
+    return agent
