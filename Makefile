@@ -60,6 +60,7 @@ TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/vulture
 	$(MKDOCS) build --strict --quiet
 	$(PYTEST)
 
@@ -75,10 +76,12 @@ ui: setup
 # The tune stage is frozen, and DVC never runs a frozen stage's command (not even with --force):
 # run its script. Each run adds tune.trials trials to the study (it resumes).
 tune: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pipeline.stages.tune results/tune
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m stages.tune results/tune
 
+# ruff, and vulture for dead code ([tool.vulture] in pyproject.toml; what frameworks call: vulture_whitelist.py)
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/vulture
 
 # The docs site (MkDocs, Material theme) from docs/*.md into site/; the CLI and params references are
 # generated from the argparse parsers and the pydantic models at build time (docs/hooks.py).

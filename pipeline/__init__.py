@@ -1,11 +1,11 @@
 """koikoi: an experiment-tracked pipeline that trains Koi-Koi players (Guan et al., IEEE TAI 2023).
 
-Run as a program (the ``koikoi`` command, ``python -m pipeline.<module>``), a Ctrl-C that no code of the
-command catches (one in its first moments, while the imports run) ends it as every other Ctrl-C does:
-one line, ``<name>: interrupted``, and exit code 130. So does any error left uncaught after a Ctrl-C: a
-C extension interrupted while it imports turns the ``KeyboardInterrupt`` into an ``ImportError`` (numpy:
-"PyCapsule_Import could not import module"), so the SIGINT handler notes that the signal came. Imported by
-another program, nothing changes.
+Run as a program (the ``koikoi`` command, ``python -m pipeline.<module>``, a DVC stage's ``python -m
+stages.<stage>``), a Ctrl-C that no code of the command catches (one in its first moments, while the
+imports run) ends it as every other Ctrl-C does: one line, ``<name>: interrupted``, and exit code 130.
+So does any error left uncaught after a Ctrl-C: a C extension interrupted while it imports turns the
+``KeyboardInterrupt`` into an ``ImportError`` (numpy: "PyCapsule_Import could not import module"), so
+the SIGINT handler notes that the signal came. Imported by another program, nothing changes.
 """
 
 import os as _os
@@ -17,11 +17,12 @@ _sigint_seen = False
 
 
 def _program_name() -> str | None:
-    """``koikoi``, or the stage's name for ``python -m pipeline.stages.<stage>``; None for other programs."""
+    """``koikoi``, or the stage's name for ``python -m stages.<stage>`` (the module's last name for
+    ``python -m pipeline.<module>``); None for other programs."""
     argv = getattr(_sys, "orig_argv", [])
     if "-m" in argv[1:-1]:
         module = argv[argv.index("-m", 1) + 1]
-        if module.startswith("pipeline."):
+        if module.startswith(("pipeline.", "stages.")):
             last = module.rsplit(".", 1)[1]
             return "koikoi" if last == "cli" else last
         return None

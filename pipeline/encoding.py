@@ -80,7 +80,6 @@ del _r, _name, _n
 
 NUM_MASK_ROWS = ROWS["month"]  # rows 0..NUM_MASK_ROWS-1 are per-card bit masks
 ATTR_START, PROGRESS_START = ROWS["month"], ROWS["points"]
-NUM_PROGRESS = NUM_FEATURES - PROGRESS_START
 
 
 CANONICAL_TOKEN = np.array([*CANONICAL, K0, K1], dtype=np.int64)

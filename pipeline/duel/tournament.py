@@ -1,4 +1,4 @@
-"""The round-robin of the ``duels`` stage (``pipeline.stages.duels``): every pairing on the same duplicate
+"""The round-robin of the ``duels`` stage (``stages/duels.py``): every pairing on the same duplicate
 deals, the searcher's pairings after it, their metrics and their Bradley-Terry ratings."""
 
 from __future__ import annotations

@@ -44,11 +44,6 @@ def ids_of(mask: int) -> list[int]:
     return out
 
 
-def tuples_of(mask: int) -> list[list[int]]:
-    """``[month, index]`` lists for the cards in ``mask`` (the records' JSON notation)."""
-    return [list(card_tuple(c)) for c in ids_of(mask)]
-
-
 def _m(*cards: tuple[int, int]) -> int:
     return mask_of(cards)
 
@@ -56,9 +51,7 @@ def _m(*cards: tuple[int, int]) -> int:
 MONTH_MASK = tuple(0xF << (4 * m) for m in range(12))
 """``MONTH_MASK[m]``: the four cards of month ``m + 1``."""
 
-CRANE, CURTAIN, MOON, RAINMAN, PHOENIX = (card_id(1, 1), card_id(3, 1), card_id(8, 1), card_id(11, 1), card_id(12, 1))
-SAKE_CUP = card_id(9, 1)
-BOAR, DEER, BUTTERFLY = card_id(7, 1), card_id(10, 1), card_id(6, 1)
+RAINMAN, SAKE_CUP = card_id(11, 1), card_id(9, 1)
 
 LIGHT = _m((1, 1), (3, 1), (8, 1), (11, 1), (12, 1))
 SEED = _m((2, 1), (4, 1), (5, 1), (6, 1), (7, 1), (8, 2), (9, 1), (10, 1), (11, 2))

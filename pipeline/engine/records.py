@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,12 +106,6 @@ def _rounds(rec: dict, path: Path) -> list[tuple[int, dict]]:
     if not out:
         raise RecordError(path, "record", "no rounds")
     return out
-
-
-def iter_records(directory: str | Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Yield ``(path, record)`` for each file of a directory (``RecordError`` on a bad one)."""
-    for f in record_files(directory):
-        yield f, load_record(f)
 
 
 # --------------------------------------------------------------------------- writing

@@ -111,11 +111,11 @@ class QLearner(pl.LightningModule):
       are classification logits, so either continues from them without re-scaling them into values.
 
     The Adam optimizer is created once and kept, so its moments carry over from loop to loop (and
-    into checkpoints) although every loop runs its own ``Trainer.fit``.
+    into checkpoints) although every loop runs its own ``Trainer.fit``. ``lr``, ``rollout_loss`` and
+    ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.rollout.loss``, ``rl.augment``).
     """
 
-    def __init__(self, net: KoiKoiNet, lr: float = 1e-4, rollout_loss: str = "cross_entropy",
-                 augment: bool = False) -> None:
+    def __init__(self, net: KoiKoiNet, *, lr: float, rollout_loss: str, augment: bool) -> None:
         super().__init__()
         self.net = net
         self.lr = lr
@@ -180,8 +180,7 @@ class QLearner(pl.LightningModule):
 
 
 def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
-             progress: bool = False, description: str = "train", epochs: int = 1,
-             accelerator: str = "cpu") -> dict[str, float]:
+             progress: bool = False, epochs: int = 1, accelerator: str = "cpu") -> dict[str, float]:
     """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
 
     On ``accelerator="gpu"`` Lightning moves the net, the Adam state and each batch to the GPU, and

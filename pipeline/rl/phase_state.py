@@ -77,6 +77,15 @@ def loop_seed(params: RLParams, phase: int, loop: int, stream: int) -> int:
     return (((params.seed * 10 + phase) * 100_000 + loop) * 10 + stream) * 10**6
 
 
+EVAL_PHASE = 9  # loop_seed's phase of the evaluations against SL: no training phase, so never a training deal
+
+
+def eval_seed(params: RLParams, final: bool) -> int:
+    """The seed of an evaluation against SL: the curve's (the same deals at every loop, in both phases), or
+    the end-of-phase one (``final``: deals of its own)."""
+    return loop_seed(params, EVAL_PHASE, 1 if final else 0, 0)
+
+
 def phase_fingerprint(cfg: PhaseConfig) -> str:
     """The params fingerprint of a phase, with the starting models, (RL-WP) the starting table and the devices."""
     extra = {"sl": file_fingerprint(cfg.sl_dir / MODEL_FILE)}
@@ -141,11 +150,11 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[QLearner, RunState, bool, list]:
     if ck is not None:
         net, _ = load_model(cfg.sl_dir)  # architecture; weights from the checkpoint
         net.load_state_dict(ck["model"])
-        learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss, cfg.params.augment)
+        learner = QLearner(net, lr=cfg.params.lr, rollout_loss=cfg.params.rollout.loss, augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
         return learner, RunState(**ck["state"]), True, ck.get("replay", [])
     net, state, opt_state, replay = _initial(cfg, fp)
-    learner = QLearner(net, cfg.params.lr, cfg.params.rollout.loss, cfg.params.augment)
+    learner = QLearner(net, lr=cfg.params.lr, rollout_loss=cfg.params.rollout.loss, augment=cfg.params.augment)
     if opt_state is not None:
         learner.configure_optimizers().load_state_dict(opt_state)
     return learner, state, False, replay

@@ -105,7 +105,7 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
     train = train[:train_states] if train_states else train
     k = test[0]["values"].shape[1]
     deals = min(deals or k, k)
-    learner = QLearner(copy.deepcopy(net), lr=lr, rollout_loss="logit_mse")
+    learner = QLearner(copy.deepcopy(net), lr=lr, rollout_loss="logit_mse", augment=False)
     if epochs:
         samples = [Sample(s["obs"], s["acts"][0], 0.0, _target(s, temperature, deals)) for s in train]
         fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)

@@ -41,6 +41,7 @@ from .phase_state import (
     STATE_FILE,
     PhaseConfig,
     RunState,
+    eval_seed,
     load_snapshot,
     loop_seed,
     save_snapshot,
@@ -138,7 +139,7 @@ class PhaseRunner:
     def _evaluate(self, learner: QLearner, state: RunState, label: str) -> dict:
         p = self.p
         ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.eval_games,
-                      loop_seed(p, 9, 0, 0), self.bf16, p.selfplay.concurrency, self.cfg.progress, desc=label)
+                      eval_seed(p, final=False), self.bf16, p.selfplay.concurrency, self.cfg.progress, desc=label)
         row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games, **curve_row(ev)}
         state.curve.append(row)
         return row
@@ -149,7 +150,7 @@ class PhaseRunner:
         if state.final is None:
             p = self.p
             ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.final_eval_games,
-                          loop_seed(p, 9, 1, 0), self.bf16, p.selfplay.concurrency, self.cfg.progress,
+                          eval_seed(p, final=True), self.bf16, p.selfplay.concurrency, self.cfg.progress,
                           desc=f"phase {self.cfg.phase} {self.cfg.variant} final eval")
             state.final = curve_row(ev)
             self._checkpoint(learner, state)

@@ -24,7 +24,6 @@ from ..progress import progress_bar
 from . import DECISION_NAMES
 from .packing import Layout, LayoutPlanner, pack
 
-SPLITS = ("train", "val")
 INFO_FILE = "info.json"
 
 

@@ -82,7 +82,7 @@ def test_ctrl_c_in_a_command_from_its_first_imports_on(project, cpu):
 @pytest.mark.slow
 @pytest.mark.parametrize("cpu", IMPORTING)
 def test_ctrl_c_in_a_stage_from_its_first_imports_on(project, cpu):
-    argv = [str(BIN / "python"), "-m", "pipeline.stages.duels", "results/duels"]  # fails later: no models
+    argv = [str(BIN / "python"), "-m", "stages.duels", "results/duels"]  # fails later: no models
     code, err = interrupt_at(argv, cpu, project)
     if code is None:
         pytest.skip(f"the stage ended before {cpu} CPU s")

@@ -19,7 +19,7 @@ def tiny_model(tmp_path):
 
 
 def _stage(params: dict, tmp_path: Path, monkeypatch) -> Path:
-    from pipeline.stages import duels
+    from stages import duels
 
     pfile = tmp_path / "params.yaml"
     duels_section = {**read_doc(ROOT / "params.yaml")["duels"], **params}

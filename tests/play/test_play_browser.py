@@ -93,7 +93,7 @@ def test_a_person_plays_a_whole_game(server, browser, tmp_path):
     def ready(d) -> bool:
         return d.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "false" or is_open("round-dialog")
 
-    moves = by_key = rounds_seen = koikoi_prompts = 0
+    moves = by_key = rounds_seen = 0
     hint_checked = False
     for _ in range(200):
         wait_for(d, ready, "the page to wait for the player")
@@ -108,7 +108,6 @@ def test_a_person_plays_a_whole_game(server, browser, tmp_path):
             d.find_element(By.ID, "round-continue").click()
             continue
         if is_open("koikoi-dialog"):
-            koikoi_prompts += 1
             ActionChains(d).send_keys("s").perform()  # stop, by keyboard
             wait_for(d, lambda d: not is_open("koikoi-dialog"), "the koi-koi prompt to close")
             moves += 1

@@ -22,7 +22,7 @@ from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.rollouts import RolloutSpec
 from pipeline.rl.selfplay import GameSpec, PlayJob, PlayResult, play_job, play_one_by_one
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages.rl_phase import PhasePaths, rl_stage
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA GPU (torch.cuda.is_available() is false)")
@@ -97,7 +97,7 @@ def test_a_gpu_pass_trains_and_leaves_the_weights_on_the_cpu(make_net, precision
     if precision == "bf16-mixed" and not torch.cuda.is_bf16_supported(including_emulation=False):
         pytest.skip("this GPU has no native bf16")
     buffer = SampleBuffer(play_job(_job(make_net, "cpu")).samples)
-    learner = QLearner(make_net(0), lr=1e-3)
+    learner = QLearner(make_net(0), lr=1e-3, rollout_loss="cross_entropy", augment=False)
     before = {k: v.clone() for k, v in learner.net.state_dict().items()}
     losses = fit_pass(learner, buffer, 64, seed=0, precision=resolve_precision(precision, "gpu"), accelerator="gpu")
     assert losses and all(np.isfinite(v) for v in losses.values())

@@ -18,7 +18,7 @@ from pipeline.rl.phase_state import PhaseConfig, phase_fingerprint
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.selfplay import GameSpec, PlayJob
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages.rl_phase import PhasePaths, rl_stage
 
 no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machines without a GPU")
 
@@ -136,7 +136,7 @@ def test_a_phase_prints_and_logs_where_it_runs(project, params, capsys):
 
 @no_gpu
 def test_auto_beside_a_gpu_torch_cannot_use_says_what_to_run(project, params, capsys, monkeypatch):
-    from pipeline.stages.winprob import winprob_stage
+    from stages.winprob import winprob_stage
 
     monkeypatch.setattr(hardware, "nvidia_driver", lambda: "550.54.14")
     monkeypatch.setattr(torch.version, "cuda", None)  # a CPU-only build, as this machine's

@@ -18,8 +18,8 @@ import yaml
 
 from pipeline.params import ParamError, parse_params
 from pipeline.rl.training import STATE_FILE
-from pipeline.stages import rl_phase
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages import rl_phase
+from stages.rl_phase import PhasePaths, rl_stage
 
 
 def _runs(name: str = "rl") -> list:
@@ -167,7 +167,7 @@ def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_i
     params["rl"]["selfplay"]["workers"] = 2
     params["rl"]["eval_games"] = 64
     _write_project_params(project, params)
-    stage = subprocess.Popen([sys.executable, "-m", "pipeline.stages.rl_phase", "1", "point",
+    stage = subprocess.Popen([sys.executable, "-m", "stages.rl_phase", "1", "point",
                               *PhasePaths.layout(1, "point").argv()], cwd=project,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

@@ -15,7 +15,7 @@ import mlflow
 import pytest
 
 from pipeline.lineage import DATASET, INIT_RUN, SL_RUN, TRAINED_BY, dataset_digest
-from pipeline.stages.rl_phase import PhasePaths
+from stages.rl_phase import PhasePaths
 
 SL_TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
            "precision": "32-true", "threads": 1}
@@ -28,7 +28,7 @@ def _execution(project: Path, params: dict, monkeypatch, exp: str, stages: list[
     monkeypatch.setenv("DVC_EXP_NAME", exp)
     for stage, module, argv in stages:
         monkeypatch.setenv("DVC_STAGE", stage)
-        __import__(f"pipeline.stages.{module}", fromlist=["main"]).main(argv)
+        __import__(f"stages.{module}", fromlist=["main"]).main(argv)
 
 
 def _rl(phase: int) -> tuple[str, str, list[str]]:

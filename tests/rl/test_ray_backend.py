@@ -15,7 +15,7 @@ from pipeline.rl.executor import make_executor
 from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages.rl_phase import PhasePaths, rl_stage
 
 ray = ray_executor.ray  # imported through the executor, which keeps a local Ray on loopback
 

@@ -13,7 +13,7 @@ from pipeline.rl.replay import Replay
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.rollouts import RolloutSpec
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages.rl_phase import PhasePaths, rl_stage
 
 
 def _samples(make_net, seed: int, loss: str = "logit_mse"):

@@ -13,7 +13,7 @@ from pipeline.rl.policies import NetSpec
 from pipeline.rl.rewards import RewardModel
 from pipeline.rl.rollouts import RolloutSpec
 from pipeline.rl.selfplay import GameSpec, PlayJob, play_job, play_one_by_one
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
+from stages.rl_phase import PhasePaths, rl_stage
 
 
 def _job(make_net, epsilon: float = 0.0, fraction: float = 1.0, temperature: float = 1.0) -> PlayJob:
@@ -92,7 +92,7 @@ def test_determinized_rollouts_average_the_true_deal_and_redealt_ones(make_net):
 
 def test_cross_entropy_pass_moves_the_policy_towards_the_targets(make_net):
     samples = play_job(_job(make_net, temperature=0.5)).samples
-    learner = QLearner(make_net(0), lr=3e-3)
+    learner = QLearner(make_net(0), lr=3e-3, rollout_loss="cross_entropy", augment=False)
     buffer = SampleBuffer(samples)
 
     def mean_ce() -> float:
@@ -127,7 +127,7 @@ def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
 
     job = _job(make_net, temperature=0.5)
     samples = play_job(replace(job, rollout=replace(job.rollout, loss="logit_mse"))).samples
-    learner = QLearner(make_net(0), lr=3e-3, rollout_loss="logit_mse")
+    learner = QLearner(make_net(0), lr=3e-3, rollout_loss="logit_mse", augment=False)
     with torch.no_grad():
         before = float(learner.loss(collate(samples)))
     fit_pass(learner, SampleBuffer(samples), 32, seed=0, epochs=3)

@@ -6,8 +6,8 @@ import torch
 from pipeline.modelio import load_model
 from pipeline.params import ParamError, parse_params
 from pipeline.rl.training import STATE_FILE
-from pipeline.stages.rl_phase import PhasePaths, rl_stage
-from pipeline.stages.winprob import winprob_stage
+from stages.rl_phase import PhasePaths, rl_stage
+from stages.winprob import winprob_stage
 
 
 def _curve(path):

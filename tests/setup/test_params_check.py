@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.stages.params_check import main as params_check_main
+from stages.params_check import main as params_check_main
 
 ROOT = Path(__file__).resolve().parents[2]
 DVC = Path(sys.executable).parent / "dvc"
@@ -32,7 +32,7 @@ from pipeline.params import load_params
 from pipeline.runstate import stage_exit
 
 with stage_exit("sl_train"):
-    p = load_params().sl_train  # the real stage's first step (pipeline.stages.run_stage)
+    p = load_params().sl_train  # the real stage's first step (stages.run_stage)
 data, model, ckpt, results = map(Path, sys.argv[1:])
 model.mkdir(parents=True, exist_ok=True)
 (model / "model.pt").write_text(f"weights trained with lr={p.lr}")
@@ -94,7 +94,8 @@ def dvc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_dvc_repro_with_a_bad_param_keeps_the_models(tmp_path):
     project = tmp_path / "project"
-    shutil.copytree(ROOT / "pipeline", project / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("pipeline", "stages"):
+        shutil.copytree(ROOT / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "params.yaml", project / "params.yaml")
     (project / "fake_train.py").write_text(FAKE_TRAIN)
     (project / "data/sl").mkdir(parents=True)

@@ -15,7 +15,7 @@ import yaml
 
 from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
 from pipeline.sl.train import train_sl
-from pipeline.stages import sl_dataset, sl_train
+from stages import sl_dataset, sl_train
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,

@@ -128,7 +128,7 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
 def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeypatch):
     import shutil
 
-    from pipeline.stages import sl_train
+    from stages import sl_train
 
     data, _ = two_game_dataset
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")

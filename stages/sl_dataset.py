@@ -1,6 +1,6 @@
 """Stage sl_dataset: human records -> encoded SL samples, split by game into train/val.
 
-Usage: python -m pipeline.stages.sl_dataset OUT_DIR RESULTS_DIR (dvc.yaml: data/sl results/sl_dataset).
+Usage: python -m stages.sl_dataset OUT_DIR RESULTS_DIR (dvc.yaml: data/sl results/sl_dataset).
 """
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import atomic
-from ..params import SLDatasetParams
-from . import one_line_errors, run_stage, stage_parser
+from pipeline import atomic
+from pipeline.params import SLDatasetParams
+from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_dataset"
 
 
 def sl_dataset(p: SLDatasetParams, out_dir: str | Path, results_dir: str | Path) -> dict:
     """Find the records (``records_source``), build the dataset in ``out_dir``, write its metrics."""
-    from ..records_source import resolve_records
-    from ..sl.dataset import build_dataset
+    from pipeline.records_source import resolve_records
+    from pipeline.sl.dataset import build_dataset
 
     with one_line_errors(STAGE, FileNotFoundError, ValueError):
         src = resolve_records(p.records_dir or None, synthetic_games=p.synthetic_games, seed=p.seed)

@@ -1,6 +1,6 @@
 """Stage winprob: the win-probability table P(win | round, points, dealer) from greedy self-play (Fig. 5).
 
-Usage: python -m pipeline.stages.winprob OUT_DIR RESULTS_DIR (dvc.yaml: models/winprob results/winprob);
+Usage: python -m stages.winprob OUT_DIR RESULTS_DIR (dvc.yaml: models/winprob results/winprob);
 the agent whose games are simulated is ``winprob.agent`` (models/sl).
 """
 
@@ -11,10 +11,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import atomic
-from ..modelio import need_model_dir
-from ..params import WinProbParams
-from . import run_stage, stage_parser
+from pipeline import atomic
+from pipeline.modelio import need_model_dir
+from pipeline.params import WinProbParams
+from stages import run_stage, stage_parser
 
 STAGE = "winprob"
 
@@ -22,13 +22,13 @@ STAGE = "winprob"
 def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Path, progress: bool = True,
                   mlflow: bool = True) -> dict:
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
-    from ..hardware import Placement, announce, placement_params, play_precision, resolve_bf16
-    from ..modelio import load_model
-    from ..progress import progress_bar
-    from ..rl.devices import play_device
-    from ..rl.executor import make_executor
-    from ..rl.policies import NetSpec
-    from ..rl.winprob import fit_table, log_loss, plot_table, simulate
+    from pipeline.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
+    from pipeline.modelio import load_model
+    from pipeline.progress import progress_bar
+    from pipeline.rl.devices import play_device
+    from pipeline.rl.executor import make_executor
+    from pipeline.rl.policies import NetSpec
+    from pipeline.rl.winprob import fit_table, log_loss, plot_table, simulate
 
     results_dir = Path(results_dir)
     need_model_dir(Path(wp.agent), "winprob.agent")
@@ -53,9 +53,9 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
     if mlflow:
         import mlflow as mlf
 
-        from ..params import dotted
-        from ..runstate import tracked_run
-        from ..tracking import setup_experiment
+        from pipeline.params import dotted
+        from pipeline.runstate import tracked_run
+        from pipeline.tracking import setup_experiment
 
         with tracked_run(experiment_id=setup_experiment("rl"), run_name="winprob"):
             mlf.log_params({**dotted(wp.model_dump(), "winprob"), **placement})

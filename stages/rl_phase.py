@@ -1,7 +1,7 @@
 """Stages rl_phase1@<reward> (against the frozen SL agent) and rl_phase2@<reward> (self-play and past
 snapshots, from phase 1's model); <reward> is point or wp.
 
-Usage: python -m pipeline.stages.rl_phase PHASE REWARD SL_DIR OUT_DIR CKPT_DIR RESULTS_DIR
+Usage: python -m stages.rl_phase PHASE REWARD SL_DIR OUT_DIR CKPT_DIR RESULTS_DIR
 [--winprob TABLE] [--init MODEL_DIR --init-checkpoints DIR --init-curve CSV] (the paths: dvc.yaml).
 A killed run started again resumes after its last loop from CKPT_DIR/state.pt.
 """
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..modelio import need_model_dir
-from ..params import Params, check_variant
-from . import run_stage
+from pipeline.modelio import need_model_dir
+from pipeline.params import Params, check_variant
+from stages import run_stage
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ def rl_stage(phase: int, variant: str, params: Params, paths: PhasePaths, progre
              mlflow: bool = True, register: bool = False) -> dict:
     """Run (or resume) phase 1 or 2 of one reward model; inputs are checked first (one-line
     ``FileNotFoundError``/``ValueError``). ``register``: phase 2 registers its model as ``koikoi-rl-<variant>``."""
-    from ..rl.training import PhaseConfig, PhaseRunner
-    from ..runstate import ending_runs
+    from pipeline.rl.training import PhaseConfig, PhaseRunner
+    from pipeline.runstate import ending_runs
 
     check_variant(variant)
     if phase not in (1, 2):
@@ -84,7 +84,7 @@ def rl_stage(phase: int, variant: str, params: Params, paths: PhasePaths, progre
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.stages.rl_phase", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m stages.rl_phase", description=__doc__.splitlines()[0])
     ap.add_argument("phase", type=int, choices=(1, 2))
     ap.add_argument("variant", metavar="reward", help="point | wp")
     ap.add_argument("sl", type=Path, help="the SL model (models/sl)")

@@ -1,7 +1,7 @@
 """Stage tune (frozen: `dvc repro` skips it; `make tune` runs this module): one session of the study
 described by the ``tune`` section of params.yaml.
 
-Usage: python -m pipeline.stages.tune OUT_ROOT (dvc.yaml: results/tune); the session's outputs go in
+Usage: python -m stages.tune OUT_ROOT (dvc.yaml: results/tune); the session's outputs go in
 OUT_ROOT/<study>/, OUT_ROOT relative to the project root (``paths.repo_root``: a queued DVC experiment's
 temp copy writes into the repository that queued it). ``koikoi tune`` runs the same session
 (``pipeline.tune.session.tune``) with options.
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..paths import repo_root
-from . import run_stage, stage_parser
+from pipeline.paths import repo_root
+from stages import run_stage, stage_parser
 
 STAGE = "tune"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from ..tune import session
+    from pipeline.tune import session
 
     args = stage_parser(STAGE, __doc__, out_root="the study's outputs go in OUT_ROOT/<study>/ (results/tune)"
                         ).parse_args(argv)

@@ -1,6 +1,6 @@
 """Stage params_check: every section of the params file checked, before any other stage runs.
 
-Usage: python -m pipeline.stages.params_check PARAMS_FILE OUT_FILE (dvc.yaml: params.yaml
+Usage: python -m stages.params_check PARAMS_FILE OUT_FILE (dvc.yaml: params.yaml
 results/params_check/valid.json).
 
 DVC removes a stage's outputs before it runs its command, so a stage that refuses a bad param itself
@@ -16,10 +16,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import atomic
-from ..params import load_params
-from ..runstate import stage_exit
-from . import stage_parser
+from pipeline import atomic
+from pipeline.params import load_params
+from pipeline.runstate import stage_exit
+from stages import stage_parser
 
 STAGE = "params_check"
 

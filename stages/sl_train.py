@@ -1,6 +1,6 @@
 """Stage sl_train: train the Transformer on the SL dataset; the model, its metrics and its curves.
 
-Usage: python -m pipeline.stages.sl_train DATA_DIR MODEL_DIR CKPT_DIR RESULTS_DIR
+Usage: python -m stages.sl_train DATA_DIR MODEL_DIR CKPT_DIR RESULTS_DIR
 (dvc.yaml: data/sl models/sl checkpoints/sl results/sl). A killed run started again resumes from
 CKPT_DIR/last.ckpt when the params and data are unchanged.
 """
@@ -11,9 +11,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import atomic
-from ..params import Params
-from . import one_line_errors, run_stage, stage_parser
+from pipeline import atomic
+from pipeline.params import Params
+from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_train"
 
@@ -22,8 +22,8 @@ def sl_train(params: Params, data_dir: str | Path, model_dir: str | Path, ckpt_d
              results_dir: str | Path) -> dict:
     """``train_sl`` on ``data_dir`` (registered when ``registry.register``), then the DVC metrics in
     ``results_dir/metrics.json`` and the epoch curves in ``results_dir/curves.csv``."""
-    from ..sl import DECISION_NAMES
-    from ..sl.train import train_sl
+    from pipeline.sl import DECISION_NAMES
+    from pipeline.sl.train import train_sl
 
     res = Path(results_dir)
     res.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""One module per DVC stage (``dvc.yaml`` runs ``python -m pipeline.stages.<stage> PATHS...``).
+"""The DVC stage entry points, one module per stage (``dvc.yaml`` runs ``python -m stages.<stage> PATHS...``),
+thin over the library in ``pipeline/`` (which never imports this package).
 
 Each module holds the library function the stage runs and a ``main(argv)`` that parses the paths
 ``dvc.yaml`` passes, reads ``params.yaml`` and runs it inside ``runstate.stage_exit`` (Ctrl-C: one
@@ -9,6 +10,10 @@ exit code 2). Errors in the inputs are one line naming the culprit, exit code 1.
 
 from __future__ import annotations
 
+# first, so that its Ctrl-C handler (one line, exit code 130) covers every import of the stage
+import pipeline  # noqa: F401
+
+# isort: split
 import argparse
 import json
 import sys
@@ -21,7 +26,7 @@ from typing import Any
 def one_line_errors(stage: str, *errors: type[Exception]) -> Iterator[None]:
     """``errors`` raised inside end the stage with ``<stage>: error: <first line>`` and exit code 1; a
     ``ParamError`` goes on to ``runstate.stage_exit`` (exit code 2), whatever else it is."""
-    from ..params import ParamError
+    from pipeline.params import ParamError
 
     try:
         yield
@@ -33,7 +38,7 @@ def one_line_errors(stage: str, *errors: type[Exception]) -> Iterator[None]:
 
 def stage_parser(stage: str, doc: str, **positionals: str) -> argparse.ArgumentParser:
     """The stage's argument parser: one positional path per keyword (its help); usage errors exit 2."""
-    ap = argparse.ArgumentParser(prog=f"python -m pipeline.stages.{stage}", description=doc.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=f"python -m stages.{stage}", description=doc.splitlines()[0])
     for name, help_text in positionals.items():
         ap.add_argument(name, help=help_text)
     return ap
@@ -44,9 +49,9 @@ def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception],
     (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``. The
     result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
     as ``name`` (default: ``stage``)."""
-    from ..executions import record_stage
-    from ..params import load_params
-    from ..runstate import stage_exit
+    from pipeline.executions import record_stage
+    from pipeline.params import load_params
+    from pipeline.runstate import stage_exit
 
     with stage_exit(stage):
         params = load_params()

@@ -1,6 +1,6 @@
 """Stage duels: round-robin duels, the searcher's duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
 
-Usage: python -m pipeline.stages.duels OUT_DIR (dvc.yaml: results/duels). ``duels_stage`` plays the
+Usage: python -m stages.duels OUT_DIR (dvc.yaml: results/duels). ``duels_stage`` plays the
 ``duels`` section of params.yaml, writes ``metrics.json``, ``table.md``, ``ratings.json`` and the
 figures, logs one MLflow run and, when asked (``registry.register``), points each played model's
 ``champion`` alias at its registered version, tagged with its rating.
@@ -14,13 +14,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import atomic
-from ..duel.plots import rl_curves, winrate_matrix
-from ..duel.report import key_name, table_markdown
-from ..duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
-from ..params import DuelsParams
-from ..search.spec import model_of
-from . import run_stage, stage_parser
+from pipeline import atomic
+from pipeline.duel.plots import rl_curves, winrate_matrix
+from pipeline.duel.report import key_name, table_markdown
+from pipeline.duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
+from pipeline.params import DuelsParams
+from pipeline.search.spec import model_of
+from stages import run_stage, stage_parser
 
 STAGE = "duels"
 
@@ -31,7 +31,7 @@ class DuelsError(ValueError):
 
 def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
-    from ..modelio import is_model_dir
+    from pipeline.modelio import is_model_dir
 
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     if cfg.attention is not None:
@@ -54,8 +54,8 @@ def check_models(cfg: DuelsParams) -> None:
 def check_search_reward(cfg: DuelsParams) -> None:
     """A searcher over a model without a value network rewards by the win-probability table (unless its options
     say ``reward=point``): say that the table is missing now, not after the round-robin."""
-    from ..modelio import VALUE_FILE
-    from ..search.spec import parse_options
+    from pipeline.modelio import VALUE_FILE
+    from pipeline.search.spec import parse_options
 
     options = parse_options(cfg.search.options)
     s = cfg.search.model
@@ -70,8 +70,8 @@ def check_search_reward(cfg: DuelsParams) -> None:
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
     """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
     into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
-    from ..hardware import Placement, announce, play_precision, resolve_bf16
-    from ..rl.devices import play_device
+    from pipeline.hardware import Placement, announce, play_precision, resolve_bf16
+    from pipeline.rl.devices import play_device
 
     check_models(cfg)
     device = play_device(cfg.device, "duels.device")
@@ -106,7 +106,7 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     winrate_matrix(keys, results, out / "winrate_matrix.png")
     _, missing = rl_curves(cfg.rl_curves, out / "rl_curves.png")
     if cfg.attention is not None:
-        from ..duel.attention import AttentionError, render_attention
+        from pipeline.duel.attention import AttentionError, render_attention
 
         a = cfg.attention
         # A seed whose round 1 ends before the chosen turn cannot show it: try the next seeds.
@@ -128,8 +128,8 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
              register: bool, placement: dict) -> None:
     import mlflow
 
-    from ..runstate import tracked_run
-    from ..tracking import setup_experiment
+    from pipeline.runstate import tracked_run
+    from pipeline.tracking import setup_experiment
 
     exp = setup_experiment("duels")
     with tracked_run(experiment_id=exp, run_name="duels") as run:
@@ -155,7 +155,7 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
 
 def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
     """``champion`` on the registered version of every model played, tagged with its rating and rank."""
-    from ..registry import CHAMPION, set_champions
+    from pipeline.registry import CHAMPION, set_champions
 
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,

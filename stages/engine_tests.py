@@ -1,6 +1,6 @@
 """Stage engine_tests: the engine's tests, the human-record replay and the engine speed.
 
-Usage: python -m pipeline.stages.engine_tests TESTS_DIR OUT_DIR (dvc.yaml: tests/engine results/engine).
+Usage: python -m stages.engine_tests TESTS_DIR OUT_DIR (dvc.yaml: tests/engine results/engine).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import atomic
-from ..params.sections import EngineTestsParams
-from . import run_stage, stage_parser
+from pipeline import atomic
+from pipeline.params.sections import EngineTestsParams
+from stages import run_stage, stage_parser
 
 STAGE = "engine_tests"
 
@@ -22,9 +22,9 @@ STAGE = "engine_tests"
 def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str | Path) -> dict:
     """Run the engine's tests, replay the human records and time random games; ``SystemExit`` naming
     what failed."""
-    from ..benchmarks.engine import play_random_games
-    from ..engine import replay_dir
-    from ..records_source import shared_records_dir
+    from pipeline.benchmarks.engine import play_random_games
+    from pipeline.engine import replay_dir
+    from pipeline.records_source import shared_records_dir
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
