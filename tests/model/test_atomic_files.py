@@ -51,6 +51,9 @@ def run_killed(write: Callable[[], object], limit: int | None) -> int | None:
             null = os.open(os.devnull, os.O_WRONLY)  # pytest captures into files: keep those out of the limit
             os.dup2(null, 1)
             os.dup2(null, 2)
+            # torch's OpenMP pool does not survive a fork: a child that enters a parallel region the parent's
+            # threads served hangs (it did after a multi-threaded test in the same worker); run ops inline
+            torch.set_num_threads(1)
             if limit is not None:
                 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
                 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
