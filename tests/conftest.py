@@ -51,3 +51,14 @@ def kernel_cache_bounds_stay_in_their_test():
         else:
             os.environ[name] = value
 
+
+@pytest.fixture
+def one_thread():
+    """Tiny nets gain nothing from intra-op threads, and on a shared machine they lose a lot (test directories
+    of tiny nets use it for every test)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

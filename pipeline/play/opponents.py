@@ -65,13 +65,13 @@ def search_options(root: Path = Path(".")) -> str:
     return options
 
 
-def searcher(root: Path = Path("."), models: list[str] | None = None) -> str | None:
+def searcher(root: Path = Path("."), models: list[str] | None = None, options: str | None = None) -> str | None:
     """The strongest searcher: ``search:`` over the strongest of ``models`` (default: the trained models present
-    under ``root``), None without a model."""
+    under ``root``) with ``options`` (default: ``search_options(root)``), None without a model."""
     models = present_models(root) if models is None else models
     if not models:
         return None
-    return f"search:{_strongest(models, _elo(root))}?{search_options(root)}"
+    return f"search:{_strongest(models, _elo(root))}?{search_options(root) if options is None else options}"
 
 
 def default_opponent(root: Path = Path(".")) -> str:
@@ -121,6 +121,7 @@ class Opponents:
         self.default = default
         self.models_root = Path(models_root)
         self.max_models = max_models
+        self.search_options = search_options()  # params.yaml read once, not at every request
         self._lock = threading.Lock()
         self._models: OrderedDict[tuple[str, str, int], Agent] = OrderedDict()
 
@@ -128,7 +129,7 @@ class Opponents:
         """The opponents a client may choose: the models under the root, the searcher over the strongest of them,
         the default, the built-in agents."""
         models = find_models(self.models_root)
-        search = searcher(models=models)
+        search = searcher(models=models, options=self.search_options)
         offered = models + ([search] if search else [])
         extra = [] if self.default in offered or self.default in BUILTIN else [self.default]
         return offered + extra + ["heuristic", "random"]

@@ -179,6 +179,15 @@ class QLearner(pl.LightningModule):
         return {f"loss/{DECISION_NAMES[d]}": total[d] / n[d] for d in range(3) if n[d]}
 
 
+def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bool) -> pl.Trainer:
+    """The Trainer of one RL optimization pass (the policy's ``fit_pass``, the value's ``value_fit.fit_value``):
+    no logger, checkpoint or sanity step; the RL guards; deterministic algorithms asked for on a GPU."""
+    return pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
+                      enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
+                      enable_progress_bar=progress_bar, deterministic="warn" if accelerator == "gpu" else None,
+                      num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
+
+
 def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
              progress: bool = False, epochs: int = 1, accelerator: str = "cpu") -> dict[str, float]:
     """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
@@ -194,10 +203,7 @@ def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int
     loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=_as_is,
                         pin_memory=gpu)
     learner.show_progress = progress and on_terminal()
-    trainer = pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
-                         enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
-                         enable_progress_bar=learner.show_progress, deterministic="warn" if gpu else None,
-                         num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
+    trainer = pass_trainer(epochs, precision, accelerator, learner.show_progress)
     learner.train()  # self-play leaves the net in eval mode; training wants dropout back
     trainer.fit(learner, loader)
     learner.net.eval()

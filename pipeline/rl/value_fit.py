@@ -15,8 +15,8 @@ from torch.utils.data import DataLoader
 
 from ..model import swap_months
 from ..progress import on_terminal
-from ..train_guards import guards
 from ..value_model import HEADS, ValueNet
+from .learner import pass_trainer
 from .value import ValueSample, encode_samples
 
 
@@ -29,7 +29,7 @@ class ValueFit(pl.LightningModule):
         self.lr = lr
         self.augment = augment
         self.optimizer: torch.optim.Optimizer | None = None
-        self.loss_sum = np.zeros(len(HEADS))
+        self.loss_sum: torch.Tensor | None = None  # per head, on the fit's device: no host sync per step
         self.loss_n = 0
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
@@ -39,7 +39,8 @@ class ValueFit(pl.LightningModule):
         scale = self.net.scale
         per_head = (self.net(x) / scale - y / scale).square().mean(0)
         loss = per_head.mean()
-        self.loss_sum += per_head.detach().cpu().numpy() * len(y)
+        step = per_head.detach().double() * len(y)
+        self.loss_sum = step if self.loss_sum is None else self.loss_sum + step
         self.loss_n += len(y)
         return loss
 
@@ -50,8 +51,10 @@ class ValueFit(pl.LightningModule):
 
     def mean_losses(self) -> dict[str, float]:
         """Per head, the mean scaled squared error of the last fit (1.0: no better than the mean)."""
+        if self.loss_sum is None:
+            return {}
         n = max(1, self.loss_n)
-        return {f"value_loss/{h}": float(v / n) for h, v in zip(HEADS, self.loss_sum)}
+        return {f"value_loss/{h}": v / n for h, v in zip(HEADS, self.loss_sum.tolist())}
 
 
 def target_scale(samples: Sequence[ValueSample]) -> torch.Tensor:
@@ -67,7 +70,7 @@ def fit_value(fit: ValueFit, samples: Sequence[ValueSample], batch_size: int, ep
 
     The first fit of a net sets its ``scale`` from the samples; later fits keep it (the outputs' units
     must not move under a refit)."""
-    fit.loss_sum[:] = 0
+    fit.loss_sum = None
     fit.loss_n = 0
     if not samples:
         return {}
@@ -76,10 +79,7 @@ def fit_value(fit: ValueFit, samples: Sequence[ValueSample], batch_size: int, ep
     gen = torch.Generator().manual_seed(seed)
     loader = DataLoader(list(samples), batch_size=batch_size, shuffle=True, generator=gen, collate_fn=encode_samples)
     pl.seed_everything(seed, workers=False, verbose=False)
-    trainer = pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
-                         enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
-                         enable_progress_bar=progress and on_terminal(), num_sanity_val_steps=0,
-                         default_root_dir=None)
+    trainer = pass_trainer(epochs, precision, accelerator, progress and on_terminal())
     fit.train()
     trainer.fit(fit, loader)
     fit.net.eval()

@@ -11,17 +11,9 @@ import sys
 import termios
 
 import pytest
+from koikoi_cli import run_cli
 
-from pipeline.cli import build_parser, main
-
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as e:  # argparse's own exits (usage errors, --help, --version)
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from pipeline.cli import build_parser
 
 
 def test_version(capsys):

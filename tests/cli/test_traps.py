@@ -10,17 +10,9 @@ import sys
 import time
 
 import pytest
+from koikoi_cli import run_cli
 
-from pipeline.cli import build_parser, main, summary
-
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from pipeline.cli import build_parser, summary
 
 
 @pytest.mark.parametrize("argv, message", [

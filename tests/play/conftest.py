@@ -15,12 +15,9 @@ from pipeline.play.games import Games
 
 
 @pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny nets gain nothing from intra-op threads, and on a shared machine they lose a lot."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def one_thread(one_thread):
+    """Every test here on one torch thread (tests/conftest.py)."""
+    yield one_thread
 
 
 @pytest.fixture(scope="session")
@@ -40,5 +37,5 @@ def games(tmp_path, tiny_model) -> Games:
 
 @pytest.fixture
 def client(games) -> TestClient:
-    with TestClient(create_app(games)) as c:
+    with TestClient(create_app(games, root=games.records_dir.parent)) as c:  # no ratings: not the checkout's
         yield c

@@ -215,7 +215,9 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
         "models/rl/point", "models/sl", "models/aaa", "models/rl_phase1/point")]
     searcher_spec = "search:models/rl/point?think=0.5s"  # over the strongest model; no params.yaml: a think budget only
     assert searcher(tmp_path) == searcher_spec
-    offered = Opponents("heuristic", tmp_path / "models").offered()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)  # the server's ratings and params.yaml are its working directory's: none here
+        offered = Opponents("heuristic", tmp_path / "models").offered()
     assert offered[4].startswith(f"search:{tmp_path / 'models/rl/point'}?") and offered[5:] == ["heuristic", "random"]
     ratings = tmp_path / "results/duels/ratings.json"
     ratings.parent.mkdir(parents=True)

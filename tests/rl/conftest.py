@@ -43,12 +43,9 @@ def tiny_net(seed: int = 0) -> KoiKoiNet:
 
 
 @pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny nets gain nothing from intra-op threads, and on a shared machine they lose a lot."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def one_thread(one_thread):
+    """Every test here on one torch thread (tests/conftest.py)."""
+    yield one_thread
 
 
 @pytest.fixture

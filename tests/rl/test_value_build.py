@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import torch
+from koikoi_cli import run_cli
 
-from pipeline.cli import main
 from pipeline.model import KoiKoiNet, ModelConfig
 from pipeline.modelio import load_value, save_model
 from pipeline.rl.lookahead import LookaheadSpec, player_spec
@@ -17,13 +17,6 @@ TABLE = WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.2]] * 8)
 TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def policy_and_table(tmp_path):

@@ -21,13 +21,7 @@ from pipeline.search.spec import THINK_DEALS, SearchOptions, parse_options, pars
 ALL = tuple(range(len(DECISION_NAMES)))  # discard, pick, koikoi
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny nets gain nothing from intra-op threads, and on a shared machine they lose a lot."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny nets: one torch thread (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
