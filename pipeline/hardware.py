@@ -136,15 +136,6 @@ def torch_device(accelerator: str) -> str:
     return "cuda" if accelerator == "gpu" else "cpu"
 
 
-def resolve_bf16(value: bool | str, device: str = "cpu") -> bool:
-    """The ``bf16`` param for forward passes on ``device``: true, false or "auto" (native bf16 there)."""
-    if value == "auto":
-        return gpu_has_bf16() if device == "cuda" else cpu_has_bf16()
-    if isinstance(value, bool):
-        return value
-    raise ValueError(f"bf16 must be true, false or auto, got {value!r}")
-
-
 def resolve_precision(value: str, accelerator: str = "cpu", name: str = "precision") -> str:
     """A training precision param (called ``name`` in errors) made concrete for a resolved ``accelerator``."""
     if value not in PRECISIONS:
@@ -186,17 +177,13 @@ def device_name(device: str) -> str:
 @dataclass(frozen=True)
 class Placement:
     """Where one part of a stage runs: ``role`` (learner, selfplay, train, play) on ``device`` (cpu | cuda) in
-    ``precision`` (Lightning's for training, ``bf16`` or ``fp32`` for play); ``auto``: its param said auto."""
+    ``precision`` (Lightning's for training, the ``pipeline.inference`` setup for play); ``auto``: its param said
+    auto."""
 
     role: str
     device: str
     precision: str
     auto: bool = False
-
-
-def play_precision(bf16: bool) -> str:
-    """The precision word of a play ``bf16`` flag."""
-    return "bf16" if bf16 else "fp32"
 
 
 def placement_params(placements: Sequence[Placement]) -> dict[str, str]:

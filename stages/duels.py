@@ -70,26 +70,28 @@ def check_search_reward(cfg: DuelsParams) -> None:
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
     """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
     into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
-    from pipeline.hardware import Placement, announce, play_precision, resolve_bf16
+    from pipeline.hardware import Placement, announce
+    from pipeline.inference import resolve_inference
     from pipeline.rl.devices import play_device
 
     check_models(cfg)
     device = play_device(cfg.device, "duels.device")
-    placement = announce(STAGE, [Placement("play", device, play_precision(resolve_bf16("auto", device)),
-                                           cfg.device == "auto")])
+    setup = resolve_inference(cfg.inference, device, "duels.inference")
+    placement = announce(STAGE, [Placement("play", device, setup.setup, cfg.device == "auto")])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     keys = [key_name(a) for a in cfg.agents]
     t0 = time.perf_counter()
     results = round_robin(cfg.agents, cfg.games, cfg.seed, cfg.rounds, cfg.points, torch_threads=cfg.torch_threads,
-                          rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers, device=device)
+                          rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers, device=device,
+                          inference=cfg.inference)
     ratings = ratings_of(keys, results, cfg.anchor)
     spec = None
     if cfg.search is not None and cfg.search.games:
         s = cfg.search
         model = strongest_model(cfg.agents, ratings) if s.model == "strongest" else s.model
         spec, searched = search_duels(model, s.options, cfg.agents, s.games, cfg.seed, cfg.rounds, cfg.points,
-                                      cfg.workers)
+                                      cfg.workers, inference=cfg.inference)
         keys.append(key_name(spec))
         results.update(searched)
         ratings = ratings_of(keys, results, cfg.anchor)

@@ -22,7 +22,8 @@ STAGE = "winprob"
 def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Path, progress: bool = True,
                   mlflow: bool = True) -> dict:
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
-    from pipeline.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
+    from pipeline.hardware import Placement, announce, placement_params
+    from pipeline.inference import resolve_inference
     from pipeline.modelio import load_model
     from pipeline.progress import progress_bar
     from pipeline.rl.devices import play_device
@@ -33,14 +34,14 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
     results_dir = Path(results_dir)
     need_model_dir(Path(wp.agent), "winprob.agent")
     device = play_device(wp.device, "winprob.device")
-    bf16 = resolve_bf16(wp.bf16, device)
-    placements = [Placement("play", device, play_precision(bf16), wp.device == "auto")]
+    setup = resolve_inference(wp.inference, device, "winprob.inference")
+    placements = [Placement("play", device, setup.setup, wp.device == "auto")]
     placement = announce(STAGE, placements) if progress else placement_params(placements)
     net, _ = load_model(wp.agent)
     t0 = time.perf_counter()
     with make_executor(wp.workers, device=device) as ex, progress_bar(total=wp.games, desc="winprob games",
                                                                        unit="game", enabled=progress) as bar:
-        outcomes = simulate(NetSpec.from_net(net, wp.agent), wp.games, wp.seed, ex, bf16, wp.concurrency, bar.update)
+        outcomes = simulate(NetSpec.from_net(net, wp.agent), wp.games, wp.seed, ex, setup, wp.concurrency, bar.update)
     seconds = time.perf_counter() - t0
     table = fit_table(outcomes, 8, 30, wp.C, source=f"{wp.agent}, {wp.games} games")  # the paper's game
     path = table.save(out_dir)

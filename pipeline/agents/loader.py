@@ -13,8 +13,9 @@ SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/p
              "or search:<model directory> (docs/search.md)")
 
 
-def load_agent(spec: str, seed: int = 0) -> Agent:
-    """The agent named by ``spec``; model agents play greedily, search agents by search.
+def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
+    """The agent named by ``spec``; model agents play greedily (their forward passes in the ``inference`` setup,
+    ``pipeline.inference``), search agents by search.
 
     Raises ``ValueError`` with a one-line message for an unknown spec or a directory
     that holds no saved model.
@@ -26,7 +27,7 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
     if spec.startswith("search:"):
         from ..search.agent import load_search_agent
 
-        return load_search_agent(spec, seed)
+        return load_search_agent(spec, seed, inference)
     path = Path(spec)
     try:
         is_dir = path.is_dir()
@@ -50,7 +51,7 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
         player = player_spec(path, agent_name(spec))
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"agent {spec!r}: {e}") from None
-    agent = ModelAgent(net, name=agent_name(spec), seed=seed, spec=player)
+    agent = ModelAgent(net, name=agent_name(spec), seed=seed, inference=inference, spec=player)
     agent.meta = meta  # kind (sl/rl) etc., for reports
     return agent
 

@@ -1,10 +1,10 @@
 """A network as a player: ``NetPlayer`` is the one way a ``KoiKoiNet`` turns observations into masked action
-values (one batched forward pass), used by self-play, evaluations, duels and the play UI; ``ModelAgent`` is the
-``Agent`` adapter over it (greedy, or epsilon-greedy from its own seeded generator)."""
+values (one batched forward pass, in the process's ``inference.Inference`` setup), used by self-play, rollouts,
+evaluations, duels, the searcher and the play UI; ``ModelAgent`` is the ``Agent`` adapter over it (greedy, or
+epsilon-greedy from its own seeded generator)."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Sequence
 
@@ -13,6 +13,7 @@ import torch
 
 from ..encoding import NUM_TOKENS, decisions, encode, legal_masks
 from ..engine import Observation
+from ..inference import FP32, Inference, resolve_inference
 from ..model import KoiKoiNet
 from .base import Agent
 
@@ -24,22 +25,22 @@ CPU_FORWARD_BATCH = 64
 
 class NetPlayer:
     """Evaluates a batch of observations (any decision types) on ``device`` (default: where the net is), in forward
-    passes of at most ``CPU_FORWARD_BATCH`` observations on a CPU (one pass on a GPU). The net runs in eval mode
-    for the call and gets its mode back, so a learner may share it."""
+    passes of at most ``CPU_FORWARD_BATCH`` observations on a CPU (one pass on a GPU), in the ``inference`` setup.
+    Under ``fp32`` and ``autocast`` the player runs ``net`` itself, in eval mode for the call, giving its mode back,
+    so a learner may share it; the other setups play a prepared copy of the weights ``net`` has now."""
 
-    def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, bf16: bool = False, device: str | None = None) -> None:
+    def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, inference: Inference = FP32,
+                 device: str | None = None) -> None:
         if device is not None:
             net = net.to(device)
         self.device = torch.device(device) if device is not None else next(net.parameters()).device
         self.net = net
         self.epsilon = epsilon
-        self.bf16 = bf16
+        self.inference = inference
+        self.runner = inference.prepare(net)
         self.forward_seconds = 0.0
         self.forward_samples = 0
         self.forward_calls = 0
-
-    def _amp(self) -> contextlib.AbstractContextManager:
-        return torch.autocast(self.device.type, dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
         """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
@@ -51,18 +52,18 @@ class NetPlayer:
         return q
 
     def _forward(self, observations: Sequence[Observation]) -> np.ndarray:
-        x = torch.from_numpy(encode(observations)).to(self.device)
+        x = torch.from_numpy(encode(observations)).to(self.device, self.inference.dtype)
         d = torch.from_numpy(decisions(observations)).to(self.device)
-        training = self.net.training
+        training = self.runner.training
         if training:  # dropout off for play; the learner's mode comes back below
-            self.net.eval()
+            self.runner.eval()
         t0 = time.perf_counter()
         try:
-            with torch.inference_mode(), self._amp():
-                q = self.net(x, d).float().cpu().numpy()
+            with self.inference.context(self.device.type):
+                q = self.runner(x, d).float().cpu().numpy()
         finally:
             if training:
-                self.net.train()
+                self.runner.train()
         self.forward_seconds += time.perf_counter() - t0
         self.forward_samples += len(observations)
         self.forward_calls += 1
@@ -70,13 +71,13 @@ class NetPlayer:
 
     def forward_throughput(self, x: torch.Tensor, decision: int, seconds: float = 2.0) -> float:
         """Pure forward passes per second on batch ``x`` (samples/s), for the self-play benchmark."""
-        x = x.to(self.device)
+        x = x.to(self.device, self.inference.dtype)
         d = torch.full((x.shape[0],), decision, dtype=torch.long, device=self.device)
-        with torch.inference_mode(), self._amp():
-            self.net(x, d).float().cpu()  # warm-up
+        with self.inference.context(self.device.type):
+            self.runner(x, d).float().cpu()  # warm-up (and a compile, once per process)
             n, t0 = 0, time.perf_counter()
             while time.perf_counter() - t0 < seconds:
-                self.net(x, d).float().cpu()  # back on the host, as in play (this also waits for the GPU)
+                self.runner(x, d).float().cpu()  # back on the host, as in play (this also waits for the GPU)
                 n += 1
         return n * x.shape[0] / (time.perf_counter() - t0)
 
@@ -90,12 +91,13 @@ class ModelAgent(Agent):
     """
 
     def __init__(self, net: KoiKoiNet, name: str = "model", epsilon: float = 0.0, seed: int | None = 0,
-                 bf16: bool = False, spec: object | None = None) -> None:
+                 inference: Inference | str = "auto", spec: object | None = None) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"ModelAgent: epsilon must be in [0, 1], got {epsilon!r}")
         self.spec = spec
         self._net = net
-        self.player = spec.player(bf16, "cpu") if spec is not None else NetPlayer(net, bf16=bf16)
+        setup = resolve_inference(inference, "cpu")
+        self.player = spec.player(setup, "cpu") if spec is not None else NetPlayer(net, inference=setup)
         self.name = name
         self.epsilon = float(epsilon)
         self.rng = np.random.default_rng(seed)

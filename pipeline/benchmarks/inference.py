@@ -1,31 +1,71 @@
-"""Model forward speed (samples/s): encoded random-game observations through ``KoiKoiNet``, fp32 and bf16."""
+"""Forward speed of each inference setup (``pipeline.inference``): decisions per CPU-second of the paper-size
+network on encoded random-game observations, at several batch sizes, each setup's ratio to fp32 measured in the
+same run, with the CPU's name and flags."""
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
-from ..cli import int_range
+from ..cli import UserError, int_range
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--batch", type=int_range(1), default=256, help="samples per forward pass (default 256)")
-    p.add_argument("--batches", type=int_range(1), default=20, help="timed forward passes per precision (default 20)")
+    from ..inference import SETUPS
+
+    p.add_argument("--batch", type=int_range(1), nargs="+", default=[16, 64, 256],
+                   help="samples per forward pass, one or more (default 16 64 256)")
+    p.add_argument("--setups", nargs="+", choices=(*SETUPS, "auto"), default=list(SETUPS),
+                   help="setups to measure (default all); fp32 is always measured, as the ratios' base")
+    p.add_argument("--seconds", type=float, default=1.0, help="CPU seconds per round (default 1)")
+    p.add_argument("--rounds", type=int_range(1), default=5, help="rounds per setup and batch; the median counts "
+                                                                  "(default 5)")
     p.add_argument("--threads", type=int_range(1), default=1, help="torch threads (default 1)")
     p.add_argument("--model", default=None, help="model directory (default: a fresh paper-size net)")
-    p.add_argument("--shared-trunk", action="store_true", help="fresh net with one shared trunk")
     p.add_argument("--seed", type=int, default=0)
+
+
+def cpu_summary() -> dict:
+    """The CPU's name, torch's vector capability and the flags that decide the setup (AVX2, AVX512-BF16, AMX)."""
+    from pathlib import Path
+
+    import torch
+
+    from ..hardware import cpu_name
+
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        flags = set()
+    wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
+    return {"cpu": cpu_name(), "capability": torch.backends.cpu.get_cpu_capability(),
+            "flags": [f for f in wanted if f in flags]}
+
+
+def _rate(run, x, d, seconds: float, rounds: int) -> float:
+    """Median decisions per CPU-second of ``run(x, d)`` over ``rounds`` rounds of ``seconds`` CPU seconds."""
+    rates = []
+    for _ in range(rounds):
+        n, t0 = 0, time.process_time()
+        while time.process_time() - t0 < seconds:
+            run(x, d).float()
+            n += 1
+        rates.append(n * x.shape[0] / (time.process_time() - t0))
+    return statistics.median(rates)
 
 
 def run(args: argparse.Namespace) -> dict:
     import torch
 
-    from ..cli import UserError
-    from ..encoding import decisions, encode
+    from ..encoding import encode
+    from ..inference import resolve_inference
     from ..model import KoiKoiNet, ModelConfig
     from ..modelio import load_model
     from .encode import collect_observations
 
+    if args.seconds <= 0:
+        raise UserError(f"--seconds must be > 0, got {args.seconds}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     if args.model:
@@ -34,18 +74,27 @@ def run(args: argparse.Namespace) -> dict:
         except (FileNotFoundError, ValueError) as e:
             raise UserError(str(e)) from None
     else:
-        net = KoiKoiNet(ModelConfig(shared_trunk=args.shared_trunk)).eval()
-    obs = collect_observations(args.batch, args.seed)
-    # a realistic mix: self-play batches are grouped per player, so decision types come mixed
-    x, d = torch.from_numpy(encode(obs)), torch.from_numpy(decisions(obs))
-    result: dict = {"batch": args.batch, "threads": args.threads}
-    for name, amp in (("fp32", False), ("bf16", True)):
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
-            net(x, d)  # warm-up
-            t0 = time.perf_counter()
-            for _ in range(args.batches):
-                net(x, d)
-            dt = time.perf_counter() - t0
-        result[f"{name}_samples_per_s"] = round(args.batch * args.batches / dt)
-    result["decision_mix"] = [int((d == k).sum()) for k in range(3)]
+        net = KoiKoiNet(ModelConfig(yaku_cross=("discard", "pick"), card_logit=("pick",))).eval()
+    obs = collect_observations(max(args.batch), args.seed)
+    # one decision type per pass, as self-play groups its batches
+    x, d = torch.from_numpy(encode(obs)), torch.zeros(len(obs), dtype=torch.long)
+    result: dict = {**cpu_summary(), "threads": args.threads, "batches": args.batch,
+                    "auto": resolve_inference("auto").setup, "setups": {}}
+    # fp32 first (the base), compiled setups last: a compile turns off the fused encoder kernel for the process
+    names = ["fp32"] + sorted((s for s in dict.fromkeys(args.setups) if s != "fp32"),
+                              key=lambda s: resolve_inference(s).compiled)
+    for name in names:
+        setup = resolve_inference(name)
+        t0 = time.perf_counter()
+        runner = setup.prepare(net)
+        with setup.context():
+            for b in args.batch:  # the first passes: a compile happens here, once per process
+                runner(x[:b].to(setup.dtype), d[:b])
+            warm = time.perf_counter() - t0
+            rates = {b: _rate(runner, x[:b].to(setup.dtype), d[:b], args.seconds, args.rounds) for b in args.batch}
+        row = {"decisions_per_cpu_s": {b: round(r) for b, r in rates.items()}, "warm_up_s": round(warm, 1)}
+        if name != "fp32":
+            base = result["setups"]["fp32"]["decisions_per_cpu_s"]
+            row["vs_fp32"] = {b: round(r / base[b], 2) for b, r in rates.items()}
+        result["setups"][setup.setup if name != "auto" else f"auto ({setup.setup})"] = row
     return result

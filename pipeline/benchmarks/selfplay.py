@@ -9,7 +9,9 @@ from ..cli import UserError, float_range, int_range
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=int_range(1), default=1024, help="self-play games (default 1024)")
+    from ..inference import CHOICES
+
+    p.add_argument("--games", type=int_range(1), default=1024, help="self-play games per setup (default 1024)")
     p.add_argument("--threads", type=int_range(1), default=2,
                    help="workers (processes or Ray tasks), one torch thread each (default 2)")
     p.add_argument("--backend", choices=("process", "ray"), default="process",
@@ -18,8 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="where the workers run the forward passes (default cpu; cuda: the games stay on the CPU)")
     p.add_argument("--concurrency", type=int_range(1), default=64,
                    help="games played at once per worker (default 64)")
-    p.add_argument("--bf16", choices=("auto", "true", "false"), default="auto",
-                   help="bf16 autocast for the forward passes (default auto: on CPUs with native bf16)")
+    p.add_argument("--inference", nargs="+", choices=CHOICES, default=["auto"],
+                   help="inference setups to measure, one after the other in this run (default auto); fp32 is "
+                        "always measured too, as the ratios' base (pipeline/inference.py)")
     p.add_argument("--epsilon", type=float_range(0.0, 1.0), default=0.0,
                    help="exploration rate of both seats (default 0)")
     p.add_argument("--rollout", type=float_range(0.0, 1.0), default=0.0,
@@ -29,23 +32,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
-def _warm(threads: int) -> int:
+def _warm(args: tuple) -> int:
+    """A worker's first forward passes, before the clock: its imports, and a compile (once per process)."""
+    spec, setup, device = args
     import torch
 
     from ..rl.selfplay import play_job  # noqa: F401  (the imports a play job needs, before the clock)
+    from .encode import collect_observations
 
+    player = spec.player(setup, device)
+    obs = collect_observations(64, 0)
+    for b in (1, 7, 64):  # a compile with dynamic batch sizes settles after two shapes
+        player.values(obs[:b])
     time.sleep(1.0)  # long enough that every worker takes one warm-up job
     return torch.get_num_threads()
 
 
 def forward_benchmark(args: tuple) -> float:
     """Samples/s of pure forward passes of ``spec`` on a batch of real discard observations."""
-    spec, bf16, batch, seconds, device = args
+    spec, setup, batch, seconds, device = args
     import numpy as np
     import torch
 
-    from ..agents.model_agent import NetPlayer
-    from ..encoding import encode
     from ..engine import DISCARD, GameState
 
     rng = np.random.default_rng(0)
@@ -59,8 +67,10 @@ def forward_benchmark(args: tuple) -> float:
                 obs.append(s.observation(s.player))
             legal = s.legal_actions()
             s.step(legal[int(rng.integers(len(legal)))])
+    from ..encoding import encode
+
     x = torch.from_numpy(encode(obs))
-    return NetPlayer(spec.build(), bf16=bf16, device=device).forward_throughput(x, DISCARD, seconds)
+    return spec.player(setup, device).forward_throughput(x, DISCARD, seconds)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -70,38 +80,62 @@ def run(args: argparse.Namespace) -> dict:
         raise UserError(f"--rollout must be in [0, 1], got {args.rollout}")
     import torch
 
-    from ..hardware import gpu_available, resolve_bf16
+    from ..hardware import gpu_available
+    from ..inference import resolve_inference
     from ..model import KoiKoiNet, ModelConfig
+    from ..rl.policies import NetSpec
+    from .inference import cpu_summary
+
+    if args.device == "cuda" and not gpu_available():
+        raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
+    torch.manual_seed(args.seed)
+    spec = NetSpec.from_net(KoiKoiNet(ModelConfig(width=256, ff=512, heads=4, layers=2)), "random-net",
+                            epsilon=args.epsilon)
+    setups = {"fp32": resolve_inference("fp32")}
+    for name in args.inference:
+        setup = resolve_inference(name, args.device)
+        setups.setdefault(setup.setup, setup)
+    out: dict = {**cpu_summary(), "games": args.games, "threads": args.threads, "concurrency": args.concurrency,
+                 "backend": args.backend, "device": args.device, "rollout": args.rollout,
+                 "auto": resolve_inference("auto", args.device).setup, "setups": {}}
+    for name, setup in setups.items():
+        row = _measure(args, spec, setup)
+        if name != "fp32":
+            base = out["setups"]["fp32"]
+            row["vs_fp32"] = {k: round(row[k] / base[k], 2) for k in ("decisions_per_s", "inference_samples_per_s")}
+        out["setups"][name] = row
+    return out
+
+
+def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
+    """Self-play of ``args.games`` games in ``setup`` on fresh workers, and their pure forward passes."""
+    import torch
+
     from ..progress import progress_bar
     from ..rl.executor import make_executor
-    from ..rl.policies import NetSpec
     from ..rl.rewards import RewardModel
     from ..rl.rollouts import RolloutSpec
     from ..rl.selfplay import GameSpec, PlayJob
 
-    if args.device == "cuda" and not gpu_available():
-        raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
-    bf16 = resolve_bf16({"true": True, "false": False}.get(args.bf16, "auto"), args.device)
-    torch.manual_seed(args.seed)
-    spec = NetSpec.from_net(KoiKoiNet(ModelConfig(width=256, ff=512, heads=4, layers=2)), "random-net",
-                            epsilon=args.epsilon)
     record = (args.rollout > 0, False)
     games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=record) for i in range(args.games))
     rollout = RolloutSpec(args.rollout) if args.rollout > 0 else None
-    job = PlayJob(players=(spec,), games=games, bf16=bf16, concurrency=args.concurrency, explore_seed=args.seed,
-                  reward=RewardModel("point"), rollout=rollout)
+    job = PlayJob(players=(spec,), games=games, inference=setup, concurrency=args.concurrency,
+                  explore_seed=args.seed, reward=RewardModel("point"), rollout=rollout)
     inline = args.threads == 1 and args.backend == "process"
     if inline:
         torch.set_num_threads(1)
     executor = make_executor(0 if inline else args.threads, backend=args.backend, device=args.device)
     with executor:
-        executor.map(_warm, [1] * executor.workers)  # start the workers before the clock
-        with progress_bar(total=args.games, desc="selfplay", unit="game") as bar:
+        t0 = time.perf_counter()
+        executor.map(_warm, [(spec, setup, args.device)] * executor.workers)  # workers start before the clock
+        warm = time.perf_counter() - t0
+        with progress_bar(total=args.games, desc=f"selfplay {setup.setup}", unit="game") as bar:
             t0 = time.perf_counter()
             result = executor.run(job, progress=bar.update)
             wall = time.perf_counter() - t0
         batch = max(1, round(result.mean_batch))
-        z = sum(executor.map(forward_benchmark, [(spec, bf16, batch, args.seconds, args.device)] * executor.workers))
+        z = sum(executor.map(forward_benchmark, [(spec, setup, batch, args.seconds, args.device)] * executor.workers))
     decisions_per_s = result.decisions / wall
     return {
         "games_per_s": round(args.games / wall, 2),
@@ -112,8 +146,6 @@ def run(args: argparse.Namespace) -> dict:
         "in_play_forward_samples_per_s": round(result.forward_samples / result.forward_seconds * executor.workers, 1),
         "worker_busy": round(result.seconds / (executor.workers * wall), 3),  # worker time / (workers x wall)
         "mean_batch": round(result.mean_batch, 1),
-        "games": args.games, "decisions": result.decisions, "seconds": round(wall, 2),
-        "rollout": args.rollout, "samples": len(result.samples), "samples_per_s": round(len(result.samples) / wall, 1),
-        "threads": args.threads, "concurrency": args.concurrency, "bf16": bf16, "backend": args.backend,
-        "device": args.device,
+        "decisions": result.decisions, "seconds": round(wall, 2), "warm_up_s": round(warm, 1),
+        "samples": len(result.samples), "samples_per_s": round(len(result.samples) / wall, 1),
     }

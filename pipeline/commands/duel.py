@@ -8,6 +8,7 @@ import sys
 
 from ..cli import UserError, int_range
 from ..encoding import MAX_POINTS, MAX_ROUNDS
+from ..inference import CHOICES, resolve_inference
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +28,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int_range(1), default=1,
                    help="torch threads for model agents (default 1: small batches gain nothing from more, "
                         "and extra threads stall badly on a busy machine)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
+                   help="where two model agents run their forward passes on --workers processes (default cpu; "
+                        "auto: cuda when torch sees a GPU)")
+    p.add_argument("--inference", choices=CHOICES, default="auto",
+                   help="how model agents run their forward passes (default auto: the fastest setup of this CPU or "
+                        "GPU; docs/benchmarks.md)")
+    p.add_argument("--inference-b", choices=CHOICES, default=None,
+                   help="B's setup, when it differs from --inference: the same weights in two setups duel "
+                        "(`koikoi duel models/sl models/sl --inference bf16 --inference-b fp32`)")
     p.set_defaults(func=run)
 
 
@@ -35,17 +45,29 @@ def run(args: argparse.Namespace) -> int:
     from ..duel.runner import duel_agents, set_torch_threads
 
     try:
-        a = load_agent(args.a, seed=args.seed)
-        b = load_agent(args.b, seed=args.seed + 1)
+        a = load_agent(args.a, seed=args.seed, inference=args.inference)
+        b = load_agent(args.b, seed=args.seed + 1, inference=args.inference_b or args.inference)
     except ValueError as e:
         raise UserError(str(e)) from None
     set_torch_threads(args.threads)
+    from ..hardware import Placement, announce, resolve_device
+
+    try:
+        device = resolve_device(args.device, "--device") if args.workers else "cpu"
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    setups = [resolve_inference(args.inference, device), resolve_inference(args.inference_b or args.inference, device)]
+    if any(x not in ("random", "heuristic") for x in (args.a, args.b)):
+        announce("koikoi duel", [Placement(role, device, s.setup, s.auto) for role, s in zip(("A", "B"), setups)])
     games = args.games + args.games % 2
     if games != args.games:
         print(f"koikoi duel: playing {games} games, not {args.games}: each deal is played twice", file=sys.stderr)
     result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
-                         workers=args.workers, progress=f"{args.a} vs {args.b}")
+                         workers=args.workers, progress=f"{args.a} vs {args.b}", device=device,
+                         inference=args.inference, inference_b=args.inference_b)
     out = result.summary()
+    if any(x not in ("random", "heuristic") for x in (args.a, args.b)):  # what the model agents ran
+        out["inference"] = [setup.setup for setup in setups]
     out.update(seconds=round(result.seconds, 2), games_per_s=round(games / max(result.seconds, 1e-9), 1))
     if result.search:  # a search agent played: its searched decisions, their time and deals
         out["search"] = result.search

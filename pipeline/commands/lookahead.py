@@ -43,12 +43,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int_range(0), default=d["seed"], help="seed of the games, the split and the fit")
     p.add_argument("--workers", type=int_range(0, 64), default=d["workers"], help="self-play processes (default 2)")
     p.add_argument("--bf16", choices=("auto", "true", "false"), default="false",
-                   help="bf16 for play and fit (default false: the fit's backward pass is slower in bf16 on CPUs)")
+                   help="bf16-mixed for the value's fit (default false: the backward pass is slower in bf16 on CPUs); "
+                        "play runs in the inference setup auto picks")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hardware import resolve_bf16
+    from ..hardware import cpu_has_bf16
     from ..rl.value_build import build_lookahead
     from ..rl.value_build_spec import BuildSpec
 
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     spec = BuildSpec(reward=args.reward, scale=args.scale, temperature=args.temperature,
                      prior_weight=args.prior_weight, decisions=tuple(args.decisions), games=args.games,
                      width=args.width, epochs=args.epochs, seed=args.seed, workers=args.workers,
-                     bf16=resolve_bf16({"auto": "auto", "true": True, "false": False}[args.bf16]))
+                     bf16={"auto": cpu_has_bf16(), "true": True, "false": False}[args.bf16])
     try:
         figures = build_lookahead(args.model, args.winprob, args.out, spec, progress="lookahead")
     except (FileNotFoundError, ValueError) as e:  # the policy or the table, named by the loaders

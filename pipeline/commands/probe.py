@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..agents.model_agent import NetPlayer
-    from ..hardware import resolve_bf16
+    from ..inference import resolve_inference
     from ..modelio import load_model
     from ..progress import progress_bar
     from ..rl.lookahead import player_spec
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
     torch.set_num_threads(args.threads)
-    player = NetPlayer(net, bf16=resolve_bf16("auto"))
+    player = NetPlayer(net, inference=resolve_inference("auto"))
     reward = RewardModel(args.reward, 10.0 if args.reward == "wp" else 1.0, table, 0.5 if table else 0.0)
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,
                  "seed": args.seed}
@@ -96,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
                 for deals in args.deals:
                     try:
                         out["fits"].append(fit_gain(net, states, temperature, args.epochs, deals=deals or None,
-                                                    train_states=n, seed=args.seed, bf16=player.bf16,
-                                                    precision="bf16-mixed" if player.bf16 else "32-true"))
+                                                    train_states=n, seed=args.seed, inference=player.inference,
+                                                    precision="bf16-mixed" if player.inference.bf16
+                                                    else "32-true"))
                     except ValueError as e:
                         raise UserError(str(e)) from None
         elif args.probe == "calls":
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             first, obs = None, [s["obs"] for s in states]
             for m, other in others.items():
                 t0 = time.perf_counter()
-                summary, gains = choice_gain(states, other.player(player.bf16, "cpu").values(obs))
+                summary, gains = choice_gain(states, other.player(player.inference, "cpu").values(obs))
                 summary["decisions_per_s"] = len(obs) / (time.perf_counter() - t0)
                 if first is None:
                     first = gains

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from ..agents.base import Agent
 from ..arena import CONCURRENCY, stream_games
 from ..engine import GameState
+from ..inference import Inference, resolve_inference
 from .stats import DuelResult, search_summary
 
 
@@ -68,19 +69,18 @@ MODEL_DUEL_BLOCK = 2048  # deals per self-play job: bounds the specs and outcome
 
 def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 0, num_rounds: int = 8,
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
-                    bf16: bool | str = "auto", device: str = "cpu") -> DuelResult:
+                    inference: Inference | str = "auto", device: str = "cpu") -> DuelResult:
     """``play_duel`` for two model players (``NetSpec``, ``LookaheadSpec`` or ``SearchSpec``), on the RL
-    self-play engine: worker processes, batched forward passes on ``device``, bf16 autocast where ``device``
-    has it natively. The same deals and seatings as ``play_duel``; run in blocks of deals, so memory does not
-    grow with ``games``."""
-    from ..hardware import resolve_bf16
+    self-play engine: worker processes, batched forward passes on ``device`` in the ``inference`` setup (a player
+    that names its own, ``NetSpec.inference``, keeps it). The same deals and seatings as ``play_duel``; run in
+    blocks of deals, so memory does not grow with ``games``."""
     from ..progress import progress_bar
     from ..rl.executor import make_executor
     from ..rl.selfplay import GameSpec, PlayJob
 
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
-    use_bf16 = resolve_bf16(bf16, device)
+    setup = resolve_inference(inference, device)
     result = DuelResult()
     stats: dict[str, float] = {}  # the players' search counts, summed over the blocks
     t0 = time.perf_counter()
@@ -89,7 +89,7 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
         for start in range(0, len(seeds), MODEL_DUEL_BLOCK):
             block = seeds[start:start + MODEL_DUEL_BLOCK]
             specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in block)
-            job = PlayJob(players=players, games=specs, bf16=use_bf16, num_rounds=num_rounds,
+            job = PlayJob(players=players, games=specs, inference=setup, num_rounds=num_rounds,
                           init_points=init_points)
             played = ex.run(job, progress=bar.update)
             result.add_outcomes(played.outcomes, init_points)
@@ -105,15 +105,17 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
 
 def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
                 init_points: int = 30, workers: int = 2, progress: str | None = None,
-                device: str = "cpu") -> DuelResult:
-    """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device``); any
-    other pairing in this process."""
+                device: str = "cpu", inference: str = "auto", inference_b: str | None = None) -> DuelResult:
+    """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device`` in the
+    ``inference`` setup, B's in ``inference_b`` when given); any other pairing in this process."""
     from ..agents.model_agent import ModelAgent
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
         from ..rl.policies import NetSpec
 
         specs = [agent.spec or NetSpec.from_net(agent.net, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
+        if inference_b is not None:
+            specs[1] = specs[1].with_inference(resolve_inference(inference_b, device, "inference of B"))
         return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,
-                               device=device)
+                               inference=inference, device=device)
     return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress)

@@ -19,9 +19,9 @@ def is_rl_vs_sl(a: str, b: str) -> bool:
 def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points: int = 30,
                 progress: bool = True, torch_threads: int = 1,
                 rl_vs_sl_games: int | None = None, workers: int = 0,
-                device: str = "cpu") -> dict[tuple[str, str], DuelResult]:
+                device: str = "cpu", inference: str = "auto") -> dict[tuple[str, str], DuelResult]:
     """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys; model-vs-model
-    pairings on ``workers`` processes with their forward passes on ``device``.
+    pairings on ``workers`` processes with their forward passes on ``device``, all in the ``inference`` setup.
 
     RL-vs-SL pairings play ``rl_vs_sl_games`` (default ``games``); their first deals are the others' deals.
     """
@@ -34,12 +34,12 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
 
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
     for k, (a, b) in enumerate(progress_bar(pairs, enabled=progress, desc="duels", unit="pairing")):
-        agent_a = load_agent(a, seed=seed + 2 * k)
-        agent_b = load_agent(b, seed=seed + 2 * k + 1)
+        agent_a = load_agent(a, seed=seed + 2 * k, inference=inference)
+        agent_b = load_agent(b, seed=seed + 2 * k + 1, inference=inference)
         label = f"{key_name(a)} vs {key_name(b)}" if progress else None
         n = rl_vs_sl_games if rl_vs_sl_games and is_rl_vs_sl(a, b) else games
         results[(key_name(a), key_name(b))] = duel_agents(agent_a, agent_b, n, seed, rounds, points, workers, label,
-                                                          device)
+                                                          device, inference)
     return results
 
 
@@ -52,19 +52,19 @@ def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
 
 
 def search_duels(model: str, options: str, specs: list[str], games: int, seed: int, rounds: int = 8,
-                 points: int = 30, workers: int = 0,
-                 progress: bool = True) -> tuple[str, dict[tuple[str, str], DuelResult]]:
+                 points: int = 30, workers: int = 0, progress: bool = True,
+                 inference: str = "auto") -> tuple[str, dict[tuple[str, str], DuelResult]]:
     """The searcher over ``model`` against ``model`` and against SL (``models/sl``'s key among ``specs``), on the
     round-robin's first deals. Returns its spec and its results."""
     spec = f"search:{model}?{options}" if options else f"search:{model}"
     opponents = [model] + [s for s in specs if key_name(s) == "sl" and key_name(s) != key_name(model)]
     results = {}
     for k, other in enumerate(opponents):
-        searcher = load_agent(spec, seed=seed + 1000 + 2 * k)  # seeds apart from the round-robin's
-        agent = load_agent(other, seed=seed + 1001 + 2 * k)
+        searcher = load_agent(spec, seed=seed + 1000 + 2 * k, inference=inference)  # seeds apart from the round-robin's
+        agent = load_agent(other, seed=seed + 1001 + 2 * k, inference=inference)
         label = f"{key_name(spec)} vs {key_name(other)}" if progress else None
         results[(key_name(spec), key_name(other))] = duel_agents(searcher, agent, games, seed, rounds, points,
-                                                                 workers, label)
+                                                                 workers, label, inference=inference)
     return spec, results
 
 

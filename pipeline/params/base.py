@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..inference import CHOICES
 
 
 class ParamError(Exception):
@@ -28,18 +30,15 @@ def tuned(spec: Any, algorithms: tuple[str, ...] | None = None, **constraints: A
     return Field(json_schema_extra=extra, **constraints)
 
 
-def _not_int(v: Any) -> Any:
-    if isinstance(v, int) and not isinstance(v, bool):  # 1 == True would slip through a Literal
-        raise ValueError(f"must be true, false or auto, got {v!r}")
-    return v
-
-
 Seed = Annotated[int, Field(ge=0)]
 Count = Annotated[int, Field(ge=0)]
 Positive = Annotated[int, Field(ge=1)]
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveFloat = Annotated[float, Field(gt=0.0)]
-Bf16 = Annotated[Literal[True, False, "auto"], BeforeValidator(_not_int)]  # bf16 autocast for play
+InferenceSetup = Literal[CHOICES]  # how players run forward passes (pipeline/inference.py)
+INFERENCE_DOC = ("how the players run forward passes: auto | fp32 | autocast | bf16 | compile-fp32 | compile-bf16; "
+                 "auto: compile-bf16 on a CPU with native bf16 (AMX, AVX512-BF16), fp32 on other CPUs, bf16 on a "
+                 "GPU with native bf16 (docs/benchmarks.md)")
 
 _BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
 _TYPES = {"int_type": "an integer", "float_type": "a number", "bool_type": "true or false", "string_type": "a string",

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from ..engine import DECISION_NAMES
 from ..hardware import DEVICES, PRECISIONS
 from ..rl.rewards import REWARD_MODELS
-from .base import Bf16, Count, Positive, PositiveFloat, Section, Seed, Share, tuned
+from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, Share, tuned
 
 INITS = ("sl", "scratch")
 ALGORITHMS = ("mc_dqn", "rollout_pi")
@@ -30,7 +30,7 @@ class WinProbParams(Section):
     workers: Annotated[int, Field(ge=0, le=64)] = Field(
         description="self-play processes, one torch thread each (0: in this process)")
     concurrency: Positive = Field(description="games played at once per worker")
-    bf16: Bf16 = Field(description="bf16 autocast for play; auto: where the CPU or GPU has native bf16")
+    inference: InferenceSetup = Field(description=INFERENCE_DOC)
     device: Literal[DEVICES] = Field(description="where the self-play forward passes run: auto | cpu | cuda (auto: "
                                      "cuda when torch sees a GPU)")
 
@@ -84,7 +84,7 @@ class SelfPlay(Section):
     workers: Annotated[int, Field(ge=0, le=64)] = Field(
         description="worker processes or Ray tasks per play job, one torch thread each (0: in this process)")
     concurrency: Positive = Field(description="games played at once per worker")
-    bf16: Bf16 = Field(description="bf16 autocast for play; auto: where the CPU or GPU has native bf16")
+    inference: InferenceSetup = Field(description=INFERENCE_DOC)
     start_method: Literal[START_METHODS] = Field(description="multiprocessing start method of the workers")
     backend: Literal[BACKENDS] = Field(description="where self-play runs: local processes or Ray tasks")
     device: Literal[DEVICES] = Field(description="where the players' forward passes run (training games, evaluations, "

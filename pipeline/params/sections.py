@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from ..encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..engine import DECISION_NAMES
 from ..hardware import ACCELERATORS, DEVICES, PRECISIONS
-from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
+from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
 Unit = Annotated[float, Field(ge=0.0, lt=1.0)]
@@ -128,6 +128,7 @@ class DuelsParams(Section):
     torch_threads: Positive = Field(description="torch threads of model agents")
     device: Literal[DEVICES] = Field(description="where model-vs-model pairings run their forward passes: auto | cpu "
                                      "| cuda (auto: cuda when torch sees a GPU)")
+    inference: InferenceSetup = Field(description=INFERENCE_DOC)
     rl_curves: dict[str, str] = Field(description="RL training curves to plot, label: curve.csv path "
                                       "(plotted when present)")
     attention: AttentionParams | None = Field(description="the example attention figure; null for none")

@@ -1,5 +1,6 @@
-"""Where an RL phase runs: the learner's device and precision, the players' device and bf16, made concrete for
-this machine from ``rl.learner_device``, ``rl.train_precision``, ``rl.selfplay.device`` and ``rl.selfplay.bf16``.
+"""Where an RL phase runs: the learner's device and precision, the players' device and inference setup, made
+concrete for this machine from ``rl.learner_device``, ``rl.train_precision``, ``rl.selfplay.device`` and
+``rl.selfplay.inference``.
 
 The rule of ``auto`` (docs/scaling.md): the learner on the GPU where torch sees one; the players too, as long as
 they run on this machine (process backend, or a private local Ray). A CPU worker plays at about the rate of its
@@ -21,7 +22,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..hardware import Placement, device_name, play_precision, resolve_bf16, resolve_device, resolve_precision
+from ..hardware import Placement, device_name, resolve_device, resolve_precision
+from ..inference import Inference, resolve_inference
 from ..params import RLParams
 
 
@@ -40,7 +42,7 @@ class PhaseDevices:
     learner: str  # cpu | cuda
     train_precision: str  # Lightning's: 32-true | bf16-mixed | 16-mixed
     play: str  # cpu | cuda
-    bf16: bool  # bf16 autocast in the players' forward passes
+    inference: Inference  # how the players run their forward passes
     auto: tuple[bool, bool] = (False, False)
 
     @property
@@ -50,7 +52,7 @@ class PhaseDevices:
 
     def placements(self) -> list[Placement]:
         return [Placement("learner", self.learner, self.train_precision, self.auto[0]),
-                Placement("selfplay", self.play, play_precision(self.bf16), self.auto[1])]
+                Placement("selfplay", self.play, self.inference.setup, self.auto[1])]
 
 
 def resolve_devices(p: RLParams) -> PhaseDevices:
@@ -58,13 +60,13 @@ def resolve_devices(p: RLParams) -> PhaseDevices:
     learner = resolve_device(p.learner_device, "rl.learner_device")
     precision = resolve_precision(p.train_precision, "gpu" if learner == "cuda" else "cpu", "rl.train_precision")
     play = play_device(p.selfplay.device, "rl.selfplay.device", p.selfplay.backend)
-    return PhaseDevices(learner, precision, play, resolve_bf16(p.selfplay.bf16, play),
-                        (p.learner_device == "auto", p.selfplay.device == "auto"))
+    inference = resolve_inference(p.selfplay.inference, play, "rl.selfplay.inference")
+    return PhaseDevices(learner, precision, play, inference, (p.learner_device == "auto", p.selfplay.device == "auto"))
 
 
 def execution_key(devices: PhaseDevices, p: RLParams) -> dict:
     """What of how the phase runs here decides its games and weights (the module doc), for the fingerprint."""
-    key: dict = {"learner": [devices.learner, devices.train_precision], "play": [devices.play, devices.bf16]}
+    key: dict = {"learner": [devices.learner, devices.train_precision], "play": [devices.play, devices.inference.setup]}
     if devices.learner == "cuda":
         key["learner"].append(device_name("cuda"))
     if devices.play == "cuda":

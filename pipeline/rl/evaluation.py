@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from ..duel.stats import DuelResult
+from ..inference import Inference
 from ..progress import progress_bar
 from .executor import Executor
 from .policies import NetSpec
 from .selfplay import GameSpec, PlayJob
 
 
-def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int, seed: int, bf16: bool,
+def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int, seed: int, inference: Inference,
              concurrency: int, progress: bool, desc: str = "eval") -> DuelResult:
     """Greedy learner (A) vs greedy baseline on ``games // 2`` deals (seeds from ``seed``), each from both seats."""
     specs = []
     for i in range(games // 2):
         specs += [GameSpec(seed + i, (0, 1)), GameSpec(seed + i, (1, 0))]
-    job = PlayJob(players=(learner.with_epsilon(0.0), baseline.with_epsilon(0.0)), games=tuple(specs), bf16=bf16,
-                  concurrency=concurrency)
+    job = PlayJob(players=(learner.with_epsilon(0.0), baseline.with_epsilon(0.0)), games=tuple(specs),
+                  inference=inference, concurrency=concurrency)
     result = DuelResult()
     with progress_bar(total=len(specs), desc=desc, unit="game", leave=False, enabled=progress) as bar:
         result.add_outcomes(executor.run(job, progress=bar.update).outcomes, job.init_points)

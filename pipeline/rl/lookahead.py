@@ -15,7 +15,6 @@ Only the observation is read: nothing hidden reaches the player.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import time
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..encoding import encode
 from ..engine import DECISION_NAMES, Observation, determinize
+from ..inference import FP32, Inference
 from ..model import ModelConfig
 from ..modelio import load_model, load_value
 from ..value_model import HEADS, ValueNet
@@ -42,15 +42,15 @@ class LookaheadPlayer:
     """``values(observations) -> (B, 50)``: lookahead scores of the legal actions, -inf elsewhere."""
 
     def __init__(self, prior: NetPlayer, value: ValueNet, reward: RewardModel, temperature: float,
-                 prior_weight: float, bf16: bool = False, seed: int = 0,
+                 prior_weight: float, inference: Inference = FP32, seed: int = 0,
                  decisions: tuple[int, ...] = (0, 1, 2)) -> None:
         self.prior = prior
-        self.value = value.eval()
+        self.value = inference.prepare(value.eval())
         self.reward = reward
         self.head = HEADS.index(reward.kind)
         self.temperature = temperature
         self.prior_weight = prior_weight
-        self.bf16 = bf16
+        self.inference = inference
         self.decisions = decisions
         self.rng = np.random.default_rng(seed)  # only fills the hidden cards, which no afterstate depends on
         self.epsilon = prior.epsilon
@@ -83,9 +83,8 @@ class LookaheadPlayer:
     def afterstate_values(self, observations: Sequence[Observation]) -> np.ndarray:
         """The value network's reward of each afterstate, seen by the player who acted, float32 ``(B,)``."""
         t0 = time.perf_counter()
-        x = torch.from_numpy(encode(observations))
-        amp = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
-        with torch.inference_mode(), amp:
+        x = torch.from_numpy(encode(observations)).to(self.inference.dtype)
+        with self.inference.context("cpu"):
             v = self.value(x)[:, self.head].float().numpy()
         self.forward_seconds += time.perf_counter() - t0
         self.forward_samples += len(observations)
@@ -138,9 +137,13 @@ class LookaheadSpec:
         net.load_state_dict(torch.load(io.BytesIO(self.value_weights), map_location="cpu", weights_only=True))
         return net.eval()
 
-    def player(self, bf16: bool, device: str) -> LookaheadPlayer:
-        return LookaheadPlayer(self.prior.player(bf16, device), self.build_value(), self.reward, self.temperature,
-                               self.prior_weight, bf16, decisions=self.decisions)
+    def with_inference(self, inference: Inference) -> LookaheadSpec:
+        return replace(self, prior=self.prior.with_inference(inference))
+
+    def player(self, inference: Inference, device: str) -> LookaheadPlayer:
+        setup = self.prior.inference or inference  # the prior's forced setup, if any, is the value's too
+        return LookaheadPlayer(self.prior.player(setup, device), self.build_value(), self.reward,
+                               self.temperature, self.prior_weight, setup, decisions=self.decisions)
 
 
 def lookahead_meta(reward: RewardModel, temperature: float, prior_weight: float,

@@ -4,22 +4,25 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from ..agents.model_agent import NetPlayer
+from ..inference import Inference
 from ..model import KoiKoiNet, ModelConfig
 
 
 @dataclass(frozen=True)
 class NetSpec:
-    """A network as sent to a worker: architecture, weights (torch.save bytes) and exploration rate."""
+    """A network as sent to a worker: architecture, weights (torch.save bytes) and exploration rate; ``inference``:
+    the setup this player keeps whatever its job's (a duel of one setup against another), None: the job's."""
 
     name: str
     config: dict
     weights: bytes
     epsilon: float = 0.0
+    inference: Inference | None = None
 
     @classmethod
     def from_net(cls, net: KoiKoiNet, name: str, epsilon: float = 0.0) -> NetSpec:
@@ -28,14 +31,17 @@ class NetSpec:
         return cls(name=name, config=net.config.to_dict(), weights=buf.getvalue(), epsilon=float(epsilon))
 
     def with_epsilon(self, epsilon: float) -> NetSpec:
-        return NetSpec(self.name, self.config, self.weights, float(epsilon))
+        return replace(self, epsilon=float(epsilon))
+
+    def with_inference(self, inference: Inference) -> NetSpec:
+        return replace(self, inference=inference)
 
     def build(self) -> KoiKoiNet:
         net = KoiKoiNet(ModelConfig.from_dict(self.config))
         net.load_state_dict(torch.load(io.BytesIO(self.weights), map_location="cpu", weights_only=True))
         return net.eval()
 
-    def player(self, bf16: bool, device: str) -> NetPlayer:
+    def player(self, inference: Inference, device: str) -> NetPlayer:
         """The network as a self-play player on ``device``."""
-        return NetPlayer(self.build(), self.epsilon, bf16, device)
+        return NetPlayer(self.build(), self.epsilon, self.inference or inference, device)
 

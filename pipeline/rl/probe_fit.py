@@ -24,6 +24,7 @@ import numpy as np
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import GAME_OVER, KOIKOI_DECISION, GameState
+from ..inference import FP32, Inference
 from ..model import KoiKoiNet
 from .learner import QLearner, SampleBuffer, fit_pass
 from .probe import mean_ci, rollout_values
@@ -95,7 +96,7 @@ def search_gain(states: list[dict]) -> dict:
 
 def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int = 8, lr: float = 3e-4,
              batch_size: int = 64, deals: int | None = None, train_states: int = 0, seed: int = 0,
-             precision: str = "32-true", bf16: bool = False) -> dict:
+             precision: str = "32-true", inference: Inference = FP32) -> dict:
     """Fit a copy of ``net`` on the training states (targets from their first ``deals`` deals), and measure
     the held-out gain per call of its choice over ``net``'s, and the split-half gain of the search."""
     train = [s for s in states if s["game"] % HOLDOUT]
@@ -109,7 +110,7 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
     if epochs:
         samples = [Sample(s["obs"], s["acts"][0], 0.0, _target(s, temperature, deals)) for s in train]
         fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)
-    fit, _ = choice_gain(test, NetPlayer(learner.net, bf16=bf16).values([s["obs"] for s in test]))
+    fit, _ = choice_gain(test, NetPlayer(learner.net, inference=inference).values([s["obs"] for s in test]))
     search = search_gain(test)
     return {"train_states": len(train), "test_states": len(test), "deals": deals, "fit_gain": fit["gain"],
             "fit_gain_ci95": fit["gain_ci95"], "fit_flip_rate": fit["flip_rate"],

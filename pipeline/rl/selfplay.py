@@ -34,6 +34,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
+from ..inference import FP32, Inference
 from .playout import Playout, branch, finished, pending_groups
 from .policies import NetSpec
 from .rewards import RewardModel
@@ -79,7 +80,7 @@ class PlayJob:
 
     players: tuple[NetSpec, ...]
     games: tuple[GameSpec, ...]
-    bf16: bool = False
+    inference: Inference = FP32
     concurrency: int = 64
     reward: RewardModel | None = None  # needed when any game records trajectories
     rollout: RolloutSpec | None = None  # None: Monte-Carlo samples (the round reward of the taken action)
@@ -193,7 +194,7 @@ def play_job(job: PlayJob) -> PlayResult:
     from .executor import report_progress
 
     t0 = time.perf_counter()
-    players = [spec.player(job.bf16, job.device) for spec in job.players]
+    players = [spec.player(job.inference, job.device) for spec in job.players]
     pending = deque(job.games)
     active: list[_Game | Playout] = []  # games and their playouts still playing
     waiting: list[_Game] = []  # finished games whose playouts still play

@@ -68,7 +68,7 @@ class PhaseRunner:
         bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (docs/faults.md)
         # the learner's passes and the players' forward passes each where it runs fastest (devices.py)
         self.devices = resolve_devices(self.p)
-        self.accelerator, self.bf16 = self.devices.accelerator, self.devices.bf16
+        self.accelerator, self.inference = self.devices.accelerator, self.devices.inference
         self.train_precision = self.devices.train_precision
         self.cfg = cfg = replace(cfg, execution=execution_key(self.devices, self.p))  # resumes only on the same
         self._own_executor = executor is None
@@ -118,9 +118,9 @@ class PhaseRunner:
             rollout = RolloutSpec(p.rollout.fraction, temperature,
                                   tuple(DECISION_NAMES.index(d) for d in p.rollout.decisions), anchor=anchor,
                                   loss=p.rollout.loss, samples=p.rollout.samples, flat=p.rollout.prior == "none")
-        return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.selfplay.concurrency,
-                       reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
-                       explore_seed=base)
+        return PlayJob(players=players, games=tuple(games), inference=self.inference,
+                       concurrency=p.selfplay.concurrency, reward=RewardModel(c.variant, scale, table, p.wp_baseline),
+                       rollout=rollout, explore_seed=base)
 
     def _save_snapshot(self, learner: QLearner, state: RunState) -> None:
         save_snapshot(self.cfg, learner.net, state.loop)
@@ -139,7 +139,7 @@ class PhaseRunner:
     def _evaluate(self, learner: QLearner, state: RunState, label: str) -> dict:
         p = self.p
         ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.eval_games,
-                      eval_seed(p, final=False), self.bf16, p.selfplay.concurrency, self.cfg.progress, desc=label)
+                      eval_seed(p, final=False), self.inference, p.selfplay.concurrency, self.cfg.progress, desc=label)
         row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games, **curve_row(ev)}
         state.curve.append(row)
         return row
@@ -150,7 +150,7 @@ class PhaseRunner:
         if state.final is None:
             p = self.p
             ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.final_eval_games,
-                          eval_seed(p, final=True), self.bf16, p.selfplay.concurrency, self.cfg.progress,
+                          eval_seed(p, final=True), self.inference, p.selfplay.concurrency, self.cfg.progress,
                           desc=f"phase {self.cfg.phase} {self.cfg.variant} final eval")
             state.final = curve_row(ev)
             self._checkpoint(learner, state)
@@ -163,8 +163,8 @@ class PhaseRunner:
         with progress_bar(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
                           enabled=self.cfg.progress) as bar:
             outcomes = simulate(NetSpec.from_net(learner.net, "learner"), wp.refit_games,
-                                loop_seed(self.p, self.cfg.phase, state.loop, 7) // 10**6, self.executor, self.bf16,
-                                self.p.selfplay.concurrency, bar.update)
+                                loop_seed(self.p, self.cfg.phase, state.loop, 7) // 10**6, self.executor,
+                                self.inference, self.p.selfplay.concurrency, bar.update)
         table = fit_table(outcomes, source=f"phase {self.cfg.phase} loop {state.loop}", c=wp.C)
         state.winprob = table.to_dict()
         return {"winprob/refit_games": wp.refit_games}

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..engine import DECISION_NAMES
+from ..inference import resolve_inference
 from ..model import ModelConfig
 from ..modelio import load_model, save_model
 from ..value_model import HEADS, ValueNet
@@ -56,7 +57,7 @@ def build_lookahead(policy_dir: str | Path, winprob: str | Path, out: str | Path
     wp = RewardModel("wp", spec.scale if spec.reward == "wp" else 10.0, table, spec.baseline)
     policy = NetSpec.from_net(net, "policy")
     games = tuple(GameSpec(SEED_BASE + spec.seed * spec.games + i, (0, 0), (True, True)) for i in range(spec.games))
-    job = PlayJob(players=(policy,), games=games, bf16=spec.bf16, reward=point, concurrency=64)
+    job = PlayJob(players=(policy,), games=games, inference=resolve_inference("auto"), reward=point, concurrency=64)
     from ..progress import progress_bar
 
     with make_executor(spec.workers) as ex, progress_bar(total=spec.games, desc=progress, unit="game",

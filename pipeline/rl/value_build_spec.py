@@ -24,4 +24,4 @@ class BuildSpec:
     holdout: float = 0.05  # share of the afterstates held out to measure the fit
     seed: int = 0
     workers: int = 2
-    bf16: bool = False  # autocast for play and bf16-mixed for the fit
+    bf16: bool = False  # bf16-mixed for the fit (play runs in the inference setup auto picks)

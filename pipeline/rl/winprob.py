@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import atomic
+from ..inference import FP32, Inference
 from .rewards import game_outcome
 from .selfplay import GameOutcome
 
@@ -129,13 +130,13 @@ def log_loss(table: WinProbTable, outcomes: Sequence[GameOutcome]) -> float:
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def simulate(player, games: int, seed: int, executor, bf16: bool = False, concurrency: int = 64,
+def simulate(player, games: int, seed: int, executor, inference: Inference = FP32, concurrency: int = 64,
              progress: Callable[[int], None] | None = None) -> list[GameOutcome]:
     """``games`` greedy self-play games of ``player`` (a NetSpec) on seeds derived from ``seed``."""
     from .selfplay import GameSpec, PlayJob
 
     specs = tuple(GameSpec(seed=seed * 1_000_003 + 500_000 + i) for i in range(games))
-    job = PlayJob(players=(player.with_epsilon(0.0),), games=specs, bf16=bf16, concurrency=concurrency)
+    job = PlayJob(players=(player.with_epsilon(0.0),), games=specs, inference=inference, concurrency=concurrency)
     return executor.run(job, progress=progress).outcomes
 
 

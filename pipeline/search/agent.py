@@ -57,18 +57,17 @@ def search_reward(spec: str, base: object, options: SearchOptions) -> RewardMode
     return RewardModel("wp", 10.0, table, 0.5)  # the probes' units; a scale changes no choice
 
 
-def load_search_agent(spec: str, seed: int = 0) -> SearchAgent:
+def load_search_agent(spec: str, seed: int = 0, inference: str = "auto") -> SearchAgent:
     """The agent of a ``search:`` spec; ``ValueError`` (one line) for a bad option or model."""
     from ..agents.loader import load_agent
-    from ..hardware import resolve_bf16
 
     model, options = parse_search(spec)
-    base = load_agent(model, seed=seed)
+    base = load_agent(model, seed=seed, inference=inference)
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, base.spec, options)
     search = SearchSpec(spec, base.spec, reward, options, seed)
-    # bf16 where the CPU has it natively: a searched decision is thousands of forward passes
-    agent = SearchAgent(base.net, name=spec, seed=seed, bf16=resolve_bf16("auto"), spec=search)
+    # the fastest setup here: a searched decision is thousands of forward passes
+    agent = SearchAgent(base.net, name=spec, seed=seed, inference=inference, spec=search)
     agent.meta = getattr(base, "meta", {})
     return agent

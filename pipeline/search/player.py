@@ -20,13 +20,14 @@ import hashlib
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
+from ..inference import Inference
 from ..rl.lookahead import LookaheadPlayer, LookaheadSpec
 from ..rl.playout import branch, play_out
 from ..rl.policies import NetSpec
@@ -161,5 +162,8 @@ class SearchSpec:
     seed: int = 0
     epsilon: float = 0.0
 
-    def player(self, bf16: bool, device: str) -> SearchPlayer:
-        return SearchPlayer(self.base.player(bf16, device), self.reward, self.options, self.seed)
+    def with_inference(self, inference: Inference) -> SearchSpec:
+        return replace(self, base=self.base.with_inference(inference))
+
+    def player(self, inference: Inference, device: str) -> SearchPlayer:
+        return SearchPlayer(self.base.player(inference, device), self.reward, self.options, self.seed)

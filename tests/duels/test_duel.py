@@ -181,7 +181,7 @@ def test_model_duel_on_the_selfplay_engine_equals_the_arena_duel():
     from pipeline.rl.policies import NetSpec
 
     specs = [NetSpec.from_net(net, name) for net, name in zip(nets, "AB")]
-    engine = play_model_duel(*specs, 8, seed=5, num_rounds=3, workers=0, bf16=False)
+    engine = play_model_duel(*specs, 8, seed=5, num_rounds=3, workers=0, inference="fp32")
     assert (engine.wins, engine.losses, engine.draws, engine.points) == (
         arena.wins, arena.losses, arena.draws, arena.points)
 
@@ -193,6 +193,7 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
     from pipeline.agents.model_agent import ModelAgent
     from pipeline.duel.runner import play_duel
     from pipeline.duel.stats import DuelResult
+    from pipeline.inference import FP32
     from pipeline.model import KoiKoiNet, ModelConfig
     from pipeline.rl.evaluation import curve_row, evaluate
     from pipeline.rl.executor import InlineExecutor
@@ -203,7 +204,7 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
         torch.manual_seed(seed)
         nets.append(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval())
     a, b = (NetSpec.from_net(n, str(i)) for i, n in enumerate(nets))
-    ev = evaluate(InlineExecutor(), a, b, 8, 5, bf16=False, concurrency=8, progress=False)
+    ev = evaluate(InlineExecutor(), a, b, 8, 5, inference=FP32, concurrency=8, progress=False)
     duel = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5).summary()
     assert isinstance(ev, DuelResult) and ev.summary() == duel
     assert curve_row(ev) == {"win_rate": duel["win_rate"], "point_diff": duel["point_diff"], "eval_games": 8,

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from pipeline import hardware
+from pipeline.inference import resolve_inference
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def test_precision_auto_on_a_gpu(fake_gpu, bf16, capability, want):
     assert hardware.resolve_accelerator("auto") == "gpu"
     assert hardware.resolve_precision("auto", "gpu") == want
     assert hardware.resolve_precision("32-true", "gpu") == "32-true"
-    assert hardware.resolve_bf16("auto", "cuda") is bf16
+    assert resolve_inference("auto", "cuda").setup == ("bf16" if bf16 else "fp32")
 
 
 def test_cpu_rule_is_kept_and_fp16_needs_a_gpu(fake_gpu, monkeypatch):
@@ -46,7 +47,7 @@ def test_cpu_rule_is_kept_and_fp16_needs_a_gpu(fake_gpu, monkeypatch):
     for native, want in ((True, "bf16-mixed"), (False, "32-true")):
         monkeypatch.setattr(hardware, "cpu_has_bf16", lambda native=native: native)
         assert hardware.resolve_precision("auto", "cpu") == want
-        assert hardware.resolve_bf16("auto", "cpu") is native
+        assert resolve_inference("auto", "cpu").setup == ("compile-bf16" if native else "fp32")
     with pytest.raises(ValueError, match=r"--precision is 16-mixed, which needs a GPU"):
         hardware.resolve_precision("16-mixed", "cpu", "--precision")
     assert hardware.torch_device("gpu") == "cuda" and hardware.torch_device("cpu") == "cpu"

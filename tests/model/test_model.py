@@ -156,7 +156,7 @@ def test_model_agent_always_plays_legal_moves():
     assert len(seen) > 1000 and {0, 1, 2} <= set(seen)
 
 
-def test_model_agent_greedy_q_values_and_bf16(batch):
+def test_model_agent_greedy_q_values_and_bf16_weights(batch):
     obs, *_ = batch
     net = tiny().train()
     agent = ModelAgent(net)
@@ -165,7 +165,7 @@ def test_model_agent_greedy_q_values_and_bf16(batch):
     np.testing.assert_array_equal(np.isfinite(q), legal_masks(obs))
     assert agent.act(obs) == list(q.argmax(1))
     assert net.training  # the agent leaves the net's mode alone
-    assert all(a in np.flatnonzero(m) for a, m in zip(ModelAgent(net, bf16=True).act(obs), legal_masks(obs)))
+    assert all(a in np.flatnonzero(m) for a, m in zip(ModelAgent(net, inference="bf16").act(obs), legal_masks(obs)))
 
 
 def test_model_agent_epsilon_is_seeded(batch):

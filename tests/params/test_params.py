@@ -68,7 +68,7 @@ def test_nan_and_infinities_are_refused_by_name(key, value):
     ("sl_train.max_epochs", True, "must be an integer, got True"),
     ("rl.phase1.loops", 2.0, "must be an integer, got 2.0"),
     ("duels.agents", "random", "must be a list, got 'random'"),
-    ("winprob.bf16", 1, "must be true, false or auto, got 1"),
+    ("winprob.inference", "fast", "must be one of auto, fp32, autocast, bf16, compile-fp32, compile-bf16; got 'fast'"),
     ("rl.selfplay", 2, "must be a mapping, got 2"),
     ("tune.target", "both", "must be one of sl, rl; got 'both'"),
     ("sl_train.yaku_cross", ["draw"], "must be one of discard, pick, koikoi; got 'draw'"),

@@ -19,7 +19,7 @@ TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 # params.yaml with these sections' values overridden (a mapping document: tests change it, then parse it)
 TINY_PARAMS = {
     "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0, "refit_every": 1, "refit_games": 4,
-                "workers": 0, "concurrency": 8, "bf16": False, "device": "cpu"},
+                "workers": 0, "concurrency": 8, "inference": "fp32", "device": "cpu"},
     "rl": {
         "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
         "epochs": 1, "replay": 0, "augment": False,
@@ -29,7 +29,7 @@ TINY_PARAMS = {
         "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
         "eval_every": 1, "eval_games": 4, "final_eval_games": 6, "train_precision": "32-true", "train_threads": 1,
         "learner_device": "cpu",
-        "selfplay": {"workers": 0, "concurrency": 8, "bf16": False, "start_method": "spawn", "backend": "process",
+        "selfplay": {"workers": 0, "concurrency": 8, "inference": "fp32", "start_method": "spawn", "backend": "process",
                      "device": "cpu"},
         "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
         "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},

@@ -15,6 +15,7 @@ import torch
 
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.hardware import resolve_precision
+from pipeline.inference import FP32, Inference
 from pipeline.params import parse_params
 from pipeline.rl.executor import ProcessExecutor
 from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
@@ -68,13 +69,13 @@ def test_spawned_cuda_workers_play_their_parts_as_this_process_does(make_net):
 
 
 def test_rollout_pi_with_bf16_play_on_the_gpu(make_net):
-    job = _job(make_net, epsilon=0.0, bf16=True, rollout=RolloutSpec(1.0, 1.0, loss="logit_mse"))
+    job = _job(make_net, epsilon=0.0, inference=Inference("bf16"), rollout=RolloutSpec(1.0, 1.0, loss="logit_mse"))
     first, again = play_job(job), play_job(job)
     assert first.samples and _key(first) == _key(again)  # bf16 on the GPU, and still repeatable
     for s in first.samples:
         branched = ~np.isnan(s.target)
         assert branched.sum() >= 2 and np.isfinite(s.target[branched]).all()
-    fp32 = play_job(replace(job, bf16=False))
+    fp32 = play_job(replace(job, inference=FP32))
     assert len(fp32.outcomes) == len(first.outcomes)
 
 
@@ -109,7 +110,7 @@ def test_a_gpu_pass_trains_and_leaves_the_weights_on_the_cpu(make_net, precision
 
 def test_a_phase_with_its_devices_on_auto_runs_on_the_gpu(project, params, capsys):
     params["rl"].update(learner_device="auto", train_precision="auto", algorithm="rollout_pi")
-    params["rl"]["selfplay"].update(device="auto", bf16="auto", workers=2, start_method="spawn")
+    params["rl"]["selfplay"].update(device="auto", inference="auto", workers=2, start_method="spawn")
     params["rl"]["phase1"]["loops"] = 1
     summary = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=True, mlflow=False)
     assert summary["loops"] == 1 and 0.0 <= summary["win_rate"] <= 1.0

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from pipeline import hardware
+from pipeline.inference import resolve_inference
 from pipeline.params import ParamError, parse_params
 from pipeline.rl import devices
 from pipeline.rl.executor import InlineExecutor
@@ -59,14 +60,15 @@ def test_cuda_without_a_gpu_is_one_clear_error(project, params, key):
 def test_auto_puts_the_learner_and_local_players_on_the_gpu_and_cluster_players_on_cpus(params, fake_gpu,
                                                                                       monkeypatch):
     params["rl"].update(learner_device="auto", train_precision="auto")
-    params["rl"]["selfplay"].update(device="auto", bf16="auto")
+    params["rl"]["selfplay"].update(device="auto", inference="auto")
     d = devices.resolve_devices(parse_params(params).rl)
-    assert (d.learner, d.train_precision, d.play, d.bf16, d.accelerator) == ("cuda", "bf16-mixed", "cuda", True, "gpu")
+    assert (d.learner, d.train_precision, d.play, d.inference.setup, d.accelerator) == ("cuda", "bf16-mixed", "cuda",
+                                                                                         "bf16", "gpu")
     params["rl"]["selfplay"].update(backend="ray", workers=4)
     assert devices.resolve_devices(parse_params(params).rl).play == "cuda"  # a private local Ray: this machine
     monkeypatch.setenv("RAY_ADDRESS", "head:6379")
     d = devices.resolve_devices(parse_params(params).rl)
-    assert (d.learner, d.play, d.bf16) == ("cuda", "cpu", hardware.cpu_has_bf16())  # every node plays
+    assert (d.learner, d.play, d.inference) == ("cuda", "cpu", resolve_inference("auto"))  # every node plays
     params["rl"]["selfplay"]["device"] = "cuda"
     assert devices.resolve_devices(parse_params(params).rl).play == "cuda"  # asked for: the cluster's GPUs
     params["rl"].update(learner_device="cpu", train_precision="auto")
@@ -100,9 +102,9 @@ def test_the_fingerprint_holds_what_changes_the_games_on_a_device(project, param
     assert play_gpu != on_gpu
     sp["workers"] = 2
     assert _fingerprint(project, params) != play_gpu  # on CUDA the split changes the batches, so the games
-    sp["bf16"] = True
+    sp["inference"] = "bf16"
     assert _fingerprint(project, params) != play_gpu
-    sp.update(workers=3, bf16=False)
+    sp.update(workers=3, inference="fp32")
     assert _fingerprint(project, params) == play_gpu
     params["rl"]["learner_device"] = params["rl"]["selfplay"]["device"] = "auto"  # auto is the GPU here
     assert _fingerprint(project, params) == play_gpu
@@ -112,7 +114,7 @@ def test_a_runner_fingerprints_its_resolved_devices(project, params):
     from pipeline.rl.training import PhaseRunner
 
     runner = PhaseRunner(_cfg(project, params), executor=InlineExecutor())
-    assert runner.cfg.execution == {"learner": ["cpu", "32-true"], "play": ["cpu", False]}
+    assert runner.cfg.execution == {"learner": ["cpu", "32-true"], "play": ["cpu", "fp32"]}
     assert phase_fingerprint(runner.cfg) == _fingerprint(project, params) != phase_fingerprint(_cfg(project, params))
 
 

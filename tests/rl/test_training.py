@@ -27,7 +27,7 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
     params["rl"]["algorithm"] = algorithm
     if device == "cuda":  # the defaults' path: both on the GPU, precisions as the GPU has them, spawned workers
         params["rl"].update(learner_device="cuda", train_precision="auto")
-        params["rl"]["selfplay"].update(device="cuda", bf16="auto", workers=2)
+        params["rl"]["selfplay"].update(device="cuda", inference="auto", workers=2)
     straight = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
                         progress=False, mlflow=False)  # 2 loops
     w_straight = torch.load(project / "models/rl_phase1/point/model.pt")
