@@ -45,7 +45,9 @@ class Games:
             raise PlayError(400, f"points must be in 1..{MAX_POINTS}, got {shown(points)}")
         self._room_for_a_game()
         if seed is None:
-            seed = secrets.randbelow(2**31)  # a new deal each game; the seed is in its record once it is over
+            # a new deal each game, its seed from 2^53 values: a client that sees its hand and the field cannot try
+            # every seed to find the one that deals them (2^31 would take hours on one core). In the record only.
+            seed = secrets.randbelow(MAX_SEED + 1)
         elif not 0 <= seed <= MAX_SEED:
             raise PlayError(400, f"seed must be in 0..{MAX_SEED}, got {shown(seed)}")
         spec = self.opponents.default if opponent is None else self.opponents.resolve(opponent)

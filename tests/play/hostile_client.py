@@ -7,7 +7,7 @@ bodies; unknown keys of 10 KB and with newlines; cross-site form posts and forei
 (DNS rebinding); unknown game ids and illegal actions. It prints one JSON line: requests, 5xx answers,
 unexpected answers, leaks (a response before a game's end from which its hidden cards follow: its seed
 anywhere in it, or any number in it that deals the same round-1 hands as the finished game's record) and the
-server's RSS at the start and the end.
+server's RSS at the start, after the first tenth of the requests (every model met) and at the end.
 """
 
 from __future__ import annotations
@@ -174,16 +174,19 @@ def run(url: str, requests: int, pid: int | None = None, seed: int = 0) -> dict[
     _, offered = c.send("GET", "/api/opponents", expect=(200,))
     models = [o for o in (offered or {}).get("choices", []) if o not in ("random", "heuristic")
               and not o.startswith("search:")] or ["random"]
-    start = rss_mb(pid)
+    start, warm = rss_mb(pid), None
     i = 0
     while c.requests < requests:
+        if warm is None and c.requests >= requests // 10:
+            warm = rss_mb(pid)  # every model opponent met at least once (past the first tenth)
         if i % 2:
             attacks(c, rng)
         else:
             play_a_game(c, models[(i // 2) % len(models)], rng)
         i += 1
     return {"requests": c.requests, "5xx": c.errors_5xx, "unexpected": c.unexpected, "leaks": c.leaks,
-            "rss_start_mb": start, "rss_end_mb": rss_mb(pid), "models": len(models), "notes": c.notes}
+            "rss_start_mb": start, "rss_warm_mb": warm, "rss_end_mb": rss_mb(pid), "models": len(models),
+            "notes": c.notes}
 
 
 def tiny_models(root: Path, n: int = MODELS) -> None:

@@ -76,6 +76,13 @@ def test_no_response_before_the_end_gives_the_deal_away(client, games, tiny_mode
     assert checked > 30
 
 
+def test_a_random_seed_is_too_large_to_find_by_trying_every_one(client, games):
+    """Your hand and the field are public to you: with a seed from 2^31 values, trying them all finds the deal.
+    A game without a chosen seed draws it from the 2^53 the API takes."""
+    seeds = [games.get(client.post("/api/games", json={"rounds": 1}).json()["id"]).seed for _ in range(8)]
+    assert max(seeds) >= 2**40 and len(set(seeds)) == 8
+
+
 def _live_nets() -> int:
     gc.collect()
     return sum(1 for o in gc.get_objects() if type(o) is KoiKoiNet)
