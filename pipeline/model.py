@@ -15,8 +15,10 @@ from torch import nn
 from .encoding import NUM_FEATURES, NUM_TOKENS, ROWS, YAKU_NAMES
 from .engine import DECISION_NAMES
 from .engine.cards import MONTH_SWAPS
+from .limits import MAX_FF, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 
 NUM_DECISIONS = 3
+MAX_SIZES = {"width": MAX_WIDTH, "ff": MAX_FF, "heads": MAX_HEADS, "layers": MAX_LAYERS}
 
 
 @dataclass
@@ -53,6 +55,8 @@ class ModelConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"ModelConfig.{name} must be a positive int, got {v!r}")
+            if v > MAX_SIZES.get(name, v):  # before anything is allocated: a config may come from anywhere
+                raise ValueError(f"ModelConfig.{name} must be <= {MAX_SIZES[name]}, got {v!r}")
         if self.width % self.heads:
             raise ValueError(f"ModelConfig.width ({self.width}) must be divisible by heads ({self.heads})")
         if not 0.0 <= float(self.dropout) < 1.0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -74,8 +75,9 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
     if config.num_features != NUM_FEATURES or version != FEATURE_VERSION:
         raise ValueError(f"model in {d} was built for features {version!r} ({config.num_features} rows), "
                          f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
-    net = KoiKoiNet(config)
     fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
+    check_size(lambda: KoiKoiNet(config), d / MODEL_FILE, d / CONFIG_FILE, fix)
+    net = KoiKoiNet(config)
     try:
         net.load_state_dict(read_weights(d / MODEL_FILE, fix))
     except RuntimeError as e:  # other tensor names or shapes than config.json describes
@@ -98,12 +100,32 @@ def load_value(directory: str | Path) -> ValueNet | None:
     if not (d / VALUE_FILE).is_file():
         raise ValueError(f"{d / CONFIG_FILE} describes a value network but {d / VALUE_FILE} is missing: {fix}")
     try:
-        net = ValueNet(ModelConfig.from_dict(doc["value_config"]))
+        config = ModelConfig.from_dict(doc["value_config"])
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"bad value config in {d / CONFIG_FILE}: {e}") from None
+    try:
+        check_size(lambda: ValueNet(config), d / VALUE_FILE, d / CONFIG_FILE, fix)
+        net = ValueNet(config)
         net.load_state_dict(read_weights(d / VALUE_FILE, fix))
     except (TypeError, RuntimeError) as e:
         raise ValueError(f"value {d / VALUE_FILE} does not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
                          f"{fix}") from None
     return net.eval()
+
+
+MIN_BYTES = 2  # bytes per number of the smallest precision weights are saved in (bf16, fp16)
+
+
+def check_size(build: Callable[[], torch.nn.Module], weights: Path, config_file: Path, fix: str) -> None:
+    """``ValueError`` (one line) unless ``weights`` is large enough to hold the network ``build`` makes: the
+    network is built on the meta device (shapes, no memory), so a config that asks for more than its weight
+    file holds is refused before anything is allocated (``ModelConfig`` bounds each size first)."""
+    with torch.device("meta"):
+        numbers = sum(t.numel() for t in build().state_dict().values())
+    size = weights.stat().st_size if weights.is_file() else 0
+    if size < MIN_BYTES * numbers:
+        raise ValueError(f"{config_file} describes {numbers:,} weights but {weights} holds {size:,} bytes (at least "
+                         f"{MIN_BYTES * numbers:,} needed): {fix}")
 
 
 def read_weights(path: str | Path, fix: str = "restore or rebuild it") -> dict:

@@ -32,12 +32,24 @@ from .params import ParamError
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning checkpoints through ``pipeline.atomic``: a kill leaves the previous checkpoint or the new one."""
+    """Lightning checkpoints through ``pipeline.atomic``: a kill leaves the previous checkpoint or the new one;
+    read back safely: tensors and plain containers only (``weights_only``), never a pickle's code, whatever a
+    caller asks (a checkpoint in ``checkpoints/`` is a file anyone with write access could have planted)."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
         from .atomic import torch_save
 
         torch_save(checkpoint, path)
+
+    def load_checkpoint(self, path: Any, map_location: Any = None, weights_only: bool | None = None) -> dict[str, Any]:
+        del map_location, weights_only  # always onto the CPU, always safely
+        return read_checkpoint(path)
+
+
+def read_checkpoint(path: Any) -> dict[str, Any]:
+    """A Lightning checkpoint loaded safely on the CPU: the project's hold only tensors and plain containers, so
+    ``weights_only`` reads them whole and refuses (an ``UnpicklingError``) one that holds anything else."""
+    return torch.load(path, map_location="cpu", weights_only=True)
 
 
 class NonFiniteLoss(ParamError, ValueError):

@@ -63,6 +63,24 @@ def _addresses(address: str, port: int) -> tuple[str, str, bool]:
     return listening, f"http://{bracket(local)}:{port}/", not ip.is_loopback
 
 
+def served_hosts(address: str) -> list[str]:
+    """The names a client may call the server by (its ``Host`` header; any other is refused): the address it
+    listens on, the loopback names when it listens there, and for every interface this machine's name and
+    addresses."""
+    from ..play.guard import LOOPBACK
+
+    ip = ipaddress.ip_address(address.split("%")[0])
+    hosts = [address, *(LOOPBACK if ip.is_loopback or ip.is_unspecified else ())]
+    if ip.is_unspecified:
+        for name in {socket.gethostname(), socket.getfqdn()}:
+            hosts.append(name)
+            try:
+                hosts += [str(info[4][0]).split("%")[0] for info in socket.getaddrinfo(name, None)]
+            except OSError:
+                pass
+    return list(dict.fromkeys(hosts))
+
+
 def _open_when_ready(server, url: str) -> None:  # noqa: ANN001 (uvicorn.Server)
     while not server.started and not server.should_exit:
         time.sleep(0.05)
@@ -102,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     if not os.access(games.records_dir, os.W_OK):
         print(f"koikoi play: warning: --records {games.records_dir} is not writable: finished games stay in memory "
               f"until it is (or until the server stops)", file=sys.stderr)
-    server = uvicorn.Server(uvicorn.Config(create_app(games), host=args.host, port=args.port, log_level="warning"))
+    app = create_app(games, hosts=[args.host, *served_hosts(address)])
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"))
     listening, url, exposed = _addresses(address, args.port)
     print(f"koikoi play: {url} (listening on {listening}) against {opponent}; finished games go to "
           f"{games.records_dir}; Ctrl+C stops", file=sys.stderr)

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..engine import DECISION_NAMES
 from ..hardware import DEVICES, PRECISIONS
+from ..limits import MAX_BATCH, MAX_GAMES
 from ..rl.rewards import REWARD_MODELS
 from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, Share, tuned
 
@@ -15,18 +16,18 @@ INITS = ("sl", "scratch")
 ALGORITHMS = ("mc_dqn", "rollout_pi")
 START_METHODS = ("spawn", "forkserver", "fork")
 BACKENDS = ("process", "ray")  # where self-play runs: local worker processes, or Ray tasks (executor.make_executor)
-EvalGames = Annotated[int, Field(ge=2, multiple_of=2)]  # each deal is played from both seats
+EvalGames = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is played from both seats
 
 
 class WinProbParams(Section):
     agent: Annotated[str, Field(min_length=1)] = Field(
         description="model directory whose greedy self-play games the first fit uses")
-    games: Positive = Field(description="simulated games; every round start is a sample per player")
+    games: Positive = Field(le=MAX_GAMES, description="simulated games; every round start is a sample per player")
     seed: Seed = Field(description="seed of the simulated games")
     C: PositiveFloat = Field(description="inverse L2 strength of each round's logistic regression")
     refit_every: Count = Field(description="RL-WP refits the table with the current learner every N loops "
                                "(0: never)")
-    refit_games: Positive = Field(description="self-play games of each refit")
+    refit_games: Positive = Field(le=MAX_GAMES, description="self-play games of each refit")
     workers: Annotated[int, Field(ge=0, le=64)] = Field(
         description="self-play processes, one torch thread each (0: in this process)")
     concurrency: Positive = Field(description="games played at once per worker")
@@ -93,7 +94,8 @@ class SelfPlay(Section):
 
 
 class Phase1(Section):
-    loops: Count = Field(description="loops against the frozen SL agent")
+    loops: Positive = Field(description="loops against the frozen SL agent (at least one: phase 2 starts from its "
+                            "model)")
     target_win_rate: Share = Field(description="stop early once the mean of the last `window` evaluations "
                                    "reaches it (1.0: never)")
     window: Positive = Field(description="evaluations averaged for the early stop")
@@ -115,7 +117,7 @@ class RLParams(Section):
     init: Literal[INITS] = Field(description="start from the SL weights, or from fresh weights (the paper)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([896, 1792, 3584],
                                                                      description="games played per loop")
-    batch_size: Positive = tuned([32, 64, 128, 256], description="samples per training batch")
+    batch_size: Positive = tuned([32, 64, 128, 256], le=MAX_BATCH, description="samples per training batch")
     lr: PositiveFloat = tuned({"low": 1.0e-4, "high": 1.0e-3, "log": True}, description="Adam learning rate")
     epochs: Annotated[int, Field(ge=1, le=100)] = tuned([4, 8, 12],
         description="optimization passes over each loop's samples and the replay's")

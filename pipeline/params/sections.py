@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from ..encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..engine import DECISION_NAMES
 from ..hardware import ACCELERATORS, DEVICES, PRECISIONS
+from ..limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
@@ -28,7 +29,7 @@ class RegistryParams(Section):
 
 
 class EngineTestsParams(Section):
-    bench_games: Positive = Field(description="random-vs-random games timed for the engine's games/s")
+    bench_games: Positive = Field(le=MAX_GAMES, description="random-vs-random games timed for the engine's games/s")
     seed: Seed = Field(description="seed of the timed games")
 
 
@@ -38,17 +39,17 @@ class SLDatasetParams(Section):
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(
         description="share of games (never of samples) held out for validation")
     seed: Seed = Field(description="seed of the train/validation split and of synthetic games")
-    synthetic_games: Annotated[int, Field(ge=2)] = Field(
+    synthetic_games: Annotated[int, Field(ge=2, le=MAX_GAMES)] = Field(
         description="heuristic-vs-heuristic games written when no human records can be had")
 
 
 class SLTrainParams(Section):
     seed: Seed = Field(description="seed of initialisation, batch order, dropout and augmentation")
-    width: Positive = tuned([16, 32, 64], description="embedding width; tuned per head (head_dim): "
+    width: Positive = tuned([16, 32, 64], le=MAX_WIDTH, description="embedding width; tuned per head (head_dim): "
                             "width = heads x head_dim")
-    ff: Positive = tuned([128, 256, 512, 1024], description="feed-forward width of each encoder layer")
-    heads: Positive = tuned([2, 4, 8], description="attention heads; must divide width")
-    layers: Positive = tuned({"low": 1, "high": 4}, description="Transformer encoder layers")
+    ff: Positive = tuned([128, 256, 512, 1024], le=MAX_FF, description="feed-forward width of each encoder layer")
+    heads: Positive = tuned([2, 4, 8], le=MAX_HEADS, description="attention heads; must divide width")
+    layers: Positive = tuned({"low": 1, "high": 4}, le=MAX_LAYERS, description="Transformer encoder layers")
     dropout: Unit = tuned({"low": 0.0, "high": 0.3}, description="dropout rate in the encoder")
     shared_trunk: bool = tuned([False, True], description="one trunk with three output layers; false: three "
                                "networks, one per decision type, each kept at its own best epoch")
@@ -67,9 +68,9 @@ class SLTrainParams(Section):
                                   "legal actions only")
     ema: Unit = tuned([0.0, 0.99, 0.995], description="decay of the weight average that is validated and kept "
                       "(0: the raw weights)")
-    batch_size: Positive = tuned([64, 128, 256, 512], description="samples per training batch")
+    batch_size: Positive = tuned([64, 128, 256, 512], le=MAX_BATCH, description="samples per training batch")
     num_workers: Count = Field(description="data-loader worker processes (0: the tensors are in memory)")
-    max_epochs: Positive = Field(description="most training epochs")
+    max_epochs: Positive = Field(le=MAX_EPOCHS, description="most training epochs")
     patience: Count = Field(description="stop when no network's validation loss improved for this many epochs")
     select: Literal["loss", "acc"] = Field(description="each network's epoch: lowest validation loss, or "
                                            "highest validation accuracy (the paper's rule)")
@@ -92,7 +93,7 @@ class AttentionParams(Section):
     turn: Annotated[int, Field(ge=1, le=16)] = Field(description="the discard decision of this turn of round 1")
 
 
-Games = Annotated[int, Field(ge=2, multiple_of=2)]  # each deal is played twice, seats swapped
+Games = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is played twice, seats swapped
 
 
 class SearchDuelsParams(Section):
@@ -100,7 +101,7 @@ class SearchDuelsParams(Section):
                        "best rated model")
     options: str = Field(description="the searcher's options, as in a search:<model>?<options> agent spec "
                          "(docs/search.md), e.g. decisions=koikoi&deals=32")
-    games: Annotated[int, Field(ge=0, multiple_of=2)] = Field(
+    games: Annotated[int, Field(ge=0, le=MAX_GAMES, multiple_of=2)] = Field(
         description="games of the searcher against its model and against models/sl each (0: no searcher)")
 
     @field_validator("options")
@@ -156,7 +157,8 @@ class DuelsParams(Section):
 
 class TuneRLBudget(Section):
     loops: Positive = Field(description="phase-1 loops against SL per RL trial")
-    eval_games: Positive = Field(description="games of the evaluation against SL that scores an RL trial")
+    eval_games: Positive = Field(le=MAX_GAMES, description="games of the evaluation against SL that scores an RL "
+                                 "trial")
     variant: Literal["point", "wp"] = Field(description="the reward model RL trials train")
 
 

@@ -8,14 +8,17 @@ Routes (docs/play.md documents them):
 - ``GET /api/games/{id}/hint``, ``/review``, ``/record``
 - ``routes``: ``GET /api/opponents/about``, ``/api/games/{id}/opponent``, ``/api/history``
 
-Errors are ``{"error": "one line"}`` (docs/play.md): 400 bad input or an illegal action, 404 unknown game or
-path, 405 wrong method, 409 not now, 500 an internal error, after which the game is as it was before the
-request. Endpoints are plain functions, so the server runs them in its thread pool and a slow model in one
-game does not hold up the others; each game's lock serialises the requests on that game.
+Errors are ``{"error": "one line"}`` (docs/play.md), any echoed input cut short: 400 bad input, an illegal
+action or a Host the server does not serve, 403 another site's request, 404 unknown game or path, 405 wrong
+method, 409 not now, 413 a body too large, 415 a POST that is not JSON, 500 an internal error, after which the
+game is as it was before the request, 503 no new game while records cannot be written. Endpoints are plain
+functions, so the server runs them in its thread pool and a slow model in one game does not hold up the others;
+each game's lock serialises the requests on that game.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ from starlette.exceptions import HTTPException
 from ..encoding import MAX_POINTS, MAX_ROUNDS
 from . import routes, view
 from .games import MAX_SEED, Games
+from .guard import LOOPBACK, Guard, excerpt
 from .opponents import log
 from .session import PlayError
 
@@ -56,21 +60,26 @@ class Action(BaseModel):
     move: int | None = None  # the state's "move" the action was chosen at; a stale one is refused (409)
 
 
+MAX_ERROR = 300  # characters of an error message: one line, whatever a client sent
+
+
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    return JSONResponse({"error": excerpt(message, MAX_ERROR)}, status_code=status)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
     err = exc.errors()[0]
-    where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
-    return f"{where}: {err.get('msg', 'invalid')}"
+    where = ".".join(excerpt(x) for x in err.get("loc", ()) if x != "body") or "body"  # a key is the client's
+    return f"{where}: {excerpt(err.get('msg', 'invalid'), 120)}"
 
 
-def create_app(games: Games, root: Path = Path(".")) -> FastAPI:
+def create_app(games: Games, root: Path = Path("."), hosts: Iterable[str] = LOOPBACK) -> FastAPI:
     """The app over ``games`` (which also holds the opponents offered); ``root`` is the project directory
-    (the ratings and params.yaml the page's opponent names come from)."""
+    (the ratings and params.yaml the page's opponent names come from); ``hosts``: the names and addresses
+    the server serves, the only ``Host`` headers it answers (``guard``)."""
     app = FastAPI(title="koikoi play", summary="Play Koi-Koi against the project's agents.")
     app.state.games = games
+    app.add_middleware(Guard, hosts=hosts)  # Host, origin, JSON-only POSTs, body size; the security headers
 
     @app.exception_handler(PlayError)
     def play_error(_: Request, exc: PlayError) -> JSONResponse:

@@ -1,5 +1,8 @@
-"""The games a server holds: created with a fresh id, found by id, the least recently used dropped past a cap
-(never a finished game whose record is not written yet)."""
+"""The games a server holds: created with a fresh id, found by id, the least recently used dropped past a cap.
+
+A finished game whose record the disk refused is not dropped: it moves out of the table of live games into
+a bounded set of unsaved records (its own cap), so unsaved records never push live games out; once that set
+is full, new games are refused (503, one line saying why) until the records can be written."""
 
 from __future__ import annotations
 
@@ -13,18 +16,21 @@ from .opponents import MODELS_ROOT, Opponents, log
 from .session import GameSession, PlayError, shown
 
 MAX_SEED = 2**53 - 1  # seeds stay exact in the page's JavaScript numbers
+MAX_UNSAVED = 64  # finished games kept in memory while the records directory refuses their records
 
 
 class Games:
     """Every game of one server. Each game has its own lock; this one only guards the table."""
 
     def __init__(self, records_dir: str | Path, default_opponent: str, max_games: int = 256,
-                 models_root: str | Path = MODELS_ROOT) -> None:
+                 models_root: str | Path = MODELS_ROOT, max_unsaved: int = MAX_UNSAVED) -> None:
         self.records_dir = Path(records_dir).resolve()
         self.max_games = max_games
+        self.max_unsaved = max_unsaved
         self.opponents = Opponents(default_opponent, models_root)
         self._lock = threading.Lock()
-        self._games: OrderedDict[str, GameSession] = OrderedDict()
+        self._games: OrderedDict[str, GameSession] = OrderedDict()  # live games, least recently used first
+        self._unsaved: dict[str, GameSession] = {}  # dropped from the table, their record in memory only
 
     @property
     def default_opponent(self) -> str:
@@ -37,8 +43,11 @@ class Games:
             raise PlayError(400, f"rounds must be in 1..{MAX_ROUNDS}, got {shown(rounds)}")
         if not 1 <= points <= MAX_POINTS:
             raise PlayError(400, f"points must be in 1..{MAX_POINTS}, got {shown(points)}")
+        self._room_for_a_game()
         if seed is None:
-            seed = secrets.randbelow(2**31)  # a new deal each game; the seed is in the state to replay it
+            # a new deal each game, its seed from 2^53 values: a client that sees its hand and the field cannot try
+            # every seed to find the one that deals them (2^31 would take hours on one core). In the record only.
+            seed = secrets.randbelow(MAX_SEED + 1)
         elif not 0 <= seed <= MAX_SEED:
             raise PlayError(400, f"seed must be in 0..{MAX_SEED}, got {shown(seed)}")
         spec = self.opponents.default if opponent is None else self.opponents.resolve(opponent)
@@ -46,7 +55,7 @@ class Games:
             raise PlayError(400, f"opponent {shown(opponent)} is not one this server offers; "
                                  f"GET /api/opponents lists them")
         try:
-            agent = self.opponents.load(spec, seed=seed + 1)
+            agent = self.opponents.ref(spec, seed=seed + 1)
         except ValueError as e:
             log(f"opponent {spec} cannot be loaded: {e}")
             raise PlayError(500, f"opponent {shown(spec)} cannot be loaded on this server (its log says why); "
@@ -57,29 +66,55 @@ class Games:
             self._drop_old()
         return game
 
+    def _room_for_a_game(self) -> None:
+        """``PlayError`` 503 while ``max_unsaved`` finished games hold records the records directory refused
+        (each is tried again first): a new game's record would have nowhere to go."""
+        with self._lock:
+            waiting = [g for g in [*self._games.values(), *self._unsaved.values()] if g.record_unsaved]
+        if len(waiting) < self.max_unsaved:
+            return
+        for game in waiting:
+            with game.lock:
+                game.save_record()
+        with self._lock:
+            for game in waiting:
+                if not game.record_unsaved:
+                    self._unsaved.pop(game.id, None)
+            left = sum(g.record_unsaved for g in waiting)
+        if left >= self.max_unsaved:
+            raise PlayError(503, f"no new game: this server cannot write game records and holds {left} unsaved "
+                                 f"ones; ask its operator to make --records writable (GET /api/games/{{id}}/record "
+                                 f"returns a finished game's)")
+
     def _drop_old(self) -> None:
-        """Past ``max_games``, drop the least recently used games; a finished game whose record could not be
-        written stays (its record lives only here until the records directory takes it)."""
-        for gid in list(self._games):
-            if len(self._games) <= self.max_games:
-                return
-            if not self._games[gid].record_unsaved:
-                del self._games[gid]
+        """Past ``max_games``, drop the least recently used games (never the newest: a game is not dropped by
+        its own creation); a finished game whose record could not be written moves to the unsaved set."""
+        while len(self._games) > max(1, self.max_games):
+            _, game = self._games.popitem(last=False)
+            if game.record_unsaved:
+                self._unsaved[game.id] = game
 
     def get(self, game_id: str) -> GameSession:
         """The game with this id, marked as just used; ``PlayError`` 404 when there is none."""
         with self._lock:
             game = self._games.get(game_id)
+            if game is not None:
+                self._games.move_to_end(game_id)
+                return game
+            game = self._unsaved.get(game_id)
             if game is None:
                 raise PlayError(404, f"no game {shown(game_id)} on this server (it may have been dropped after "
                                      f"{self.max_games} newer games)")
-            self._games.move_to_end(game_id)
+            if not game.record_unsaved:  # written since: it goes back among the live games, dropped in turn
+                del self._unsaved[game_id]
+                self._games[game_id] = game
+                self._drop_old()
         return game
 
     def unsaved(self) -> list[GameSession]:
         """The finished games whose record is not written yet."""
         with self._lock:
-            return [g for g in self._games.values() if g.record_unsaved]
+            return [g for g in [*self._games.values(), *self._unsaved.values()] if g.record_unsaved]
 
     def save_unsaved(self, fallback: Path) -> list[tuple[str, Path | None]]:
         """Write every unwritten record: to the records directory, else to ``fallback``; ``(game id, path or

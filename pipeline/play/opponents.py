@@ -7,10 +7,12 @@ request names one of them or gets one generic refusal: a client cannot probe the
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
 import threading
+import types
 from collections import OrderedDict
 from pathlib import Path
 
@@ -23,7 +25,8 @@ BUILTIN = ("random", "heuristic")
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 RATINGS = "results/duels/ratings.json"
 MODELS_ROOT = "models"
-MAX_MODELS = 3  # models kept loaded at once (least recently used dropped): ~100 MB each at the paper's sizes
+MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
+# ~100 MB each at the paper's sizes; a model agent holds one to three (its net, its player's, a value net)
 MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
 THINK = "0.5s"  # the page's searcher thinks at most this long per searched decision (unless its options say)
 
@@ -115,15 +118,17 @@ def _normal(spec: str) -> str:
 class Opponents:
     """The opponents one server offers and their agents. A model is loaded once per file version and shared
     by its games (it plays greedily: its moves depend on the observation alone, so sharing changes nothing);
-    at most ``max_models`` stay loaded, the least recently used dropped first."""
+    games hold it by name (``ref``), so the pool's networks are all the networks there are: at most
+    ``max_networks`` (counted by ``networks``), the least recently used model dropped first (the one just asked
+    for stays, whatever it holds)."""
 
-    def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_models: int = MAX_MODELS) -> None:
+    def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS) -> None:
         self.default = default
         self.models_root = Path(models_root)
-        self.max_models = max_models
+        self.max_networks = max_networks
         self.search_options = search_options()  # params.yaml read once, not at every request
         self._lock = threading.Lock()
-        self._models: OrderedDict[tuple[str, str, int], Agent] = OrderedDict()
+        self._models: OrderedDict[tuple[str, str, int], tuple[Agent, int]] = OrderedDict()  # agent, networks
 
     def offered(self) -> list[str]:
         """The opponents a client may choose: the models under the root, the searcher over the strongest of them,
@@ -146,7 +151,8 @@ class Opponents:
 
     def load(self, spec: str, seed: int) -> Agent:
         """The agent for ``spec`` (random, heuristic, a model directory or a searcher, unchecked: ``resolve`` first);
-        ``ValueError`` (one line, naming the spec) when it cannot be loaded."""
+        ``ValueError`` (one line, naming the spec) when it cannot be loaded. A model agent is the pool's: hold it
+        only for one request (a game holds ``ref(spec)``), or the pool's bound would not bound anything."""
         if spec in BUILTIN:
             return load_agent(spec, seed=seed)  # cheap, and their random tie-breaks follow the game's seed
         weights = Path(model_of(spec)) / "model.pt"  # a searcher's choices, too, depend on the observation alone
@@ -155,19 +161,63 @@ class Opponents:
         except OSError:
             key = (_normal(str(weights)), spec, 0)  # load_agent says why in one line
         with self._lock:
-            agent = self._models.get(key)
-            if agent is None:
+            entry = self._models.get(key)
+            if entry is None:
                 agent = load_agent(spec, seed=seed)
-                self._models[key] = agent
-                while len(self._models) > self.max_models:
-                    self._models.popitem(last=False)  # its games keep their reference; the pool lets it go
+                entry = (agent, networks(agent))
+                self._models[key] = entry
             self._models.move_to_end(key)
-            return agent
+            while len(self._models) > 1 and sum(n for _, n in self._models.values()) > self.max_networks:
+                self._models.popitem(last=False)  # no game holds it: it is freed now
+            return entry[0]
+
+    def ref(self, spec: str, seed: int) -> Agent | PoolRef:
+        """What a game holds for its opponent: a built-in agent itself (its own random tie-breaks), a model
+        agent by name only (``PoolRef``): the pool holds the one copy, loaded again after it was let go."""
+        agent = self.load(spec, seed)  # loaded now, so that a bad model fails at the game's creation
+        return agent if spec in BUILTIN else PoolRef(self, spec, seed)
 
     def loaded(self) -> int:
-        """How many models the pool holds now."""
+        """How many agents the pool holds now."""
         with self._lock:
             return len(self._models)
+
+    def live_networks(self) -> int:
+        """How many networks the pool's agents hold (what ``max_networks`` bounds)."""
+        with self._lock:
+            return sum(n for _, n in self._models.values())
+
+
+class PoolRef:
+    """A game's opponent by name: ``get()`` is the pool's agent for it (loaded again if the pool let it go)."""
+
+    def __init__(self, pool: Opponents, spec: str, seed: int) -> None:
+        self.pool, self.spec, self.seed = pool, spec, seed
+
+    def get(self) -> Agent:
+        return self.pool.load(self.spec, self.seed)
+
+
+def networks(agent: object) -> int:
+    """The torch networks ``agent`` holds (each counted once, its own layers not counted apart): what one
+    loaded agent costs the pool. A walk over the agent's attributes and containers, not over modules or types."""
+    import torch
+
+    seen: set[int] = set()
+    nets: set[int] = set()
+    todo: list[object] = [agent]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType, str, bytes, int, float)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, torch.nn.Module):
+            nets.add(id(obj))
+            continue  # its layers and weights are its own
+        if isinstance(obj, torch.Tensor):
+            continue
+        todo.extend(gc.get_referents(obj))
+    return len(nets)
 
 
 def log(message: str) -> None:

@@ -41,7 +41,7 @@ def router(games: Games, root: Path) -> APIRouter:
     @r.get("/api/games/{game_id}/opponent")
     def opponent(game_id: str) -> dict[str, Any]:
         game = games.get(game_id)
-        meta = getattr(game.agent, "meta", None) if game.has_values else None
+        meta = game.meta if game.has_values else None
         return describe(game.opponent, root, meta)
 
     @r.get("/api/history")

@@ -22,7 +22,7 @@ from .. import atomic
 from ..agents import Agent
 from ..engine import DECISION_NAMES, GameState, Observation, game_to_record, ids_of
 from . import view
-from .opponents import log
+from .opponents import PoolRef, log
 
 HUMAN_NAME = "human"
 
@@ -53,10 +53,13 @@ def options(values: np.ndarray, legal: list[int]) -> list[dict[str, Any]]:
 class GameSession:
     """A game of the person (seat ``you``) against ``agent``; thread-safe through ``lock``."""
 
-    def __init__(self, game_id: str, agent: Agent, opponent: str, seed: int, rounds: int, points: int,
+    def __init__(self, game_id: str, agent: Agent | PoolRef, opponent: str, seed: int, rounds: int, points: int,
                  records_dir: Path, you: int = 0) -> None:
         self.id = game_id
         self.agent = agent
+        first = self.agent
+        self.has_values = hasattr(first, "q_values")  # model agents score moves: hints and the review need it
+        self.meta: dict[str, Any] = dict(getattr(first, "meta", {}) or {}) if self.has_values else {}
         self.opponent = opponent
         self.seed = seed
         self.you = you
@@ -74,14 +77,19 @@ class GameSession:
 
     # ----------------------------------------------------------------- views
     @property
-    def has_values(self) -> bool:
-        """Whether the agent can score moves (model agents): hints and the review need it."""
-        return hasattr(self.agent, "q_values")
+    def agent(self) -> Agent:
+        """The opponent: a built-in agent of this game's own, or the model pool's shared agent (``PoolRef``),
+        loaded again if the pool let it go; a caller holds it for one request only."""
+        return self._agent.get() if isinstance(self._agent, PoolRef) else self._agent
+
+    @agent.setter
+    def agent(self, agent: Agent | PoolRef) -> None:
+        self._agent = agent
 
     @property
     def values_kind(self) -> str | None:
         """``sl`` (values are logits of human moves) or ``rl`` (expected rewards), from the model's meta."""
-        return getattr(self.agent, "meta", {}).get("kind") if self.has_values else None
+        return self.meta.get("kind") if self.has_values else None
 
     @property
     def record_unsaved(self) -> bool:
@@ -91,7 +99,7 @@ class GameSession:
     def view(self) -> dict[str, Any]:
         s = self.state
         return view.state_view(s.observation(self.you), s.results, over=s.is_over, winner=s.winner,
-                               opponent=self.opponent, seed=self.seed, move=self.move, values=self.values_kind,
+                               opponent=self.opponent, move=self.move, values=self.values_kind,
                                has_values=self.has_values)
 
     # ----------------------------------------------------------------- play
@@ -130,9 +138,10 @@ class GameSession:
         s = self.state
         events = self._new_events()
         opp = self.you ^ 1
+        agent = self.agent if not s.is_over and s.current_player == opp else None
         while not s.is_over and s.current_player == opp:
             obs = s.observation(opp)
-            action = self.agent.act([obs])[0]
+            action = agent.act([obs])[0]
             self.agent_decisions.append((obs, action))
             s.step(action)
             self.move += 1
@@ -140,6 +149,7 @@ class GameSession:
         if s.is_over and self.record_doc is None:
             names = (HUMAN_NAME, self.opponent) if self.you == 0 else (self.opponent, HUMAN_NAME)
             self.record_doc = game_to_record(s, names)
+            self.record_doc["info"]["seed"] = self.seed  # only now: the deals follow from it
             self.save_record()
             events[-1]["record"] = "saved" if self.record_path is not None else self.record_error
         return events

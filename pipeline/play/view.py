@@ -127,12 +127,13 @@ def round_view(res: RoundResult, you: int) -> dict[str, Any]:
 
 
 def state_view(obs: Observation, results: list[RoundResult], *, over: bool, winner: int | None,
-               opponent: str, seed: int, move: int, has_values: bool, values: str | None) -> dict[str, Any]:
-    """Everything the page shows, from the human's observation and the finished rounds."""
+               opponent: str, move: int, has_values: bool, values: str | None) -> dict[str, Any]:
+    """Everything the page shows, from the human's observation and the finished rounds. No seed: the deals
+    follow from it (the seed is in the finished game's record only)."""
     you, opp = obs.player, obs.player ^ 1
     decision = "over" if over else DECISION_NAMES[obs.decision] if obs.to_act else "wait"
     return {
-        "you": you, "opponent": opponent, "seed": seed, "move": move,
+        "you": you, "opponent": opponent, "move": move,
         "hint_available": has_values, "values_kind": values,
         "decision": decision, "legal_actions": ids_of(obs.legal_mask),
         "pending": card(obs.pick_card), "pending_from_draw": obs.pick_from_draw,

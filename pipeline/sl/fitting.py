@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as pl
-import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
 from .. import bookkeeping
 from ..model import KoiKoiNet, ModelConfig
 from ..progress import on_terminal
-from ..train_guards import AtomicCheckpointIO, guards
+from ..train_guards import AtomicCheckpointIO, guards, read_checkpoint
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .datamodule import SLDataModule
@@ -101,7 +100,7 @@ def fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback]
         enable_progress_bar=progress and on_terminal(), enable_model_summary=False, num_sanity_val_steps=0,
         deterministic="warn", default_root_dir=str(ckpt_dir), log_every_n_steps=10, plugins=[AtomicCheckpointIO()],
     )
-    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None)
+    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt_path) if ckpt_path else None, weights_only=True)
     if per_type is not None:
         per_type.restore(net)
         if module.ema_net is not None:  # the final validation runs the average: make it the kept weights
@@ -109,7 +108,7 @@ def fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback]
         best_epochs = {f"best_epoch_{n}": e for n, e in per_type.best_epoch.items()}
     else:
         if best.best_model_path:
-            state = torch.load(best.best_model_path, map_location="cpu", weights_only=False)["state_dict"]
+            state = read_checkpoint(best.best_model_path)["state_dict"]
             module.load_state_dict(state)
         if module.ema_net is not None:  # keep the validated weights, the average
             net.load_state_dict(module.ema_net.state_dict())

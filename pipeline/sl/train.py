@@ -24,6 +24,7 @@ from ..hardware import Placement, announce, placement_params, resolve_accelerato
 from ..modelio import save_model
 from ..params import SLTrainParams
 from ..runstate import ending_runs, owner_tags
+from ..train_guards import read_checkpoint
 from .datamodule import SLDataModule
 from .dataset import SampleSet, load_info
 from .fitting import RunInfo, fit
@@ -66,11 +67,13 @@ def fingerprint(p: dict, info: dict) -> str:
 
 
 def _read_checkpoint(path: Path, who: str) -> dict | None:
-    """A Lightning checkpoint (it holds more than tensors: Lightning's own loader is not the safe one)."""
+    """A Lightning checkpoint, loaded safely (``train_guards.read_checkpoint``: tensors and plain containers only);
+    None after one line on stderr when it cannot be read: cut short by a kill, or holding objects (planted)."""
     try:
-        return torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:  # a checkpoint cut short by the kill itself
-        print(f"{who}: cannot read {path} ({type(e).__name__}); starting afresh", file=sys.stderr)
+        return read_checkpoint(path)
+    except Exception as e:  # a checkpoint cut short by the kill itself, or one that is not the project's
+        what = "it holds objects other than tensors" if "weights_only" in str(e) else type(e).__name__
+        print(f"{who}: cannot read {path} ({what}); starting afresh", file=sys.stderr)
         return None
 
 

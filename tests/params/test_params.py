@@ -78,7 +78,7 @@ def test_a_wrong_type_is_named(key, value, what):
 
 
 @pytest.mark.parametrize("key, value, what", [
-    ("rl.phase1.loops", -1, "must be >= 0"),
+    ("rl.phase1.loops", 0, "must be >= 1"),
     ("rl.games_per_loop", 0, "must be >= 1"),
     ("rl.train_threads", 257, "must be <= 256"),
     ("rl.rollout.fraction", 0.0, "must be > 0.0"),
@@ -89,6 +89,14 @@ def test_a_wrong_type_is_named(key, value, what):
     ("duels.games", 101, "must be even (each deal is played from both seats)"),
     ("tune.startup_trials", -1, "must be >= 0"),
     ("winprob.workers", 65, "must be <= 64"),
+    # upper limits on sizes (pipeline/limits.py): a value past them would exhaust memory or never end
+    ("sl_train.width", 1_000_000, "must be <= 4096"),
+    ("sl_train.layers", 10_000, "must be <= 32"),
+    ("sl_train.ff", 2**20, "must be <= 16384"),
+    ("sl_train.batch_size", 10**9, "must be <= 65536"),
+    ("rl.batch_size", 10**9, "must be <= 65536"),
+    ("duels.games", 10**9, "must be <= 10000000"),
+    ("winprob.games", 10**9, "must be <= 10000000"),
 ])
 def test_an_out_of_range_value_is_named(key, value, what):
     assert _error(with_overrides(DOC, {key: value})) == f"params.yaml: {key} {what}, got {value!r}"

@@ -13,6 +13,8 @@ from pipeline.modelio import save_model
 from pipeline.play.app import create_app
 from pipeline.play.games import Games
 
+BASE = "http://127.0.0.1"  # the server answers only the addresses it serves (loopback by default)
+
 
 @pytest.fixture(autouse=True)
 def one_thread(one_thread):
@@ -37,5 +39,6 @@ def games(tmp_path, tiny_model) -> Games:
 
 @pytest.fixture
 def client(games) -> TestClient:
-    with TestClient(create_app(games, root=games.records_dir.parent)) as c:  # no ratings: not the checkout's
+    # no ratings: not the checkout's
+    with TestClient(create_app(games, root=games.records_dir.parent), base_url=BASE) as c:
         yield c

@@ -16,6 +16,9 @@ from pipeline.play.app import create_app
 from pipeline.play.games import Games
 from pipeline.play.opponents import Opponents, default_opponent, find_models, searcher
 
+BASE = "http://127.0.0.1"  # the server answers only the addresses it serves (loopback by default)
+JSON = {"content-type": "application/json"}  # every POST is JSON, even one without a body
+
 
 def play_out(client, game_id: str, state: dict, rng: np.random.Generator) -> tuple[dict, list[dict], int]:
     """Play the human's side with random legal actions until the game ends: (last state, all events, decisions)."""
@@ -39,7 +42,7 @@ def test_whole_game_is_recorded_and_replays(client, games, tiny_model, opponent)
     r = client.post("/api/games", json={"opponent": spec, "seed": 11, "rounds": 3, "points": 20})
     assert r.status_code == 201
     game_id, state = r.json()["id"], r.json()["state"]
-    assert state["you"] == 0 and state["opponent"] == spec and state["seed"] == 11
+    assert state["you"] == 0 and state["opponent"] == spec and "seed" not in state  # the deals follow from it
     assert state["round"] == 1 and state["rounds"] == 3 and state["points"] == {"you": 20, "opponent": 20}
     assert state["decision"] == "discard" and len(state["hand"]) == 8
     assert state["hint_available"] == (opponent == "tiny")
@@ -65,7 +68,7 @@ def test_whole_game_is_recorded_and_replays(client, games, tiny_model, opponent)
     files = list((games.records_dir).glob("*.json"))
     assert len(files) == 1 and json.loads(files[0].read_text()) == record.json()
     names = record.json()["info"]
-    assert (names["player1Name"], names["player2Name"]) == ("human", spec)
+    assert (names["player1Name"], names["player2Name"]) == ("human", spec) and names["seed"] == 11  # now
     assert replay_dir(games.records_dir).summary() == {"games": 1, "rounds": len(final["results"]),
                                                        "turns": len(turns), "mismatches": 0}
 
@@ -89,7 +92,7 @@ def test_whole_game_against_a_search_opponent(tmp_path, tiny_model):
     replayed; it searched, and it hints and reviews with its model's values. Other options are not offered."""
     spec = f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point"
     games = Games(tmp_path / "played", spec, models_root=Path(tiny_model).parent)
-    with TestClient(create_app(games)) as client:
+    with TestClient(create_app(games), base_url=BASE) as client:
         _search_game(client, games, spec, tiny_model)
 
 
@@ -148,7 +151,7 @@ def test_bad_requests_get_one_line_errors(client):
         r = client.post("/api/games", json=body)
         assert r.status_code == 400, name
         assert word in r.json()["error"] and "\n" not in r.json()["error"], (name, r.json())
-    gid = client.post("/api/games").json()["id"]  # no body: all defaults
+    gid = client.post("/api/games", headers=JSON).json()["id"]  # no body: all defaults
     for body in ({}, {"action": "3"}, {"action": 1.5}, {"action": 1, "extra": 0}):
         r = client.post(f"/api/games/{gid}/actions", json=body)
         assert r.status_code == 400 and set(r.json()) == {"error"}, body

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from test_play_api import play_out
+from test_play_api import BASE, play_out
 
 from pipeline.commands.play import _addresses
 from pipeline.encoding import MAX_POINTS
 from pipeline.play.app import create_app
 from pipeline.play.games import MAX_SEED, Games
-from pipeline.play.opponents import Opponents
+from pipeline.play.opponents import Opponents, networks
 from pipeline.play.session import shown
 
 
@@ -84,7 +84,8 @@ def test_errors_are_the_documented_json_everywhere(client):
         (client.post(f"/api/games/{gid}/actions", json={"action": 10**40}), 400),
         (client.post(f"/api/games/{gid}/actions", json={"action": 1, "move": 10**40}), 409),
         (client.post(f"/api/games/{gid}/actions", json={"action": True}), 400),
-        (client.post(f"/api/games/{gid}/actions", json=None), 400),
+        (client.post(f"/api/games/{gid}/actions", json=None), 415),  # no body, so no JSON content type
+        (client.post(f"/api/games/{gid}/actions", content=b"", headers={"content-type": "application/json"}), 400),
         (client.get(f"/api/games/{gid}/record"), 409), (client.get(f"/api/games/{gid}/review"), 409),
         (client.get("/static/../../../etc/passwd"), 404),
     ]
@@ -99,7 +100,7 @@ class Boom(RuntimeError):
 def test_an_exception_in_a_request_rolls_the_game_back(games, tiny_model):
     """The agent fails after the person's move: a JSON 500, the game exactly as before the request (the
     person's turn), the legal actions the person's own, and the same action plays once the agent works."""
-    with TestClient(create_app(games), raise_server_exceptions=False) as client:
+    with TestClient(create_app(games), base_url=BASE, raise_server_exceptions=False) as client:
         created = client.post("/api/games", json={"opponent": tiny_model, "seed": 4, "rounds": 1}).json()
         gid, state = created["id"], created["state"]
         game = games.get(gid)
@@ -131,7 +132,7 @@ def test_a_record_the_disk_refuses_is_kept_served_and_written_later(tmp_path, ti
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where the records directory's parent should be")  # refuses even root
     games = Games(blocker / "played", "random", max_games=2, models_root=Path(tiny_model).parent)
-    with TestClient(create_app(games)) as client:
+    with TestClient(create_app(games), base_url=BASE) as client:
         created = client.post("/api/games", json={"seed": 8, "rounds": 1}).json()
         gid = created["id"]
         final, events, _ = play_out(client, gid, created["state"], np.random.default_rng(0))
@@ -155,7 +156,7 @@ def test_unsaved_records_go_to_the_fallback_at_shutdown(tmp_path):
     blocker = tmp_path / "blocker"
     blocker.write_text("")
     games = Games(blocker / "played", "random")
-    with TestClient(create_app(games)) as client:
+    with TestClient(create_app(games), base_url=BASE) as client:
         created = client.post("/api/games", json={"seed": 9, "rounds": 1}).json()
         play_out(client, created["id"], created["state"], np.random.default_rng(0))
     [(gid, path)] = games.save_unsaved(tmp_path / "fallback")
@@ -166,7 +167,8 @@ def test_models_are_shared_and_at_most_a_few_stay_loaded(tmp_path, tiny_model):
     root = tmp_path / "models"
     for name in ("a", "b", "c", "d"):
         shutil.copytree(tiny_model, root / name)
-    pool = Opponents("random", root, max_models=2)
+    per_model = networks(Opponents("random", root).load(str(root / "a"), seed=1))
+    pool = Opponents("random", root, max_networks=2 * per_model)
     offered = pool.offered()  # the models, the searcher over the strongest (unrated: the first), the built-ins
     assert offered[:4] == [str(root / n) for n in "abcd"] and offered[5:] == ["heuristic", "random"]
     assert offered[4].startswith(f"search:{root / 'a'}?")
@@ -174,7 +176,7 @@ def test_models_are_shared_and_at_most_a_few_stay_loaded(tmp_path, tiny_model):
     assert pool.load(str(root / "a"), seed=2) is first  # shared by the games that play it
     for name in "bcd":
         pool.load(str(root / name), seed=1)
-        assert pool.loaded() <= 2
+        assert pool.loaded() <= 2 and pool.live_networks() <= 2 * per_model
     assert pool.load(str(root / "a"), seed=1) is not first  # dropped, loaded again
 
 

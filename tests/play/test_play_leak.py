@@ -15,6 +15,8 @@ from pipeline.play.app import create_app
 from pipeline.play.games import Games
 from pipeline.play.view import state_view
 
+BASE = "http://127.0.0.1"  # the server answers only the addresses it serves (loopback by default)
+
 
 def named_cards(doc: Any, key: str = "") -> set[int]:
     """Every card a JSON document names: ``[month, index]`` pairs anywhere, and the ids in ``legal_actions``."""
@@ -86,7 +88,7 @@ def test_no_response_names_a_hidden_card(tmp_path, tiny_model, opponent):
     spec = {"tiny": tiny_model, "search": f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point"}.get(
         opponent, opponent)
     games = Games(tmp_path / "played", spec, models_root=Path(tiny_model).parent)  # spec: offered, as the default
-    with TestClient(create_app(games)) as client:
+    with TestClient(create_app(games), base_url=BASE) as client:
         _no_hidden_card(client, games, spec, opponent)
 
 
@@ -125,7 +127,7 @@ def test_the_page_view_is_the_same_whatever_the_hidden_cards_are():
         s = GameState(seed=seed, num_rounds=3)
         while not s.is_over:
             if s.current_player == 0:
-                kw = dict(over=False, winner=None, opponent="x", seed=seed, move=0, has_values=False, values=None)
+                kw = dict(over=False, winner=None, opponent="x", move=0, has_values=False, values=None)
                 view = state_view(s.observation(0), s.results, **kw)
                 for _ in range(3):
                     other = resample_hidden(s, 0, rng)

@@ -120,7 +120,7 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
 @pytest.mark.parametrize("path, value, message", [
     (("rl", "games_per_loop"), -5, "rl.games_per_loop must be >= 1, got -5"),
     (("rl", "games_per_loop"), "4", "rl.games_per_loop must be an integer, got '4'"),
-    (("rl", "phase1", "loops"), -1, "rl.phase1.loops must be >= 0, got -1"),
+    (("rl", "phase1", "loops"), 0, "rl.phase1.loops must be >= 1, got 0"),
     (("rl", "lr"), 0, "rl.lr must be > 0.0, got 0"),
     (("rl", "init"), "zero", "rl.init must be one of sl, scratch"),
     (("rl", "eval_games"), 3, "rl.eval_games must be even"),

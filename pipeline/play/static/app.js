@@ -256,7 +256,7 @@ async function startGame() {
     setAddress(r.id);
     $("log").replaceChildren();
     $("last-move").replaceChildren();
-    logLine(`New game against ${opponentName()} (seed ${r.state.seed}).`);
+    logLine(`New game against ${opponentName()}.`);
     render();
     await play(r.events, r.state);
   } catch (e) {
@@ -283,7 +283,7 @@ async function openGame(id) {
   }
   const s = game.state;
   $("log").replaceChildren();
-  logLine(`Game against ${opponentName()} (seed ${s.seed}), reopened at round ${s.round}, turn ${s.turn}.`);
+  logLine(`Game against ${opponentName()}, reopened at round ${s.round}, turn ${s.turn}.`);
   for (const r of s.results) logLine(`Round ${r.round}: `, roundText(r)).classList.add("round-end");
   s.history.forEach((t, i) => {
     if (t.draw) logLine(`R${s.round} T${i + 1} `, ...turnParts(t)).classList.add(t.player === s.you ? "mine" : "theirs");

@@ -1,0 +1,128 @@
+"""What the play server checks of every request before a route sees it, and the headers of every response.
+
+- ``Host`` must name an address the server serves (``hosts``): a DNS-rebinding page, whose requests carry its
+  own name, is refused (400), and so is a request that comes from another origin (``Origin``, 403).
+- A ``POST`` (every request that changes anything) must be JSON: ``Content-Type: application/json``, which no
+  plain cross-site form can send (415 otherwise), and at most ``MAX_BODY`` bytes (413).
+- Every response forbids framing and scripts or styles from elsewhere (``Content-Security-Policy``,
+  ``X-Frame-Options``), content sniffing and the referrer.
+
+A plain ASGI middleware: it answers refusals itself, as ``{"error": "one line"}`` like every other error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+MAX_BODY = 16 * 1024  # bytes of a request body: the API's largest (a new game) is under 200
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+HEADERS = (
+    (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                                 b"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+                                 b"form-action 'self'; frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+
+
+def excerpt(value: object, limit: int = 40) -> str:
+    """``value`` as one short line for an error message: control characters escaped, cut to ``limit``."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+    return text if len(text) <= limit else f"{text[:limit - 5]}...{text[-2:]}"
+
+
+def host_name(host: str) -> str:
+    """The name or address of a ``Host`` header (``[::1]:8000`` -> ``::1``), lower case, without its port."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+class Guard:
+    """The checks above around ``app``; ``hosts``: the names and addresses a client may call the server by."""
+
+    def __init__(self, app: Any, hosts: Iterable[str] = LOOPBACK, max_body: int = MAX_BODY) -> None:
+        self.app = app
+        self.hosts = {host_name(h) for h in hosts}
+        self.max_body = max_body
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
+
+        refusal = self._refusal(scope, headers)
+        if refusal is None and scope["method"] == "POST":
+            body, refusal = await self._body(receive, headers)
+            if refusal is None:
+                receive = _replay(body, receive)
+        if refusal is not None:
+            status, message = refusal
+            await _answer(send_with_headers, status, message)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+    def _refusal(self, scope: dict, headers: dict[str, str]) -> tuple[int, str] | None:
+        host = headers.get("host", "")
+        if host_name(host) not in self.hosts:
+            return 400, (f"host {excerpt(host)!r} is not an address this server serves; open it at the address "
+                         f"`koikoi play` printed")
+        origin = headers.get("origin")
+        if origin is not None and (origin == "null" or urlsplit(origin).netloc.lower() != host.strip().lower()):
+            return 403, f"origin {excerpt(origin)!r}: requests from other sites are refused"
+        if scope["method"] == "POST":
+            kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if kind != "application/json":
+                return 415, f"a POST must be JSON (Content-Type: application/json), got {excerpt(kind or 'none')!r}"
+            length = headers.get("content-length")
+            if length is not None and (not length.isdigit() or int(length) > self.max_body):
+                return 413, f"request body over {self.max_body} bytes"
+        return None
+
+    async def _body(self, receive: Any, headers: dict[str, str]) -> tuple[bytes, tuple[int, str] | None]:
+        """The whole body, read up to ``max_body`` bytes (a body sent in chunks has no length to check first)."""
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"", (400, "the request ended before its body")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return b"", (413, f"request body over {self.max_body} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks), None
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """``receive`` that gives the body already read, then hands on to the connection's (its disconnect)."""
+    sent = False
+
+    async def replay() -> dict:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _answer(send: Any, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

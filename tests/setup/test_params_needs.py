@@ -1,0 +1,95 @@
+"""params_check refuses what a stage would refuse only after DVC removed its outputs: a path that is not there and
+that no stage makes, a model directory that is not one, cuda on a machine without CUDA (issue 47). Each case is
+the check on a copy of the project's params.yaml and dvc.yaml in a temp directory (a fresh clone: no outputs)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.hardware import gpu_available
+from pipeline.params import ParamError, load_params, read_doc, with_overrides
+from pipeline.params.needs import check_needs, stage_outputs
+from stages.params_check import main as params_check_main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def project(tmp_path: Path, overrides: dict | None = None, dvc: bool = True) -> Path:
+    """A project without outputs: params.yaml (with ``overrides``) and, unless ``dvc`` is false, dvc.yaml."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), overrides or {}),
+                                     sort_keys=False))
+    if dvc:
+        shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    return params
+
+
+def needs(params: Path) -> None:
+    check_needs(load_params(params), params)
+
+
+def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
+    params = project(tmp_path)
+    needs(params)  # models/sl, models/rl/*: made by sl_train and rl_phase2 before winprob and duels read them
+    made = stage_outputs(tmp_path / "dvc.yaml")
+    assert "models/sl" in made["sl_train"] and "models/rl/wp" in made["rl_phase2@wp"]
+    assert stage_outputs(tmp_path / "none.yaml") == {}
+
+
+@pytest.mark.parametrize("overrides, key", [
+    ({"sl_dataset.records_dir": "/nonexistent"}, "sl_dataset.records_dir"),
+    ({"winprob.agent": "models/nope"}, "winprob.agent"),
+    ({"winprob.agent": "models"}, "winprob.agent"),  # a directory, but no model in it
+    ({"duels.agents": ["models/nope", "random"]}, "duels.agents[0]"),
+    ({"duels.agents": ["random", "search:models/nope?deals=2"]}, "duels.agents[1]"),
+    ({"duels.attention": {"model": "models/nope", "seed": 0, "turn": 3}}, "duels.attention.model"),
+    ({"duels.search": {"model": "models/nope", "options": "deals=2", "games": 2}}, "duels.search.model"),
+    ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.model"),
+])
+def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):
+    with pytest.raises(ParamError) as e:
+        needs(project(tmp_path, overrides))
+    assert str(e.value).startswith(f"{tmp_path / 'params.yaml'}: {key} ") and "\n" not in str(e.value)
+
+
+def test_paths_that_exist_pass(tmp_path):
+    records = tmp_path / "records"
+    records.mkdir()
+    own = tmp_path / "models/own"
+    own.mkdir(parents=True)
+    (own / "model.pt").write_bytes(b"x")
+    (own / "config.json").write_text("{}")
+    needs(project(tmp_path, {"sl_dataset.records_dir": str(records), "winprob.agent": "models/own",
+                             "duels.agents": ["models/own", "random"]}))
+
+
+def test_only_the_stages_of_the_pipeline_are_checked(tmp_path):
+    needs(project(tmp_path, {"winprob.agent": "models/nope"}, dvc=False))  # no dvc.yaml: no stage to check for
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"params_check": {"cmd": "x"}}}))
+    needs(tmp_path / "params.yaml")
+
+
+@pytest.mark.skipif(gpu_available(), reason="this machine has CUDA")
+@pytest.mark.parametrize("key, value", [("duels.device", "cuda"), ("winprob.device", "cuda"),
+                                        ("rl.selfplay.device", "cuda"), ("rl.learner_device", "cuda"),
+                                        ("sl_train.accelerator", "gpu")])
+def test_cuda_on_a_machine_without_it_is_refused(tmp_path, key, value):
+    with pytest.raises(ParamError, match=rf"params.yaml: {key} is {value} but torch sees no CUDA GPU"):
+        needs(project(tmp_path, {key: value}))
+
+
+def test_the_stage_refuses_in_one_line_and_writes_nothing(tmp_path, capsys):
+    params = project(tmp_path, {"winprob.agent": "models/nope"})
+    out = tmp_path / "results/params_check/valid.json"
+    with pytest.raises(SystemExit) as e:
+        params_check_main([str(params), str(out)])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and err.startswith(f"params_check: error: {params}: winprob.agent") and "\n" not in err
+    assert not out.exists()
+    params_check_main([str(project(tmp_path)), str(out)])
+    assert out.read_text() == '{"valid": true}\n'  # unchanged for valid params
