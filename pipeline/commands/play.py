@@ -109,10 +109,15 @@ def run(args: argparse.Namespace) -> int:
               "or pass --opponent DIR): playing the heuristic agent", file=sys.stderr)
     games = Games(args.records, opponent, models_root=models_root)
     try:
-        games.opponents.load(opponent, seed=0)  # a bad --opponent fails here, in one line, not in the page
+        agent = games.opponents.load(opponent, seed=0)  # a bad --opponent fails here, in one line, not in the page
     except ValueError as e:
         raise UserError(f"--opponent: {e}") from None
     set_torch_threads(args.threads)
+    if opponent not in ("random", "heuristic"):  # a compiled setup pays its compile now, not in the first reply
+        from ..engine import GameState
+
+        state = GameState(seed=0)
+        agent.act([state.observation(state.player)])
     try:
         games.records_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
