@@ -49,8 +49,10 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     metrics = json.loads((out / "metrics.json").read_text())
     # the searcher over the only (so the strongest) model plays that model; no models/sl among the agents
     assert set(metrics) == {"tiny_vs_heuristic", "tiny_vs_random", "heuristic_vs_random", "search_tiny_vs_tiny"}
-    for m in metrics.values():
-        assert m["games"] == 4 and 0 <= m["ci95"][0] <= m["win_rate"] <= m["ci95"][1] <= 1
+    run = json.loads((out / "run.json").read_text())  # numbers only in metrics.json, the rest in run.json
+    for pair, m in metrics.items():
+        assert set(m) == {"win_rate", "point_diff", "ci95_low", "ci95_high"}
+        assert run[pair]["games"] == 4 and 0 <= m["ci95_low"] <= m["win_rate"] <= m["ci95_high"] <= 1
     ratings = json.loads((out / "ratings.json").read_text())
     assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random", "search_tiny"}
     assert ratings["ratings"]["random"]["elo"] == 0.0
