@@ -122,6 +122,16 @@ def test_attention_command(tiny_model, tmp_path, capsys):
     assert "not a model directory" in capsys.readouterr().err
 
 
+def test_the_attention_figure_names_what_the_outputs_are():
+    from pipeline.duel.attention import value_axis
+
+    for meta in ({"kind": "sl"}, {"kind": "rl", "algorithm": "rollout_pi"}, {}):  # policy logits
+        softmax, label, _ = value_axis(meta)
+        assert softmax and label.startswith("probability") and "Q value" not in label
+    assert value_axis({"kind": "rl", "algorithm": "mc_dqn"})[:2] == (False, "Q value (expected round reward, "
+                                                                         "training units)")
+
+
 def test_rl_vs_sl_pairings_play_their_own_game_count(tmp_path):
     from pipeline.duel.tournament import is_rl_vs_sl, round_robin
     from pipeline.model import KoiKoiNet, ModelConfig
