@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline import atomic
-from pipeline.params import ParamError, SLDatasetParams
-from stages import one_line_errors, run_stage, stage_parser
+from pipeline.params import ParamError, SLDatasetParams, load_params
+from pipeline.runstate import stage_exit
+from stages import one_line_errors, stage_parser
 
 STAGE = "records"
 
@@ -51,7 +52,10 @@ def records_stage(p: SLDatasetParams, out_file: str | Path) -> dict:
 def main(argv: Sequence[str] | None = None) -> None:
     args = stage_parser(STAGE, __doc__, out_file="the records' kind and content hash "
                         "(results/records/source.json)").parse_args(argv)
-    run_stage(STAGE, lambda params: records_stage(params.sl_dataset, args.out_file))
+    # not stages.run_stage: this stage runs on every `dvc repro`, and recording it in MLflow would open an
+    # execution run in experiment `pipeline` for every repro that has nothing else to do
+    with stage_exit(STAGE):
+        print(json.dumps(records_stage(load_params().sl_dataset, args.out_file)))
 
 
 if __name__ == "__main__":
