@@ -49,7 +49,8 @@ def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str 
     dt = time.perf_counter() - t0
     metrics.update(engine_games_per_s=round(params.bench_games / dt, 1),
                    engine_decisions_per_s=round(decisions / dt))
-    write_results(out, metrics)  # the note and tests_passed go to run.json
+    # run.json: tests_passed, the note without records, and the records' rounds and turns
+    write_results(out, metrics, info_keys=("replay_rounds", "replay_turns"))
     return metrics
 
 

@@ -275,8 +275,10 @@ class PhaseRunner:
             meta["winprob"] = {k: v for k, v in state.winprob.items() if k != "grid"}
         save_model(learner.net, c.out_dir, meta)
         write_curve(state.curve, c.results_dir / CURVE_FILE, CURVE_COLUMNS)
-        # the numbers in metrics.json; the phase, variant, algorithm and stop reason in run.json
-        write_results(c.results_dir, summary, info_keys=("phase",))
+        # metrics.json: the verdict (win rate, interval, point difference), the games trained, the time; run.json:
+        # the phase, variant, algorithm, stop reason and the budget's echoes (loops, eval games, epsilon)
+        write_results(c.results_dir, summary, info_keys=("phase", "loops", "global_loops", "games", "eval_games",
+                                                         "epsilon"))
         if tracker:
             tracker.finish(learner.net, c.results_dir / CURVE_FILE, summary, state.winprob)
         self._say(f"done ({state.stop_reason}): {state.loop} loops; final evaluation {summary['win_rate']:.3f} "
