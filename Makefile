@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # mkdocs-material prints an end-of-life banner on every build unless told not to
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-.PHONY: setup system-packages test test-fast repro ui tune lint bench docs docs-serve clean
+.PHONY: setup system-packages test test-fast repro pull push ui tune lint bench docs docs-serve clean
 
 setup: $(STAMP)
 
@@ -69,6 +69,14 @@ test-fast: setup
 
 repro: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
+
+# Models and datasets a team shares through a DVC remote (docs/development.md, "Sharing models"): set one up
+# once with `dvc remote add -d shared /path/to/shared/folder`; REMOTE=name picks another.
+pull: setup
+	$(BIN)/dvc pull $(if $(REMOTE),-r $(REMOTE))
+
+push: setup
+	$(BIN)/dvc push $(if $(REMOTE),-r $(REMOTE))
 
 ui: setup
 	$(BIN)/mlflow ui --backend-store-uri "$$($(BIN)/python -m pipeline.tracking)" --port 5000

@@ -8,8 +8,9 @@ one run that sums it up for comparing executions side by side (docs/mlflow.md).
   ``tags.pipeline_run = 'exp-foo-1a2b3c4d'``.
 - ``record_stage(stage, metrics)``: after each stage (``stages.run_stage``), its DVC metrics go into the
   execution's run of experiment ``pipeline`` (created by its first stage with all of params.yaml as
-  params), whose description links every run of the execution. Two ``dvc exp run``s are then two runs
-  there: select both, Compare, and see their params and final metrics side by side.
+  params, tagged ``mlflow.source.git.commit`` with the commit it ran from), whose description links every run
+  of the execution. Two ``dvc exp run``s are then two runs there: select both, Compare, and see their params
+  and final metrics side by side.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ PIPELINE_RUN = "pipeline_run"
 DVC_EXP = "dvc_exp"
 DVC_STAGE = "dvc_stage"
 PARAMS_HASH = "params_hash"
+GIT_COMMIT = "mlflow.source.git.commit"
 ENV_PIPELINE_RUN = "KOIKOI_PIPELINE_RUN"  # set it to group runs by hand (e.g. a CI job's id)
 TRACKED_EXPERIMENTS = ("sl", "rl", "duels")  # where the stages' own runs are
 
@@ -97,6 +99,17 @@ def _numbers(doc: Mapping[str, Any], prefix: str) -> dict[str, float]:
     return out
 
 
+def git_commit(cwd: str | Path = ".") -> str | None:
+    """The commit checked out in ``cwd`` (``git rev-parse HEAD``), None outside git or without it."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
 def run_link(run: Any) -> str:
     """A markdown link to ``run`` that works inside the MLflow UI (its pages are hash routes)."""
     return f"[{run.info.run_name}](#/experiments/{run.info.experiment_id}/runs/{run.info.run_id})"
@@ -137,8 +150,10 @@ def record_stage(stage: str, metrics: Mapping[str, Any], params_file: str | Path
         client = mlflow.MlflowClient()
         run = summary_run(client, tags[PIPELINE_RUN])
         if run is None:
-            run = client.create_run(exp, run_name=tags[PIPELINE_RUN], tags={k: v for k, v in tags.items()
-                                                                             if k != DVC_STAGE})
+            run_tags = {k: v for k, v in tags.items() if k != DVC_STAGE}
+            if commit := git_commit():  # as MLflow tags the runs it starts itself (a DVC experiment: its base)
+                run_tags[GIT_COMMIT] = commit
+            run = client.create_run(exp, run_name=tags[PIPELINE_RUN], tags=run_tags)
             try:
                 params = [Param(k, str(v)[:6000]) for k, v in dotted(read_doc(params_file)).items()]
             except ParamError:

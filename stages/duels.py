@@ -1,9 +1,9 @@
 """Stage duels: round-robin duels, the searcher's duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
 
 Usage: python -m stages.duels OUT_DIR (dvc.yaml: results/duels). ``duels_stage`` plays the
-``duels`` section of params.yaml, writes ``metrics.json``, ``table.md``, ``ratings.json`` and the
-figures, logs one MLflow run and, when asked (``registry.register``), points each played model's
-``champion`` alias at its registered version, tagged with its rating.
+``duels`` section of params.yaml, writes ``metrics.json`` (numbers), ``run.json``, ``table.md``,
+``ratings.json`` and the figures, logs one MLflow run and, when asked (``registry.register``), points each
+played model's ``champion`` alias at its registered version, tagged with its rating.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.report import key_name, table_markdown
 from pipeline.duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
 from pipeline.params import DuelsParams
+from pipeline.results import write_results
 from pipeline.search.spec import model_of
 from stages import run_stage, stage_parser
 
@@ -97,7 +98,8 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
         ratings = ratings_of(keys, results, cfg.anchor)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
-    atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    # per pairing: win rate, point difference and interval in metrics.json; games and draw rate in run.json
+    write_results(out, metrics, info_keys=("games", "draw_rate"))
     atomic.write_text(out / "ratings.json", json.dumps({
         "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
                  "elo = strength * 400 / ln 10",

@@ -5,7 +5,6 @@ Usage: python -m stages.engine_tests TESTS_DIR OUT_DIR (dvc.yaml: tests/engine r
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from pipeline import atomic
 from pipeline.params.sections import EngineTestsParams
+from pipeline.results import write_results
 from stages import run_stage, stage_parser
 
 STAGE = "engine_tests"
@@ -49,13 +49,14 @@ def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str 
     dt = time.perf_counter() - t0
     metrics.update(engine_games_per_s=round(params.bench_games / dt, 1),
                    engine_decisions_per_s=round(decisions / dt))
-    atomic.write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    # run.json: tests_passed, the note without records, and the records' rounds and turns
+    write_results(out, metrics, info_keys=("replay_rounds", "replay_turns"))
     return metrics
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = stage_parser(STAGE, __doc__, tests_dir="the engine's tests (tests/engine)",
-                        out_dir="pytest.txt and metrics.json go here (results/engine)").parse_args(argv)
+                        out_dir="pytest.txt, metrics.json and run.json go here (results/engine)").parse_args(argv)
     run_stage(STAGE, lambda params: engine_tests(params.engine_tests, args.tests_dir, args.out_dir))
 
 

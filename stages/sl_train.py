@@ -11,8 +11,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
 from pipeline.params import Params
+from pipeline.results import write_results
 from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_train"
@@ -21,7 +21,8 @@ STAGE = "sl_train"
 def sl_train(params: Params, data_dir: str | Path, model_dir: str | Path, ckpt_dir: str | Path,
              results_dir: str | Path) -> dict:
     """``train_sl`` on ``data_dir`` (registered when ``registry.register``), then the DVC metrics in
-    ``results_dir/metrics.json`` and the epoch curves in ``results_dir/curves.csv``."""
+    ``results_dir/metrics.json`` (numbers; ``run.json``: the rest) and the epoch curves in
+    ``results_dir/curves.csv``."""
     from pipeline.sl import DECISION_NAMES
     from pipeline.sl.train import train_sl
 
@@ -45,7 +46,8 @@ def sl_train(params: Params, data_dir: str | Path, model_dir: str | Path, ckpt_d
         "dataset_source": info.get("source"),
         "mlflow_run_id": r.get("run_id"),
     }
-    atomic.write_text(res / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    # the sample counts, split sizes and threads echo the dataset and the config; ids and sources are words
+    write_results(res, metrics, info_keys=("samples", "val_games", "threads"))
     return metrics
 
 
@@ -53,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = stage_parser(STAGE, __doc__, data_dir="the SL dataset (data/sl)",
                         model_dir="the model directory written (models/sl)",
                         ckpt_dir="Lightning checkpoints, kept between runs to resume (checkpoints/sl)",
-                        results_dir="metrics.json and curves.csv (results/sl)").parse_args(argv)
+                        results_dir="metrics.json, run.json and curves.csv (results/sl)").parse_args(argv)
     run_stage(STAGE, lambda params: sl_train(params, args.data_dir, args.model_dir, args.ckpt_dir, args.results_dir))
 
 

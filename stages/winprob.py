@@ -6,14 +6,13 @@ the agent whose games are simulated is ``winprob.agent`` (models/sl).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
 from pipeline.modelio import need_model_dir
 from pipeline.params import WinProbParams
+from pipeline.results import write_results
 from stages import run_stage, stage_parser
 
 STAGE = "winprob"
@@ -50,7 +49,7 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
                "log_loss": round(log_loss(table, outcomes), 4), "games_per_s": round(wp.games / seconds, 2),
                "p_dealer_round8_at_30": round(table.prob(8, 30, True), 4),
                "p_round1_dealer": round(table.prob(1, 30, True), 4)}
-    atomic.write_text(results_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    write_results(results_dir, metrics, info_keys=("games",))  # games: the param, echoed in run.json
     if mlflow:
         import mlflow as mlf
 
@@ -68,7 +67,7 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = stage_parser(STAGE, __doc__, out_dir="winprob.json goes here (models/winprob)",
-                        results_dir="metrics.json and winprob.png (results/winprob)").parse_args(argv)
+                        results_dir="metrics.json, run.json and winprob.png (results/winprob)").parse_args(argv)
     run_stage(STAGE, lambda params: winprob_stage(params.winprob, args.out_dir, args.results_dir),
               ValueError, FileNotFoundError)
 

@@ -21,8 +21,9 @@ RECORDS_DIR = "data/played"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play against an agent in the browser (a local web app)")
     p.add_argument("--opponent", metavar="SPEC", default=None,
-                   help="agent spec: random, heuristic or a model directory (default: the strongest trained "
-                        "model present, else heuristic); the page can choose another")
+                   help="agent spec: random, heuristic, a model directory or a searcher over one, "
+                        "search:<model directory>[?options] (docs/search.md) (default: the strongest trained "
+                        "agent present, else heuristic); the page can choose another")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only; the server has no "
                         "authentication, so another address warns)")

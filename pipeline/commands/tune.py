@@ -2,7 +2,8 @@
 
 Unset options come from the ``tune`` section of params.yaml. Running the same command again resumes
 the study. ``--apply`` merges the study's ``best_params.yaml`` into params.yaml (alone: without
-running trials). The last printed line is the study summary as JSON.
+running trials), with a warning when the study's trials had another budget than the stage (fewer epochs
+or loops) or too few trials completed. The last printed line is the study summary as JSON.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import sys
 from pathlib import Path
 
 from ..cli import UserError, float_range, int_range, plain
@@ -67,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
             summary = session.tune(cfg, params, root, out_root, args.dataset, source=str(params_path))
         if args.apply:
             best = report.read_best(out_root / cfg.study_name)
+            summary_file = out_root / cfg.study_name / report.SUMMARY_FILE
+            study_summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+            for warning in apply.budget_warnings(study_summary, params):
+                print(f"koikoi tune: warning: {warning}", file=sys.stderr)
             changed = apply.apply_params(params_path, best)
             print(f"merged {out_root / cfg.study_name / report.BEST_FILE} into {params_path}: "
                   f"{', '.join(changed) if changed else 'nothing changed'}")

@@ -3,8 +3,9 @@
 ``play_to_discard`` plays a seeded game, the model greedy against itself, up to a chosen turn's
 discard decision of round 1; ``attention_figure`` draws one heat map per head of the first and the
 last encoder layer, restricted to the cards in hands, field and piles as the acting player sees
-them, and a bar chart of what each legal action got (softmax probability for an SL model, the raw
-Q value for RL: the model's meta ``kind`` says which).
+them, and a bar chart of what each legal action got: the softmax of the policy logits for a policy (SL, and
+RL trained by rollout policy iteration, the default), the raw Q value for RL trained by Monte-Carlo DQN (the
+model's meta ``kind`` and ``algorithm`` say which: ``value_axis``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,14 @@ def token_labels(obs: Observation) -> tuple[list[int], list[str]]:
     return ids, labels
 
 
+def value_axis(meta: dict) -> tuple[bool, str, str]:
+    """What a model's outputs are, for the bar chart: (softmax them?, the axis label, the chart's title word).
+    Policy logits (SL, RL ``rollout_pi``) become probabilities; only a Monte-Carlo DQN model outputs Q values."""
+    if str(meta.get("kind", "")).lower() == "rl" and meta.get("algorithm") == "mc_dqn":
+        return False, "Q value (expected round reward, training units)", "Q value"
+    return True, "probability (softmax of the policy logits)", "probability"
+
+
 def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: str = "") -> Path:
     """Draw the attention maps and action values of ``net`` at ``obs``; returns the PNG path."""
     import torch
@@ -70,8 +79,8 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
     with torch.inference_mode():
         values = masked(net(x, d), legal)[0]
     kind = str(meta.get("kind", "")).lower()
-    is_sl = kind.startswith("sl")
-    shown = torch.softmax(values, dim=0) if is_sl else values
+    softmax, ylabel, what = value_axis(meta)
+    shown = torch.softmax(values, dim=0) if softmax else values
     legal_ids = [int(i) for i in torch.nonzero(legal[0]).flatten()]
 
     ids, labels = token_labels(obs)
@@ -94,8 +103,9 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
     vals = np.array([float(shown[i]) for i in legal_ids])
     ax.bar(range(len(legal_ids)), vals, color=["tab:red" if v == vals.max() else "tab:blue" for v in vals])
     ax.set_xticks(range(len(legal_ids)), [card_name(i) for i in legal_ids], fontsize=8)
-    ax.set_ylabel("probability (softmax)" if is_sl else "Q value")
-    ax.set_title(f"{'probability' if is_sl else 'value'} of each legal discard (model kind: {kind or 'unknown'})")
+    ax.set_ylabel(ylabel)
+    algorithm = f", {meta['algorithm']}" if meta.get("algorithm") else ""
+    ax.set_title(f"{what} of each legal discard (model kind: {kind or 'unknown'}{algorithm})")
     legend = "attention between card tokens (H hand, F field, P my pile, O opponent's pile; rows attend to columns)"
     fig.suptitle((title or f"round {obs.round} turn {obs.turn} discard") + "\n" + legend)
     fig.tight_layout(rect=(0, 0, 1, 0.96))

@@ -7,6 +7,7 @@ from ..agents import load_agent
 from .ratings import fit_bradley_terry
 from .report import key_name
 from .runner import DuelResult, duel_agents, set_torch_threads
+from .strongest import strongest
 
 BUILTIN = ("random", "heuristic")
 
@@ -44,11 +45,12 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
 
 
 def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
-    """The best rated model directory of ``specs`` (not a built-in agent, not a searcher)."""
+    """The strongest model directory of ``specs`` (not a built-in agent, not a searcher) by ``strongest``: among
+    those whose intervals overlap the best rated one's, the first in ``specs`` (``duels.agents``' order)."""
     models = [s for s in specs if s not in BUILTIN and not s.startswith("search:")]
     if not models:
         raise ValueError("duels.search.model strongest: duels.agents has no model directory")
-    return max(models, key=lambda m: ratings.get(key_name(m), {}).get("elo", float("-inf")))
+    return strongest(models, {m: ratings[key_name(m)] for m in models if key_name(m) in ratings})
 
 
 def search_duels(model: str, options: str, specs: list[str], games: int, seed: int, rounds: int = 8,

@@ -113,9 +113,14 @@ def _tuples(ids: list[int]) -> list[list[int]]:
     return [list(card_tuple(c)) for c in ids]
 
 
-def game_to_record(state: GameState, names: tuple[str, str] = ("Player1", "Player2")) -> dict[str, Any]:
-    """A played game (``state.results``) in the records' JSON format."""
-    now = time.strftime("%Y-%m-%d %H:%M:%S")
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # the records' startTime and endTime
+
+
+def game_to_record(state: GameState, names: tuple[str, str] = ("Player1", "Player2"),
+                   start_time: str | None = None) -> dict[str, Any]:
+    """A played game (``state.results``) in the records' JSON format; ``start_time`` (``TIME_FORMAT``) when the
+    game began (default: now, for a game played in one go)."""
+    now = time.strftime(TIME_FORMAT)
     rounds: dict[str, Any] = {}
     for res in state.results:
         h0, h1, fld, stock = res.deal
@@ -138,7 +143,7 @@ def game_to_record(state: GameState, names: tuple[str, str] = ("Player1", "Playe
         rounds[f"round{res.round}"] = rnd
     over = state.is_over
     return {
-        "info": {"startTime": now, "endTime": now if over else None,
+        "info": {"startTime": start_time or now, "endTime": now if over else None,
                  "player1Name": names[0], "player2Name": names[1],
                  "player1InitPts": state.init_points, "player2InitPts": state.init_points,
                  "numRound": state.num_rounds},

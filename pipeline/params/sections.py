@@ -35,12 +35,14 @@ class EngineTestsParams(Section):
 
 class SLDatasetParams(Section):
     records_dir: str | None = Field(description="human game records; \"\" or null: $KOIKOI_RECORDS, "
-                                    "../shared/koikoi-records, a download, else synthetic games")
+                                    "../shared/koikoi-records, else a download; none found is an error")
+    synthetic: bool = Field(description="learn from sl_dataset.synthetic_games heuristic self-play games instead "
+                            "of human records (for a machine without them); false: human records or an error")
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(
         description="share of games (never of samples) held out for validation")
     seed: Seed = Field(description="seed of the train/validation split and of synthetic games")
     synthetic_games: Annotated[int, Field(ge=2, le=MAX_GAMES)] = Field(
-        description="heuristic-vs-heuristic games written when no human records can be had")
+        description="heuristic-vs-heuristic games written when sl_dataset.synthetic is true")
 
 
 class SLTrainParams(Section):

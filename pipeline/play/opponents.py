@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..agents import Agent, load_agent
 from ..duel.report import key_name
+from ..duel.strongest import strongest
 from ..search.spec import model_of
 
 BUILTIN = ("random", "heuristic")
@@ -41,16 +42,19 @@ def present_models(root: Path = Path(".")) -> list[str]:
     return [m for m in MODELS if _is_model_dir(root / m)]
 
 
-def _elo(root: Path) -> dict[str, float]:
+def _ratings(root: Path) -> dict[str, dict[str, float]]:
     try:
         doc = json.loads((root / RATINGS).read_text())
-        return {k: float(v["elo"]) for k, v in doc["ratings"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
+        # a rating without its interval counts as exact
+        return {k: {f: float(v.get(f, v["elo"])) for f in ("elo", "elo_lo", "elo_hi")}
+                for k, v in doc["ratings"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}  # no duels run yet (or an unreadable file): fall back to the fixed order
 
 
-def _strongest(models: list[str], elo: dict[str, float]) -> str:
-    return max(models, key=lambda m: (elo.get(key_name(m), float("-inf")), -models.index(m)))
+def _strongest(candidates: list[str], ratings: dict[str, dict[str, float]]) -> str:
+    # the duels' rule (duel.strongest): intervals that overlap the best's keep the order of ``candidates``
+    return strongest(candidates, {c: ratings[key_name(c)] for c in candidates if key_name(c) in ratings})
 
 
 def search_options(root: Path = Path(".")) -> str:
@@ -74,17 +78,17 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
     models = present_models(root) if models is None else models
     if not models:
         return None
-    return f"search:{_strongest(models, _elo(root))}?{search_options(root) if options is None else options}"
+    return f"search:{_strongest(models, _ratings(root))}?{search_options(root) if options is None else options}"
 
 
 def default_opponent(root: Path = Path(".")) -> str:
-    """The strongest trained agent present by the duels' Elo (the searcher when it is rated above every model),
-    else RL-WP, RL-Point, SL in that order; else heuristic."""
+    """The strongest trained agent present by the duels' ratings (``duel.strongest``: of the agents whose
+    intervals overlap the best rated one's, the first of RL-WP, RL-Point, SL, then the searcher over the strongest
+    model); without ratings RL-WP, RL-Point, SL in that order; else heuristic."""
     models = present_models(root)
     if not models:
         return "heuristic"
-    elo = _elo(root)
-    return _strongest([*models, searcher(root)], elo)
+    return _strongest([*models, searcher(root)], _ratings(root))
 
 
 def find_models(models_root: str | Path) -> list[str]:

@@ -21,6 +21,7 @@ import numpy as np
 from .. import atomic
 from ..agents import Agent
 from ..engine import DECISION_NAMES, GameState, Observation, game_to_record, ids_of
+from ..engine.records import TIME_FORMAT
 from . import view
 from .opponents import PoolRef, log
 
@@ -67,6 +68,7 @@ class GameSession:
         self.record_doc: dict[str, Any] | None = None  # the finished game's record, kept once it ends
         self.record_path: Path | None = None  # where it was written; None while it is not
         self.record_error: str | None = None  # why the last write failed and what to do
+        self.start_time = time.strftime(TIME_FORMAT)  # the record's startTime; its endTime is the last move's
         self.lock = threading.Lock()
         self.state = GameState(seed=seed, num_rounds=rounds, init_points=points)
         self.move = 0  # actions applied so far, both players: a client echoes it to guard against stale clicks
@@ -148,7 +150,7 @@ class GameSession:
             events += self._new_events()
         if s.is_over and self.record_doc is None:
             names = (HUMAN_NAME, self.opponent) if self.you == 0 else (self.opponent, HUMAN_NAME)
-            self.record_doc = game_to_record(s, names)
+            self.record_doc = game_to_record(s, names, start_time=self.start_time)
             self.record_doc["info"]["seed"] = self.seed  # only now: the deals follow from it
             self.save_record()
             events[-1]["record"] = "saved" if self.record_path is not None else self.record_error

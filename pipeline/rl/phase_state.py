@@ -38,7 +38,7 @@ class PhaseConfig:
     winprob: WinProbParams
     sl_dir: Path  # the SL agent: phase-1 opponent, evaluation baseline, and the init weights (init: sl)
     out_dir: Path  # model dir of this phase: model.pt + config.json
-    results_dir: Path  # curve.csv, metrics.json
+    results_dir: Path  # curve.csv, metrics.json, run.json
     ckpt_dir: Path  # state.pt, the run record and the snapshots (kept between runs: a killed run resumes)
     init_dir: Path | None = None  # phase 2: the phase-1 model dir
     init_ckpt_dir: Path | None = None  # phase 2: phase 1's checkpoints (Adam's moments go on from them)

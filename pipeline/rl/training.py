@@ -18,7 +18,6 @@ MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, replace
 
@@ -31,6 +30,7 @@ from ..engine import DECISION_NAMES
 from ..hardware import announce, placement_params
 from ..memory import bound_kernel_caches, release_free_memory
 from ..modelio import load_model, save_model
+from ..results import write_results
 from .devices import execution_key, resolve_devices
 from .evaluation import curve_row, evaluate
 from .executor import Executor, make_executor
@@ -275,7 +275,10 @@ class PhaseRunner:
             meta["winprob"] = {k: v for k, v in state.winprob.items() if k != "grid"}
         save_model(learner.net, c.out_dir, meta)
         write_curve(state.curve, c.results_dir / CURVE_FILE, CURVE_COLUMNS)
-        atomic.write_text(c.results_dir / "metrics.json", json.dumps(summary, indent=2) + "\n")
+        # metrics.json: the verdict (win rate, interval, point difference), the games trained, the time; run.json:
+        # the phase, variant, algorithm, stop reason and the budget's echoes (loops, eval games, epsilon)
+        write_results(c.results_dir, summary, info_keys=("phase", "loops", "global_loops", "games", "eval_games",
+                                                         "epsilon"))
         if tracker:
             tracker.finish(learner.net, c.results_dir / CURVE_FILE, summary, state.winprob)
         self._say(f"done ({state.stop_reason}): {state.loop} loops; final evaluation {summary['win_rate']:.3f} "

@@ -83,3 +83,31 @@ def exp_run_line(updates: Mapping[str, Any]) -> str:
     """The ``dvc exp run`` command that tries these values without editing params.yaml."""
     sets = " ".join(f"-S '{'.'.join(k)}={yaml_scalar(v)}'" for k, v in leaves(updates))
     return f"dvc exp run {sets}"
+
+
+def budget_warnings(summary: Mapping[str, Any], params: Any) -> list[str]:
+    """Why a study's winner (its ``summary.json``) may not be the best for the stage it is applied to: its trials
+    had another budget than the stage has (SL epochs, RL loops), or too few completed for TPE to have modelled
+    anything. ``params``: the params it is applied to."""
+    name = summary.get("study")
+    budget = summary.get("budget")
+    out = []
+    if not isinstance(budget, Mapping):
+        out.append(f"study {name!r} does not say what budget its trials had (its summary.json predates it): "
+                   "compare tune.max_epochs (or tune.rl.loops) with the stage's before trusting its winner")
+    elif summary.get("target") == "rl":
+        loops, stage = budget.get("loops"), params.rl.phase1.loops
+        if loops != stage:
+            out.append(f"study {name!r} trained each trial {loops} phase-1 loop(s) (tune.rl.loops); rl_phase1 "
+                       f"trains {stage} (rl.phase1.loops): the best after {loops} need not be the best after {stage}")
+    else:
+        stage = params.sl_train.max_epochs
+        epochs = budget.get("max_epochs") or stage
+        if epochs != stage:
+            out.append(f"study {name!r} trained each trial {epochs} epoch(s) (tune.max_epochs); sl_train trains "
+                       f"{stage} (sl_train.max_epochs): the best after {epochs} need not be the best after {stage}")
+    complete = summary.get("trials_complete", 0)
+    if complete < params.tune.startup_trials:
+        out.append(f"study {name!r} has {complete} completed trial(s), fewer than tune.startup_trials "
+                   f"({params.tune.startup_trials}): its winner is the best of a few random samples")
+    return out

@@ -74,10 +74,14 @@ def plots(study: optuna.Study, out: Path) -> dict[str, str]:
     return missing
 
 
-def write_outputs(study: optuna.Study, target: str, out: Path) -> dict[str, Any]:
-    """Write every output of the study into ``out``; returns the summary (also ``summary.json``)."""
+def write_outputs(study: optuna.Study, target: str, out: Path, budget: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write every output of the study into ``out``; returns the summary (also ``summary.json``). ``budget``: what
+    each trial of this session was given (``max_epochs``; RL: ``loops``, ``eval_games``), for ``--apply`` to
+    compare with the stage's."""
     out.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"study": study.study_name, "target": target, **counts(study)}
+    if budget is not None:
+        summary["budget"] = budget
     best = best_params(study, target)
     best_file = out / BEST_FILE
     if best is not None:

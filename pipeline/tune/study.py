@@ -135,7 +135,9 @@ def run_tune(cfg: TuneParams, objective: Objective | None, out_root: str | Path,
                 study.optimize(counted, n_trials=cfg.trials, timeout=cfg.timeout,
                                callbacks=[runs.log_trial], show_progress_bar=progress and on_terminal())
         finally:  # an interrupted session still leaves its outputs
-            summary = report.write_outputs(study, cfg.target, out)
+            budget = ({"loops": cfg.rl.loops, "eval_games": cfg.rl.eval_games} if cfg.target == "rl"
+                      else {"max_epochs": cfg.max_epochs})  # None: sl_train.max_epochs
+            summary = report.write_outputs(study, cfg.target, out, budget)
             summary["trials_this_session"] = len(mine)
             summary["session_trial_numbers"] = mine
             summary["storage"] = redact(url)

@@ -49,8 +49,10 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch)
     metrics = json.loads((out / "metrics.json").read_text())
     # the searcher over the only (so the strongest) model plays that model; no models/sl among the agents
     assert set(metrics) == {"tiny_vs_heuristic", "tiny_vs_random", "heuristic_vs_random", "search_tiny_vs_tiny"}
-    for m in metrics.values():
-        assert m["games"] == 4 and 0 <= m["ci95"][0] <= m["win_rate"] <= m["ci95"][1] <= 1
+    run = json.loads((out / "run.json").read_text())  # numbers only in metrics.json, the rest in run.json
+    for pair, m in metrics.items():
+        assert set(m) == {"win_rate", "point_diff", "ci95_low", "ci95_high"}
+        assert run[pair]["games"] == 4 and 0 <= m["ci95_low"] <= m["win_rate"] <= m["ci95_high"] <= 1
     ratings = json.loads((out / "ratings.json").read_text())
     assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random", "search_tiny"}
     assert ratings["ratings"]["random"]["elo"] == 0.0
@@ -118,6 +120,16 @@ def test_attention_command(tiny_model, tmp_path, capsys):
     assert "argument --turn: must be 1..16, got 17" in capsys.readouterr().err
     assert main(["attention", "--model", str(tmp_path), "--out", str(out)]) == 2
     assert "not a model directory" in capsys.readouterr().err
+
+
+def test_the_attention_figure_names_what_the_outputs_are():
+    from pipeline.duel.attention import value_axis
+
+    for meta in ({"kind": "sl"}, {"kind": "rl", "algorithm": "rollout_pi"}, {}):  # policy logits
+        softmax, label, _ = value_axis(meta)
+        assert softmax and label.startswith("probability") and "Q value" not in label
+    assert value_axis({"kind": "rl", "algorithm": "mc_dqn"})[:2] == (False, "Q value (expected round reward, "
+                                                                         "training units)")
 
 
 def test_rl_vs_sl_pairings_play_their_own_game_count(tmp_path):

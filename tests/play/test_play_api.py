@@ -231,6 +231,11 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
                                                "search_sl": {"elo": 340.0}}}))
     assert default_opponent(tmp_path) == "search:models/sl?think=0.5s"  # the searcher, when rated above them all
+    ratings.write_text(json.dumps({"ratings": {  # intervals that overlap: the fixed order, not the higher Elo
+        "sl": {"elo": 300.0, "elo_lo": 200.0, "elo_hi": 400.0}, "rl_point": {"elo": 290.0, "elo_lo": 190.0,
+                                                                            "elo_hi": 390.0},
+        "search_rl_point": {"elo": 320.0, "elo_lo": 220.0, "elo_hi": 420.0}}}))
+    assert default_opponent(tmp_path) == "models/rl/point" and searcher(tmp_path) == searcher_spec
     ratings.write_text("{not json")
     assert default_opponent(tmp_path) == "models/rl/point"
 

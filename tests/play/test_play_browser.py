@@ -232,3 +232,69 @@ def test_a_game_opened_by_its_address_survives_a_reload_and_previews_what_a_card
     assert "game=" not in d.current_url
     errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE" and "404" not in e["message"]]
     assert not errors, errors
+
+
+def test_a_rounds_end_is_drawn_before_its_dialog(server, browser):
+    """When a round's dialog opens, the board shows every capture of the round (the last one too, the opponent's
+    or the person's), the scores the dialog reports and no prompt to play; the rules page is a link away."""
+    from selenium.webdriver.common.by import By
+
+    from pipeline.engine import card_tuple, ids_of
+    from pipeline.play.view import pile_of
+
+    base, games = server
+    d = browser
+    gid = post(f"{base}/api/games", {"seed": 5, "rounds": 3})["id"]
+    d.get(f"{base}/?game={gid}&delay=0")
+    game = games.get(gid)
+
+    def is_open(dialog: str) -> bool:
+        return d.find_element(By.ID, dialog).get_attribute("open") is not None
+
+    def ready(d) -> bool:
+        return (d.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "false"
+                and d.execute_script("return game && game.id") == gid) or is_open("round-dialog")
+
+    def shown(where: str) -> list[str]:
+        return sorted(c.get_attribute("data-card") for c in d.find_elements(By.CSS_SELECTOR, f"#{where} .card"))
+
+    rounds_checked = 0
+    for _ in range(300):
+        wait_for(d, ready, "the page to wait for the player")
+        if is_open("over-dialog"):
+            break
+        if is_open("round-dialog"):
+            number = int(re.search(r"Round (\d+) over", d.find_element(By.ID, "round-title").text)[1])
+            res = game.state.results[number - 1]
+            for side, player in (("opponent", game.you ^ 1), ("you", game.you)):
+                pile = sorted(",".join(map(str, card_tuple(c))) for c in ids_of(pile_of(res.turns, player)))
+                assert shown(f"pile-{side}") == pile, (number, side)
+            prompt = d.find_element(By.ID, "prompt").text
+            assert prompt == f"Round {number} over.", prompt  # not "Your turn"
+            assert not d.find_elements(By.CSS_SELECTOR, "#hand button.legal, #field button.legal")
+            header = [int(d.find_element(By.ID, f"points-{s}").text) for s in ("you", "opponent")]
+            assert header == [res.totals[game.you], res.totals[game.you ^ 1]]
+            rounds_checked += 1
+            d.find_element(By.ID, "round-continue").click()
+            wait_for(d, lambda d: not is_open("round-dialog"), "the round dialog to close")
+            continue
+        if is_open("koikoi-dialog"):
+            d.find_element(By.ID, "stop-button").click()
+            continue
+        before = d.execute_script("return game.state.move")
+        d.find_elements(By.CSS_SELECTOR, "#hand button.legal, #field button.legal")[0].click()
+        wait_for(d, lambda d, before=before: d.execute_script("return game.state.move") != before
+                 or is_open("round-dialog") or is_open("koikoi-dialog") or is_open("over-dialog"), "the move")
+    else:
+        pytest.fail("the game did not end within 300 page actions")
+    assert rounds_checked >= 1
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+    d.find_element(By.ID, "over-new-game").click()  # close the dialogs; the rules page is linked from the game
+    rules = d.find_element(By.ID, "rules-link")
+    assert rules.get_attribute("href").endswith("/static/rules.html")
+    d.get(rules.get_attribute("href"))
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#yaku tr[data-yaku]"), "the rules page")
+    text = d.find_element(By.TAG_NAME, "body").text
+    assert "Moon Viewing Sake" in text and "Koi-koi bonus" in text

@@ -124,3 +124,18 @@ def test_the_page_is_told_its_opponent_by_name(client, tiny_model):
         assert r["spec"] == spec and r["name"] == name and r["rating"] is None
         assert (r["hint"] or {}).get("unit") == unit
     assert client.get("/api/games/nope/opponent").status_code == 404
+
+
+def test_a_played_record_says_when_the_game_began(tmp_path, monkeypatch):
+    from pipeline.agents import load_agent
+    from pipeline.engine import ids_of
+    from pipeline.play import session
+
+    monkeypatch.setattr(session.time, "strftime", lambda fmt, *a: "2020-01-01 00:00:00")  # the game begins then
+    game = session.GameSession("g", load_agent("random", seed=0), "random", seed=3, rounds=1, points=30,
+                               records_dir=tmp_path)
+    monkeypatch.undo()
+    while not game.state.is_over:
+        game.act(ids_of(game.state.observation(game.you).legal_mask)[0], game.move)
+    info = game.record()["info"]
+    assert info["startTime"] == "2020-01-01 00:00:00" and info["endTime"] > info["startTime"]

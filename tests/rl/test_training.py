@@ -1,4 +1,5 @@
 import csv
+import json
 
 import pytest
 import torch
@@ -77,6 +78,10 @@ def test_changed_params_start_afresh(project, params):
     params["rl"]["lr"] = 5e-4
     out = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert out["loops"] == 1
+    results = PhasePaths.layout(1, "point").results  # numbers in metrics.json, the rest in run.json
+    metrics = json.loads((results / "metrics.json").read_text())
+    assert set(metrics) == {"global_games", "win_rate", "ci95_low", "ci95_high", "point_diff", "train_seconds"}
+    assert json.loads((results / "run.json").read_text())["stop_reason"] == out["stop_reason"]
     assert list((project / "checkpoints/rl_phase1/point").glob("stale-*.pt"))
 
 

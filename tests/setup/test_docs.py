@@ -51,3 +51,24 @@ def test_generated_pages_keep_their_markers():
     hooks = _hooks()
     assert hooks.CLI_MARKER in (DOCS / "cli.md").read_text()
     assert hooks.PARAMS_MARKER in (DOCS / "params.md").read_text()
+
+
+def test_the_stage_lists_name_every_stage():
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    index, development, readme = ((p).read_text() for p in (DOCS / "index.md", DOCS / "development.md",
+                                                             ROOT / "README.md"))
+    for name in stages:
+        assert f"| `{name}`" in index or f"| `{name}@" in index, f"docs/index.md: {name}"  # foreach: name@item
+        assert f"`{name}" in development.split("## The DVC pipeline")[1].split("##")[0], f"development.md: {name}"
+        assert name == "tune" or f"`{name}" in readme.split("## What `make repro` produces")[1], f"README: {name}"
+
+
+def test_every_benchmark_target_is_listed_and_the_tools_are_named():
+    benchmarks = (DOCS / "benchmarks.md").read_text()
+    for module in (ROOT / "pipeline/benchmarks").glob("*.py"):
+        if module.stem != "__init__":
+            assert f"| `{module.stem.replace('_', '-')}` |" in benchmarks, module.stem
+    assert "optuna-dashboard" in (DOCS / "tuning.md").read_text()
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    play = sub.choices["play"].format_help()
+    assert "search:<model directory>" in " ".join(play.split())  # the searcher is an opponent too

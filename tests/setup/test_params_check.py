@@ -21,9 +21,10 @@ from stages.params_check import main as params_check_main
 ROOT = Path(__file__).resolve().parents[2]
 DVC = Path(sys.executable).parent / "dvc"
 # what the training stages make, kept in place while they run
-TRAINED = ("models/sl", "results/sl/metrics.json", "results/sl/curves.csv",
+TRAINED = ("models/sl", "results/sl/metrics.json", "results/sl/run.json", "results/sl/curves.csv",
            *(f"{d}/${{item}}" for d in ("models/rl_phase1", "models/rl")),
-           *(f"results/{d}/${{item}}/{f}" for d in ("rl_phase1", "rl") for f in ("metrics.json", "curve.csv")))
+           *(f"results/{d}/${{item}}/{f}" for d in ("rl_phase1", "rl") for f in ("metrics.json", "run.json",
+                                                                                  "curve.csv")))
 
 FAKE_TRAIN = '''
 import json, sys
@@ -40,6 +41,7 @@ model.mkdir(parents=True, exist_ok=True)
 ckpt.mkdir(parents=True, exist_ok=True)
 results.mkdir(parents=True, exist_ok=True)
 (results / "metrics.json").write_text(json.dumps({"lr": p.lr}))
+(results / "run.json").write_text("{}")
 (results / "curves.csv").write_text("epoch,val_acc\\n1,0.5\\n")
 '''
 

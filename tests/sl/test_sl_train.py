@@ -128,6 +128,7 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
 def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeypatch):
     import shutil
 
+    from pipeline.results import read_run, split_results
     from stages import sl_train
 
     data, _ = two_game_dataset
@@ -140,14 +141,16 @@ def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeyp
     assert sorted(p.name for p in (tmp_path / "models/sl").iterdir()) == ["config.json", "model.pt"]  # one DVC out
     m = json.loads((tmp_path / "results/sl/metrics.json").read_text())
     assert set(m["val"]) == {"acc", "acc_discard", "acc_pick", "acc_koikoi", "loss"}
-    assert m["dataset_source"] == "test" and m["samples"]["val"] > 0
+    assert split_results(m) == (m, {})  # numbers only: the rest is in run.json
+    run = read_run(tmp_path / "results/sl")
+    assert run["dataset_source"] == "test" and run["samples"]["val"] > 0 and "samples" not in m
     header = (tmp_path / "results/sl/curves.csv").read_text().splitlines()[0]
     assert header.startswith("epoch,train_loss,train_acc,val_loss,val_acc")
     assert (tmp_path / "models/sl/model.pt").is_file() and (tmp_path / "models/sl/config.json").is_file()
     from pipeline.registry import find_version
 
     version = find_version(tmp_path / "models/sl")  # the stage registers (registry.register defaults to true)
-    assert version.name == "koikoi-sl" and version.run_id == m["mlflow_run_id"]
+    assert version.name == "koikoi-sl" and version.run_id == run["mlflow_run_id"]
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 
 import optuna
@@ -105,6 +106,27 @@ def test_apply_keeps_comments_and_flow_style_and_changes_the_values(tmp_path, ca
     assert (p.rl.epsilon.start, p.rl.epsilon.end, p.rl.reward_scale.point, p.rl.lr) == (0.3, 0.0, 0.5, 1e-5)
     assert p.sl_train.shared_trunk is True and p.sl_train.lr == 3e-4
     assert apply.apply_params(params, {"rl": {"epsilon": {"start": 0.3}}}) == [] and params.read_text() == after
+
+
+def test_apply_warns_when_the_study_had_another_budget_than_the_stage(tmp_path, capsys):
+    params = tmp_path / "params.yaml"
+    params.write_text((ROOT / "params.yaml").read_text())
+    p = load_params(params)
+    study = tmp_path / "out" / "s"
+    study.mkdir(parents=True)
+    (study / report.BEST_FILE).write_text(yaml.safe_dump({"sl_train": {"dropout": 0.2}}))
+    summary = {"study": "s", "target": "sl", "trials_complete": 2, "budget": {"max_epochs": 1}}
+    (study / report.SUMMARY_FILE).write_text(json.dumps(summary))
+    assert main(["tune", "--apply", "--study", "s", "--params", str(params), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert f"trained each trial 1 epoch(s) (tune.max_epochs); sl_train trains {p.sl_train.max_epochs}" in err
+    assert "2 completed trial(s), fewer than tune.startup_trials" in err
+    assert load_params(params).sl_train.dropout == 0.2  # applied all the same: the warning says what to weigh
+    same = {"study": "s", "target": "sl", "trials_complete": 20, "budget": {"max_epochs": None}}
+    assert apply.budget_warnings(same, p) == []  # null: sl_train.max_epochs, the stage's own
+    rl = {"study": "r", "target": "rl", "trials_complete": 20, "budget": {"loops": p.rl.phase1.loops + 3}}
+    assert "(tune.rl.loops); rl_phase1 trains" in apply.budget_warnings(rl, p)[0]
+    assert "does not say what budget" in apply.budget_warnings({"study": "old", "trials_complete": 20}, p)[0]
 
 
 def test_apply_refuses_what_the_params_models_refuse_and_leaves_the_file(tmp_path):

@@ -196,5 +196,7 @@ def test_printed_apply_hint_works_as_printed(tmp_path, tiny_dataset, mlflow_stor
     hint = printed.split("apply with `", 1)[1].split("`", 1)[0]
     argv = shlex.split(hint)
     assert argv[:2] == ["koikoi", "tune"] and str(params) in argv and str(out) in argv
+    assert json.loads((out / "hint" / "summary.json").read_text())["budget"] == {"max_epochs": 1}
     assert main(argv[1:]) == 0
     assert yaml.safe_load(params.read_text())["sl_train"]["lr"] != 0.5  # the study's value is in
+    assert "warning" not in capsys.readouterr().err  # the stage's budget (1 epoch), 1 startup trial: nothing to say

@@ -115,6 +115,54 @@ function modal(id, buttonId) {
 
 function totalsText(r) { return `Points: you ${r.totals.you}, ${opponentName()} ${r.totals.opponent}.`; }
 
+// ------------------------------------------------------------------ the board, event by event
+// A reply carries the events since the last one and the state after them all. The board is drawn after every
+// event, by moving the event's cards on a copy of the board as it was drawn, so that a round's end dialog comes
+// after the round's last capture is drawn (the next round's deal is known only from the reply's state). Moving
+// a card is idempotent: the person's own turn may be half drawn already (a pick, or the koi-koi decision).
+const sameCard = (a) => (b) => Cards.id(a) === Cards.id(b);
+
+function onBoard(s, card) {
+  return s.field.some(sameCard(card)) || (s.pending && sameCard(card)(s.pending))
+    || Object.values(s.piles).some((pile) => Object.values(pile).some((cards) => cards.some(sameCard(card))));
+}
+
+function applyTurn(s, e) {
+  const side = e.player === s.you ? "you" : "opponent";
+  const take = (cards) => {
+    for (const c of cards) {
+      const group = s.piles[side][Cards.info(c).category];
+      if (!group.some(sameCard(c))) group.push(c);
+    }
+  };
+  const place = (played, captured) => {
+    if (captured.length) {
+      s.field = s.field.filter((c) => !captured.some(sameCard(c)) && !sameCard(played)(c));
+      take([played, ...captured]);
+    } else if (!s.field.some(sameCard(played))) s.field.push(played);
+  };
+  if (side === "you") s.hand = s.hand.filter((c) => !sameCard(e.discard)(c));
+  else if (!onBoard(s, e.discard)) s.opponent_hand_count = Math.max(0, s.opponent_hand_count - 1);
+  place(e.discard, e.captured);
+  if (e.draw) {
+    if (!onBoard(s, e.draw)) s.stock_count = Math.max(0, s.stock_count - 1);
+    place(e.draw, e.captured2);
+  }
+  if (e.koikoi === true) s.koikoi[side] += 1;
+  Object.assign(s, {turn: e.turn, pending: null, legal_actions: [], decision: "wait"});
+}
+
+function applyRoundEnd(s, r) {
+  if (r.winner !== null) {
+    const side = r.winner === s.you ? "you" : "opponent";
+    s.yaku[side] = {yaku: r.yaku, points: Math.abs(r.points.you)};
+    const made = new Set(r.yaku.map(([name]) => name));
+    s.progress[side] = s.progress[side].filter((p) => !made.has(p.name));
+  }
+  s.points = {...r.totals};
+  s.decision = "round";
+}
+
 async function showRound(r) {
   logLine(`Round ${r.round}: `, roundText(r)).classList.add("round-end");
   setScores(r.totals.you, r.totals.opponent);  // the header shows the points the dialog reports
@@ -125,9 +173,26 @@ async function showRound(r) {
 
 async function play(events, state) {
   setBusy(true);
+  // the board as drawn (a new game's is the reply's own state, its events drawn already); null once a round
+  // has ended in this reply
+  let board = game.state === state ? null : structuredClone(game.state);
   for (const e of events) {
-    if (e.type === "turn") await showTurn(e);
-    else if (e.type === "round") await showRound(e);
+    if (e.type === "turn") {
+      if (board) {
+        applyTurn(board, e);
+        game.state = board;
+        render();
+      }
+      await showTurn(e);
+    } else if (e.type === "round") {
+      if (board) {
+        applyRoundEnd(board, e);
+        game.state = board;
+        render();
+      }
+      board = null;  // the next round's deal comes with the reply's state
+      await showRound(e);
+    }
   }
   game.state = state;
   render();

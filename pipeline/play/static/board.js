@@ -170,6 +170,7 @@ function render() {
     pick: "Pick the field card to take (keys 1-2).",
     koikoi: "Koi-koi or stop?",
     over: "Game over.",
+    round: `Round ${s.round} over.`,
     wait: `${opponentName()} is playing...`,
   };
   $("prompt").textContent = prompts[s.decision] || "";
