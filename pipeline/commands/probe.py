@@ -1,12 +1,13 @@
 """``koikoi probe gain|search|fit|calls MODEL``: what one step of rollout improvement gains over a network,
-and how much of it trained models reach (docs/rl-experiments.md). Each prints a JSON
-object as its last line."""
+and how much of it trained models reach (docs/rl-experiments.md); ``koikoi probe discards|discards-score``: the
+fixed discard benchmark, made and scored. Each prints a JSON object as its last line."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import time
+from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
@@ -58,10 +59,106 @@ def register(sub: argparse._SubParsersAction) -> None:
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
                        help="model directories whose koi-koi choices are valued on the calls; each after the first "
                             "also gets its gain minus the first's, paired on the same calls (minus_first)")
+    discards = kinds.add_parser("discards", help="the discard benchmark: SL's discard positions, each legal discard "
+                                                 "valued by shared-deal rollouts, written to a file")
+    discards.add_argument("model", metavar="MODEL", help="the network that plays the games and the rollouts")
+    discards.add_argument("--positions", type=int_range(1), default=300, help="positions (default 300)")
+    discards.add_argument("--deals", type=int_range(2), default=128,
+                          help="redealt copies each action is played on (default 128)")
+    discards.add_argument("--every", type=int_range(1), default=3,
+                          help="keep every EVERY-th discard with a choice (default 3)")
+    discards.add_argument("--seed", type=int, default=0, help="first game seed; the redeals are seeded from it too")
+    discards.add_argument("--out", required=True, help="the benchmark file (JSON) to write")
+    discards.add_argument("--winprob", default=None,
+                          help="a win-probability table: wp values beside the point values (e.g. "
+                               "models/winprob/winprob.json; default: point only)")
+    discards.add_argument("--workers", type=int_range(0), default=0,
+                          help="worker processes (default 0: this process)")
+    discards.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                          help="where the forward passes run (default cpu)")
+    discards.add_argument("--inference", default="auto", help="inference setup (default auto)")
+    score = kinds.add_parser("discards-score", help="a model's discard choices scored against a discard benchmark")
+    score.add_argument("model", metavar="MODEL", help="a model directory")
+    score.add_argument("--bench", required=True, help="the benchmark file (koikoi probe discards)")
+    score.add_argument("--reward", choices=("point", "wp"), default=None,
+                       help="values to score against (default: wp where the benchmark has it, else point)")
     p.set_defaults(func=run)
 
 
+def run_discards(args: argparse.Namespace) -> int:
+    from ..inference import resolve_inference
+    from ..modelio import load_model
+    from ..progress import progress_bar
+    from ..rl.discard_bench import (
+        bench_document,
+        collect_positions,
+        rank_correlation,
+        reward_models,
+        value_positions,
+        write_bench,
+    )
+    from ..rl.executor import make_executor
+    from ..rl.policies import NetSpec
+    from ..rl.winprob import WinProbTable
+
+    try:
+        net, _ = load_model(args.model)
+        table = WinProbTable.load(args.winprob) if args.winprob else None
+        inference = resolve_inference(args.inference, args.device)
+    except (FileNotFoundError, ValueError) as e:
+        raise UserError(str(e)) from None
+    if not Path(args.out).resolve().parent.is_dir():
+        raise UserError(f"--out {args.out}: no such directory {Path(args.out).parent}")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserError("--device cuda: no CUDA device here")
+    spec = NetSpec.from_net(net, args.model)
+    t0 = time.perf_counter()
+    positions = collect_positions(spec.player(inference, args.device), args.positions, args.seed, args.every)
+    rewards = reward_models(table)
+    with make_executor(args.workers, device=args.device) as ex, \
+            progress_bar(total=len(positions), desc="probe discards", unit="position", leave=False) as bar:
+        value_positions(spec, positions, args.deals, args.seed, rewards, ex, inference, bar.update)
+    seconds = time.perf_counter() - t0
+    doc = bench_document(args.model, args.seed, args.deals, args.every, positions)
+    write_bench(args.out, doc)
+    actions = sum(len(p.legal) for p in positions)
+    sl = rank_correlation(doc, [p.logits for p in positions])
+    print(json.dumps({"out": args.out, "positions": len(positions), "actions": actions,
+                      "playouts": actions * args.deals, "seconds": round(seconds, 1),
+                      "playouts_per_s": round(actions * args.deals / seconds, 1), "rewards": list(rewards),
+                      "sl_best_rate": sl["best_rate"], "sl_regret": sl["regret"], "sl_regret_ci95": sl["regret_ci95"],
+                      "reward": sl["reward"]}))
+    return 0
+
+
+def run_discards_score(args: argparse.Namespace) -> int:
+    from ..inference import resolve_inference
+    from ..rl.discard_bench import rank_correlation, read_bench, rebuild
+    from ..rl.lookahead import player_spec
+
+    try:
+        bench = read_bench(args.bench)
+        if args.reward and args.reward not in bench["rewards"]:
+            raise ValueError(f"{args.bench}: no {args.reward} values (it has {', '.join(bench['rewards'])})")
+        player = player_spec(args.model, args.model).player(resolve_inference("auto"), "cpu")
+    except (FileNotFoundError, ValueError) as e:
+        raise UserError(str(e)) from None
+    obs = [rebuild(p["game_seed"], p["history"]) for p in bench["positions"]]
+    q = player.values([s.observation(s.player) for s in obs]) if obs else []
+    scores = [row[p["legal"]] for row, p in zip(q, bench["positions"])]
+    print(json.dumps({"model": args.model, "bench": args.bench,
+                      **rank_correlation(bench, scores, args.reward)}))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.probe == "discards":
+        return run_discards(args)
+    if args.probe == "discards-score":
+        return run_discards_score(args)
     import torch
 
     from ..agents.model_agent import NetPlayer
