@@ -162,7 +162,7 @@ def test_the_opponents_play_rules_hands_out():
     true hand is among them."""
     model = Capturer()
     checked = 0
-    for s, history in _positions(range(40), limit=40, opponent=model, turn=6):
+    for s, _ in _positions(range(40), limit=40, opponent=model, turn=6):
         obs = s.observation(0)
         deals = [determinize(obs, np.random.default_rng(i)) for i in range(64)] + [s]
         logw = log_weights(model, obs, deals)
