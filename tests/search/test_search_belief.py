@@ -114,6 +114,16 @@ def test_loading_names_a_bad_belief(net, tmp_path):
     assert agent.player.belief is not None
 
 
+def test_the_duel_command_takes_belief_and_exact(net, tmp_path, capsys):
+    from pipeline.cli import main
+
+    model = str(save_model(net, tmp_path / "tiny", {"kind": "sl"}))
+    spec = f"search:{model}?deals=2&decisions=koikoi,discard&reward=point&belief={model}&exact=100"
+    assert main(["duel", spec, model, "--games", "2", "--rounds", "2", "--workers", "0"]) == 0
+    out = capsys.readouterr().out
+    assert '"games": 2' in out and '"effective_deals": ' in out and '"exact": ' in out
+
+
 def test_the_opponents_decisions_are_rebuilt_from_the_searchers_view():
     """Replayed on the true opponent hand, the round's public history gives back exactly the observations the
     opponent had at its decisions and the actions it took; on a deal of the searcher's, observations that differ
@@ -151,6 +161,9 @@ def test_the_weights_see_only_the_searchers_observation(net, other_net):
         o2 = other.observation(0)
         np.testing.assert_array_equal(log_weights(belief, o2, _deals(searcher, o2)), w)
         np.testing.assert_array_equal(searcher.values([o2]), q)
+        calls, samples = belief.forward_calls, belief.forward_samples
+        searcher.values([o2])  # the weights of all its deals: passes of 64 observations, no more
+        assert belief.forward_calls - calls == -(-(belief.forward_samples - samples) // 64)
         assert np.ptp(w) > 0  # the belief does tell deals apart
         compared += 1
     assert compared == 12
