@@ -155,12 +155,12 @@ class SearchPlayer:
                     rows.append((r, ex))
             if not rows:
                 break
+            t_wave = time.perf_counter()  # the wave's weights and playouts: what another wave would cost
             logw = (batched_log_weights(self.belief, [(observations[r], d) for r, d in rows])
                     if self.belief is not None else [np.zeros(len(d)) for _, d in rows])
             items = []
             for r, deals in rows:
                 items += branch(deals, cands[r], left=opts.truncate or None)
-            t_wave = time.perf_counter()
             v = play_out([self.rollout], items, self.reward, self.value)
             at = 0
             for (r, deals), lw in zip(rows, logw):
