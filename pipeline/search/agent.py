@@ -9,9 +9,10 @@ import numpy as np
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
 from ..rl.lookahead import LookaheadSpec
+from ..rl.policies import NetSpec
 from ..rl.rewards import RewardModel
 from .player import SearchPlayer, SearchSpec
-from .spec import SearchOptions, parse_search
+from .spec import SearchOptions, belief_model, parse_search
 
 
 class SearchAgent(ModelAgent):
@@ -57,6 +58,24 @@ def search_reward(spec: str, base: object, options: SearchOptions) -> RewardMode
     return RewardModel("wp", 10.0, table, 0.5)  # the probes' units; a scale changes no choice
 
 
+def search_belief(spec: str, options: SearchOptions) -> NetSpec | None:
+    """The opponent model of ``belief`` as a policy network (a model with a value network: its policy), or None
+    for uniform deals; ``ValueError`` (one line) naming the option."""
+    from ..agents.loader import load_agent
+
+    model = belief_model(options)
+    if model is None:
+        return None
+    try:
+        agent = load_agent(model)
+    except ValueError as e:
+        raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {e}") from None
+    if not isinstance(agent, ModelAgent) or not isinstance(agent.spec, (NetSpec, LookaheadSpec)):
+        raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {model} is not a model "
+                         "directory; use uniform, sl or a model directory")
+    return agent.spec.prior if isinstance(agent.spec, LookaheadSpec) else agent.spec
+
+
 def load_search_agent(spec: str, seed: int = 0, inference: str = "auto") -> SearchAgent:
     """The agent of a ``search:`` spec; ``ValueError`` (one line) for a bad option or model."""
     from ..agents.loader import load_agent
@@ -66,7 +85,7 @@ def load_search_agent(spec: str, seed: int = 0, inference: str = "auto") -> Sear
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, base.spec, options)
-    search = SearchSpec(spec, base.spec, reward, options, seed)
+    search = SearchSpec(spec, base.spec, reward, options, seed, belief=search_belief(spec, options))
     # the fastest setup here: a searched decision is thousands of forward passes
     agent = SearchAgent(base.net, name=spec, seed=seed, inference=inference, spec=search)
     agent.meta = getattr(base, "meta", {})

@@ -9,6 +9,10 @@ until the searcher's n-th further decision, priced by the model's value network)
 rollout engine (``rl.playout``), every searched decision of a batch in the same forward passes. The
 action of best mean reward wins. Elsewhere it plays as its model does.
 
+With ``belief``, each deal's rewards are weighted by how likely an opponent model finds the opponent's
+play this round on that deal (``belief``); with ``exact``, a decision with few enough deals that differ
+for the rest of the round plays all of them.
+
 The deals of a decision come from a generator seeded by the player's seed and the observation, so a
 searcher is a function of what it sees: the same observation gives the same choice, whatever the
 hidden cards are and whatever it is batched with.
@@ -32,6 +36,7 @@ from ..rl.lookahead import LookaheadPlayer, LookaheadSpec
 from ..rl.playout import branch, play_out
 from ..rl.policies import NetSpec
 from ..rl.rewards import RewardModel
+from .belief import all_deals, batched_log_weights
 from .spec import SearchOptions
 
 WAVE = 8  # deals per action added at a time under a time budget
@@ -47,8 +52,9 @@ class SearchPlayer:
     each candidate action (-inf elsewhere), so that the arg-max is the search's choice."""
 
     def __init__(self, model: NetPlayer | LookaheadPlayer, reward: RewardModel, options: SearchOptions,
-                 seed: int = 0) -> None:
+                 seed: int = 0, belief: NetPlayer | None = None) -> None:
         self.model = model
+        self.belief = belief  # the opponent model whose likelihood of the opponent's play weights the deals
         # Playouts use the policy network, not a lookahead: one forward pass per decision, where a
         # lookahead adds a value pass over every legal action's afterstate (docs/search.md).
         self.rollout = model.prior if isinstance(model, LookaheadPlayer) else model
@@ -60,26 +66,36 @@ class SearchPlayer:
         self.searched = 0  # searched decisions
         self.changed = 0  # of which the search chose another action than the model
         self.deals = 0  # deals played per action, summed over searched decisions
+        self.exact = 0  # of which every deal was played (``exact``)
+        self.effective = 0.0  # effective deals per action ((sum w)^2 / sum w^2), summed over searched decisions
         self.search_seconds = 0.0
         self.recent: deque[tuple[int, float]] = deque(maxlen=10_000)  # (decisions, seconds) of the last searches
 
     # the self-play engine sums these over its players
     @property
     def forward_seconds(self) -> float:
-        return self.rollout.forward_seconds + (self.model.forward_seconds if self.model is not self.rollout else 0)
+        return sum(p.forward_seconds for p in self._nets())
 
     @property
     def forward_samples(self) -> int:
-        return self.rollout.forward_samples + (self.model.forward_samples if self.model is not self.rollout else 0)
+        return sum(p.forward_samples for p in self._nets())
 
     @property
     def forward_calls(self) -> int:
-        return self.rollout.forward_calls + (self.model.forward_calls if self.model is not self.rollout else 0)
+        return sum(p.forward_calls for p in self._nets())
+
+    def _nets(self) -> list:
+        """The distinct players whose forward passes this one makes."""
+        out: list = []
+        for p in (self.rollout, self.model, self.belief):
+            if p is not None and all(p is not q for q in out):
+                out.append(p)
+        return out
 
     def stats(self) -> dict[str, float]:
         """Counts of the searches so far: decisions, changed choices, deals per action, seconds."""
-        return {"searched": self.searched, "changed": self.changed, "deals": self.deals,
-                "search_seconds": self.search_seconds}
+        return {"searched": self.searched, "changed": self.changed, "deals": self.deals, "exact": self.exact,
+                "effective": self.effective, "search_seconds": self.search_seconds}
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
         scores = self.model.values(observations)
@@ -117,32 +133,70 @@ class SearchPlayer:
         return np.random.default_rng([self.seed, observation_seed(obs)])
 
     def search(self, observations: Sequence[Observation], scores: np.ndarray) -> np.ndarray:
-        """Mean playout rewards of each observation's candidate actions, ``(B, 50)``, -inf elsewhere."""
+        """Mean playout rewards of each observation's candidate actions, ``(B, 50)``, -inf elsewhere: over its
+        deals weighted by the belief (equal weights under ``belief=uniform``)."""
         opts = self.options
         cands = [self.candidates(o, s) for o, s in zip(observations, scores)]
         rngs = [self.rng(o) for o in observations]
+        exact = [all_deals(o, opts.exact) if opts.exact else None for o in observations]
         sums = [np.zeros(len(c)) for c in cands]
-        n = 0  # deals per action so far (the same for every decision of the batch)
+        acc = np.zeros((len(observations), 3))  # per row: sum of weights, of squared weights, the log-weight scale
+        count = [0] * len(observations)  # deals per action so far
+        n = 0  # sampled deals per action so far (the same for every sampled decision of the batch)
         budget = None if opts.think is None else opts.think * len(observations)
         t0 = time.perf_counter()
         while n < opts.deals:
             w = opts.deals if budget is None else min(WAVE, opts.deals - n)
+            rows = []  # (row, its deals) of this wave: a row's enumerated deals all in the first wave
+            for r, (o, rng, ex) in enumerate(zip(observations, rngs, exact)):
+                if ex is None:
+                    rows.append((r, [determinize(o, rng) for _ in range(w)]))
+                elif not n:
+                    rows.append((r, ex))
+            if not rows:
+                break
+            t_wave = time.perf_counter()  # the wave's weights and playouts: what another wave would cost
+            logw = (batched_log_weights(self.belief, [(observations[r], d) for r, d in rows])
+                    if self.belief is not None else [np.zeros(len(d)) for _, d in rows])
             items = []
-            for r, (o, c, rng) in enumerate(zip(observations, cands, rngs)):
-                deals = [determinize(o, rng) for _ in range(w)]
-                items += branch(deals, c, left=opts.truncate or None, keys=[(r, i) for i in range(len(c))])
-            t_wave = time.perf_counter()
-            for p, v in zip(items, play_out([self.rollout], items, self.reward, self.value)):
-                sums[p.key[0]][p.key[1]] += v
+            for r, deals in rows:
+                items += branch(deals, cands[r], left=opts.truncate or None)
+            v = play_out([self.rollout], items, self.reward, self.value)
+            at = 0
+            for (r, deals), lw in zip(rows, logw):
+                weights = _scaled(acc[r], sums[r], lw)
+                for i in range(len(cands[r])):  # action-major, as ``branch`` lays them out
+                    for j in range(len(deals)):
+                        sums[r][i] += weights[j] * v[at]
+                        at += 1
+                count[r] += len(deals)
             n += w
             now = time.perf_counter()
             if budget is not None and now - t0 + (now - t_wave) > budget:  # another wave would overrun
                 break
-        self.deals += n * len(observations)
+        self.deals += sum(count)
+        self.exact += sum(ex is not None for ex in exact)
+        self.effective += float((acc[:, 0] ** 2 / acc[:, 1]).sum())
         out = np.full((len(observations), 50), -np.inf, dtype=np.float32)
         for r, c in enumerate(cands):
-            out[r, c] = sums[r] / n
+            out[r, c] = sums[r] / acc[r, 0]
         return out
+
+def _scaled(acc: np.ndarray, sums: np.ndarray, logw: np.ndarray) -> np.ndarray:
+    """A wave's deal weights, ``exp(logw - scale)``. The scale is the largest log-weight so far (``acc``: a row's
+    sum of weights, of squared weights, and its scale); when it moves, the row's sums so far are scaled down
+    with it. Under ``belief=uniform`` every weight is 1."""
+    top = float(logw.max())
+    if acc[0] == 0.0 or top > acc[2]:
+        shrink = np.exp(acc[2] - top) if acc[0] else 1.0
+        acc[0] *= shrink
+        acc[1] *= shrink ** 2
+        sums *= shrink
+        acc[2] = top
+    weights = np.exp(logw - acc[2])
+    acc[0] += weights.sum()
+    acc[1] += (weights ** 2).sum()
+    return weights
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
@@ -161,9 +215,12 @@ class SearchSpec:
     options: SearchOptions
     seed: int = 0
     epsilon: float = 0.0
+    belief: NetSpec | None = None  # the opponent model's policy network (``belief``); None: uniform deals
 
     def with_inference(self, inference: Inference) -> SearchSpec:
-        return replace(self, base=self.base.with_inference(inference))
+        belief = self.belief.with_inference(inference) if self.belief is not None else None
+        return replace(self, base=self.base.with_inference(inference), belief=belief)
 
     def player(self, inference: Inference, device: str) -> SearchPlayer:
-        return SearchPlayer(self.base.player(inference, device), self.reward, self.options, self.seed)
+        belief = self.belief.player(inference, device) if self.belief is not None else None
+        return SearchPlayer(self.base.player(inference, device), self.reward, self.options, self.seed, belief)

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 from ..engine import DECISION_NAMES
 
 PREFIX = "search:"
+SL = "models/sl"  # the model of ``belief=sl``
 THINK_DEALS = 256  # the most deals per action under a time budget when ``deals`` is not given
 WINPROB = "models/winprob/winprob.json"
 
@@ -30,6 +31,8 @@ class SearchOptions:
     truncate: int = 0  # stop a playout at the searcher's n-th further decision and price it by the value net
     reward: str | None = None  # wp | point; None: the reward of the model's value net, else wp
     winprob: str = WINPROB  # the win-probability table of the wp reward (a model without a value net)
+    belief: str = "uniform"  # deals weighted by an opponent model's likelihood of its play: uniform, sl or a model dir
+    exact: int = 0  # enumerate every deal (weighted) where there are at most this many; 0: always sample
 
     def query(self) -> str:
         """The options that differ from the defaults, as a spec's query (``deals=8&decisions=koikoi``)."""
@@ -48,6 +51,11 @@ class SearchOptions:
 
 
 OPTIONS = tuple(f.name for f in fields(SearchOptions))
+
+
+def belief_model(options: SearchOptions) -> str | None:
+    """The model directory of the opponent model (``belief``); None for uniform deals."""
+    return None if options.belief == "uniform" else SL if options.belief == "sl" else options.belief
 
 
 def is_search(spec: str) -> bool:
@@ -150,6 +158,12 @@ def _reward(v: str) -> str:
     return v
 
 
+def _belief(v: str) -> str:
+    if not v:
+        raise ValueError("must be uniform, sl or a model directory")
+    return v
+
+
 def _path(v: str) -> str:
     if not v:
         raise ValueError("must be a file path")
@@ -157,4 +171,5 @@ def _path(v: str) -> str:
 
 
 _PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _margin,
-          "truncate": _int(0), "reward": _reward, "winprob": _path}
+          "truncate": _int(0), "reward": _reward, "winprob": _path,
+          "belief": _belief, "exact": _int(0)}
