@@ -39,7 +39,7 @@ def test_precision_auto_on_a_gpu(fake_gpu, bf16, capability, want):
     assert hardware.resolve_accelerator("auto") == "gpu"
     assert hardware.resolve_precision("auto", "gpu") == want
     assert hardware.resolve_precision("32-true", "gpu") == "32-true"
-    assert resolve_inference("auto", "cuda").setup == ("bf16" if bf16 else "fp32")
+    assert resolve_inference("auto", "cuda").setup == "fp32"
 
 
 def test_cpu_rule_is_kept_and_fp16_needs_a_gpu(fake_gpu, monkeypatch):

@@ -64,9 +64,9 @@ def test_auto_picks_by_what_the_device_has(monkeypatch):
     for native, want in ((True, "compile-bf16"), (False, "fp32")):
         monkeypatch.setattr(hardware, "cpu_has_bf16", lambda native=native: native)
         assert resolve_inference("auto", "cpu") == Inference(want, auto=True)
-    for native, want in ((True, "bf16"), (False, "fp32")):
+    for native in (True, False):  # bf16 passes on an H200 were faster alone, but self-play slower than fp32
         monkeypatch.setattr(hardware, "gpu_has_bf16", lambda native=native: native)
-        assert resolve_inference("auto", "cuda") == Inference(want, auto=True)
+        assert resolve_inference("auto", "cuda") == Inference("fp32", auto=True)
     for name in SETUPS:  # a param forces each choice, on any device
         assert resolve_inference(name, "cpu") == resolve_inference(name, "cuda") == Inference(name)
     with pytest.raises(ValueError, match=r"^duels\.inference must be one of auto, fp32, autocast, bf16, compile-fp32, "

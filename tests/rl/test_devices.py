@@ -63,7 +63,7 @@ def test_auto_puts_the_learner_and_local_players_on_the_gpu_and_cluster_players_
     params["rl"]["selfplay"].update(device="auto", inference="auto")
     d = devices.resolve_devices(parse_params(params).rl)
     assert (d.learner, d.train_precision, d.play, d.inference.setup, d.accelerator) == ("cuda", "bf16-mixed", "cuda",
-                                                                                         "bf16", "gpu")
+                                                                                         "fp32", "gpu")
     params["rl"]["selfplay"].update(backend="ray", workers=4)
     assert devices.resolve_devices(parse_params(params).rl).play == "cuda"  # a private local Ray: this machine
     monkeypatch.setenv("RAY_ADDRESS", "head:6379")
