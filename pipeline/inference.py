@@ -14,7 +14,8 @@ runs, once per player:
 ``auto`` picks, by what the device has (docs/benchmarks.md has the figures behind it): on a CPU with native
 bf16 matmuls (AMX or AVX512-BF16) ``compile-bf16``; on a CPU without (AVX2: bf16 there is an emulation about 8x
 slower than fp32, and compiling measured no gain) ``fp32``; on a GPU ``fp32`` (on an H200, bf16 passes were 1.2x
-faster alone but self-play ran at half fp32's rate: at play's batch sizes the GPU waits for the games anyway). Under ``auto`` a network too small for compilation to pay (tests' tiny nets) stays eager.
+faster alone but self-play ran at half fp32's rate: at play's batch sizes the GPU waits for the games anyway).
+Under ``auto`` a network too small for compilation to pay (tests' tiny nets) stays eager.
 
 Compilation is paid once per process: ``torch.compile`` caches by code, not by module, so every later network
 of the same architecture in the process (a new loop's weights, another model of the play server) reuses it.
