@@ -49,9 +49,9 @@ def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception],
     (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``. The
     result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
     as ``name`` (default: ``stage``)."""
-    from pipeline.executions import record_stage
     from pipeline.params import load_params
-    from pipeline.runstate import stage_exit
+    from pipeline.tracking.executions import record_stage
+    from pipeline.tracking.lifecycle import stage_exit
 
     with stage_exit(stage):
         params = load_params()

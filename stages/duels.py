@@ -14,11 +14,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
+from pipeline.duel.duel_report import key_name, table_markdown
 from pipeline.duel.plots import rl_curves, winrate_matrix
-from pipeline.duel.report import key_name, table_markdown
 from pipeline.duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
 from pipeline.params import DuelsParams
+from pipeline.runtime import atomic
 from pipeline.search.spec import model_of
 from stages import run_stage, stage_parser
 
@@ -31,7 +31,7 @@ class DuelsError(ValueError):
 
 def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
-    from pipeline.modelio import is_model_dir
+    from pipeline.net.modelio import is_model_dir
 
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     if cfg.attention is not None:
@@ -54,7 +54,7 @@ def check_models(cfg: DuelsParams) -> None:
 def check_search_reward(cfg: DuelsParams) -> None:
     """A searcher over a model without a value network rewards by the win-probability table (unless its options
     say ``reward=point``): say that the table is missing now, not after the round-robin."""
-    from pipeline.modelio import VALUE_FILE
+    from pipeline.net.modelio import VALUE_FILE
     from pipeline.search.spec import parse_options
 
     options = parse_options(cfg.search.options)
@@ -70,8 +70,8 @@ def check_search_reward(cfg: DuelsParams) -> None:
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
     """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
     into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
-    from pipeline.hardware import Placement, announce, play_precision, resolve_bf16
     from pipeline.rl.devices import play_device
+    from pipeline.runtime.hardware import Placement, announce, play_precision, resolve_bf16
 
     check_models(cfg)
     device = play_device(cfg.device, "duels.device")
@@ -128,8 +128,8 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
              register: bool, placement: dict) -> None:
     import mlflow
 
-    from pipeline.runstate import tracked_run
-    from pipeline.tracking import setup_experiment
+    from pipeline.tracking.lifecycle import tracked_run
+    from pipeline.tracking.store import setup_experiment
 
     exp = setup_experiment("duels")
     with tracked_run(experiment_id=exp, run_name="duels") as run:
@@ -155,7 +155,7 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
 
 def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
     """``champion`` on the registered version of every model played, tagged with its rating and rank."""
-    from pipeline.registry import CHAMPION, set_champions
+    from pipeline.tracking.registry import CHAMPION, set_champions
 
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,

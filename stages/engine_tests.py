@@ -12,8 +12,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
 from pipeline.params.sections import EngineTestsParams
+from pipeline.runtime import atomic
 from stages import run_stage, stage_parser
 
 STAGE = "engine_tests"
@@ -24,7 +24,7 @@ def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str 
     what failed."""
     from pipeline.benchmarks.engine import play_random_games
     from pipeline.engine import replay_dir
-    from pipeline.records_source import shared_records_dir
+    from pipeline.sl.records_source import shared_records_dir
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

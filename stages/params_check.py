@@ -16,9 +16,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
 from pipeline.params import load_params
-from pipeline.runstate import stage_exit
+from pipeline.runtime import atomic
+from pipeline.tracking.lifecycle import stage_exit
 from stages import stage_parser
 
 STAGE = "params_check"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.modelio import need_model_dir
+from pipeline.net.modelio import need_model_dir
 from pipeline.params import Params, check_variant
 from stages import run_stage
 
@@ -58,7 +58,7 @@ def rl_stage(phase: int, variant: str, params: Params, paths: PhasePaths, progre
     """Run (or resume) phase 1 or 2 of one reward model; inputs are checked first (one-line
     ``FileNotFoundError``/``ValueError``). ``register``: phase 2 registers its model as ``koikoi-rl-<variant>``."""
     from pipeline.rl.training import PhaseConfig, PhaseRunner
-    from pipeline.runstate import ending_runs
+    from pipeline.tracking.lifecycle import ending_runs
 
     check_variant(variant)
     if phase not in (1, 2):

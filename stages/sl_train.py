@@ -11,8 +11,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
 from pipeline.params import Params
+from pipeline.runtime import atomic
 from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_train"

@@ -11,9 +11,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
-from pipeline.modelio import need_model_dir
+from pipeline.net.modelio import need_model_dir
 from pipeline.params import WinProbParams
+from pipeline.runtime import atomic
 from stages import run_stage, stage_parser
 
 STAGE = "winprob"
@@ -22,13 +22,13 @@ STAGE = "winprob"
 def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Path, progress: bool = True,
                   mlflow: bool = True) -> dict:
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
-    from pipeline.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
-    from pipeline.modelio import load_model
-    from pipeline.progress import progress_bar
+    from pipeline.net.modelio import load_model
     from pipeline.rl.devices import play_device
-    from pipeline.rl.executor import make_executor
-    from pipeline.rl.policies import NetSpec
-    from pipeline.rl.winprob import fit_table, log_loss, plot_table, simulate
+    from pipeline.runtime.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
+    from pipeline.runtime.progress import progress_bar
+    from pipeline.selfplay.executor import make_executor
+    from pipeline.selfplay.policies import NetSpec
+    from pipeline.value.winprob import fit_table, log_loss, plot_table, simulate
 
     results_dir = Path(results_dir)
     need_model_dir(Path(wp.agent), "winprob.agent")
@@ -54,8 +54,8 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
         import mlflow as mlf
 
         from pipeline.params import dotted
-        from pipeline.runstate import tracked_run
-        from pipeline.tracking import setup_experiment
+        from pipeline.tracking.lifecycle import tracked_run
+        from pipeline.tracking.store import setup_experiment
 
         with tracked_run(experiment_id=setup_experiment("rl"), run_name="winprob"):
             mlf.log_params({**dotted(wp.model_dump(), "winprob"), **placement})

@@ -40,8 +40,8 @@ def throwaway_mlflow_store(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def kernel_cache_bounds_stay_in_their_test():
-    """A PhaseRunner bounds the kernel caches in os.environ (pipeline.memory): later tests would inherit it."""
-    from pipeline.memory import KERNEL_CACHES
+    """A PhaseRunner bounds the kernel caches in os.environ (pipeline.runtime.memory): later tests would inherit it."""
+    from pipeline.runtime.memory import KERNEL_CACHES
 
     saved = {name: os.environ.get(name) for name in (*KERNEL_CACHES, "KOIKOI_BOUNDED_KERNEL_CACHES")}
     yield

@@ -38,8 +38,8 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
             raise ValueError(f"agent {spec!r}: no such model directory; {SPEC_HELP}")
         raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")
     # Imported here so random/heuristic duels never pay for importing torch.
-    from ..modelio import is_model_dir, load_model
-    from ..rl.lookahead import player_spec
+    from ..net.modelio import is_model_dir, load_model
+    from ..value.lookahead import player_spec
     from .model_agent import ModelAgent
 
     if not is_model_dir(path):

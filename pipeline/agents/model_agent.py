@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..encoding import NUM_TOKENS, decisions, encode, legal_masks
 from ..engine import Observation
-from ..model import KoiKoiNet
+from ..net.encoding import NUM_TOKENS, decisions, encode, legal_masks
+from ..net.model import KoiKoiNet
 from .base import Agent
 
 # Observations per forward pass on a CPU: a duel's 512 games at once made 512-sample passes whose activations
@@ -104,14 +104,14 @@ class ModelAgent(Agent):
     def net(self) -> KoiKoiNet:
         return self._net
 
-    def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
+    def action_scores(self, observations: Sequence[Observation]) -> np.ndarray:
         """The player's scores, float32 ``(B, 50)``, with illegal tokens at -inf (``NetPlayer.values``)."""
         return self.player.values(observations)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
         if not observations:
             return []
-        q = self.q_values(observations)
+        q = self.action_scores(observations)
         actions = q.argmax(axis=1)
         if self.epsilon > 0:
             explore = np.flatnonzero(self.rng.random(len(actions)) < self.epsilon)

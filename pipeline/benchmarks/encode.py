@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> dict:
     import torch
 
     torch.set_num_threads(1)  # the figure is per core; numpy's encode is single-threaded anyway
-    from ..encoding import NUM_FEATURES, encode
+    from ..net.encoding import NUM_FEATURES, encode
 
     obs = collect_observations(args.states, args.seed)
     best = float("inf")

@@ -21,9 +21,9 @@ def run(args: argparse.Namespace) -> dict:
     import torch
 
     from ..cli import UserError
-    from ..encoding import decisions, encode
-    from ..model import KoiKoiNet, ModelConfig
-    from ..modelio import load_model
+    from ..net.encoding import decisions, encode
+    from ..net.model import KoiKoiNet, ModelConfig
+    from ..net.modelio import load_model
     from .encode import collect_observations
 
     torch.set_num_threads(args.threads)

@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _warm(threads: int) -> int:
     import torch
 
-    from ..rl.selfplay import play_job  # noqa: F401  (the imports a play job needs, before the clock)
+    from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)
 
     time.sleep(1.0)  # long enough that every worker takes one warm-up job
     return torch.get_num_threads()
@@ -45,8 +45,8 @@ def forward_benchmark(args: tuple) -> float:
     import torch
 
     from ..agents.model_agent import NetPlayer
-    from ..encoding import encode
     from ..engine import DISCARD, GameState
+    from ..net.encoding import encode
 
     rng = np.random.default_rng(0)
     obs = []
@@ -70,14 +70,14 @@ def run(args: argparse.Namespace) -> dict:
         raise UserError(f"--rollout must be in [0, 1], got {args.rollout}")
     import torch
 
-    from ..hardware import gpu_available, resolve_bf16
-    from ..model import KoiKoiNet, ModelConfig
-    from ..progress import progress_bar
-    from ..rl.executor import make_executor
-    from ..rl.policies import NetSpec
-    from ..rl.rewards import RewardModel
-    from ..rl.rollouts import RolloutSpec
-    from ..rl.selfplay import GameSpec, PlayJob
+    from ..net.model import KoiKoiNet, ModelConfig
+    from ..runtime.hardware import gpu_available, resolve_bf16
+    from ..runtime.progress import progress_bar
+    from ..selfplay.batched import GameSpec, PlayJob
+    from ..selfplay.executor import make_executor
+    from ..selfplay.policies import NetSpec
+    from ..selfplay.rewards import RewardModel
+    from ..selfplay.rollouts import RolloutSpec
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")

@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> dict:
     import torch
 
     from ..cli import UserError, comma_list
-    from ..encoding import decisions, encode, legal_masks
-    from ..hardware import gpu_available, resolve_precision
-    from ..model import KoiKoiNet, ModelConfig
+    from ..net.encoding import decisions, encode, legal_masks
+    from ..net.model import KoiKoiNet, ModelConfig
+    from ..runtime.hardware import gpu_available, resolve_precision
     from ..sl.module import SLModule, masked_cross_entropy
     from .encode import collect_observations
 
@@ -120,9 +120,9 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     from ..agents.base import legal_list
     from ..cli import UserError, comma_list
     from ..engine import DECISION_NAMES
-    from ..model import KoiKoiNet
-    from ..rl.learner import QLearner, SampleBuffer, fit_pass
-    from ..rl.selfplay import Sample
+    from ..net.model import KoiKoiNet
+    from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
+    from ..selfplay.batched import Sample
     from .encode import collect_observations
 
     try:
@@ -143,7 +143,7 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
         legal = legal_list(o)
         target[legal] = rng.normal(size=len(legal)).astype(np.float32)
         samples.append(Sample(o, int(legal[int(rng.integers(len(legal)))]), 0.0, target))
-    learner = QLearner(KoiKoiNet(config), lr=3e-4, rollout_loss="logit_mse", augment=False)
+    learner = PolicyLearner(KoiKoiNet(config), lr=3e-4, rollout_loss="logit_mse", augment=False)
     accelerator = "gpu" if args.device == "cuda" else "cpu"
     fit_pass(learner, SampleBuffer(samples[:batch]), batch, args.seed, precision, accelerator=accelerator)  # warm-up
     c0, t0 = time.process_time(), time.perf_counter()

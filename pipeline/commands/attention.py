@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..duel.attention import AttentionError, render_attention
-    from ..modelio import is_model_dir
+    from ..net.modelio import is_model_dir
 
     if not is_model_dir(args.model):
         raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")

@@ -7,7 +7,7 @@ import json
 import sys
 
 from ..cli import UserError, int_range
-from ..encoding import MAX_POINTS, MAX_ROUNDS
+from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,5 +1,5 @@
 """``koikoi lookahead MODEL --out DIR``: a model that looks one step ahead with a learned value
-(``pipeline.rl.value_build``); duel it like any model directory."""
+(``pipeline.value.build``); duel it like any model directory."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..engine import DECISION_NAMES
 def register(sub: argparse._SubParsersAction) -> None:
     from dataclasses import fields
 
-    from ..rl.value_build_spec import BuildSpec
+    from ..value.build_spec import BuildSpec
 
     d = {f.name: f.default for f in fields(BuildSpec)}
     p = sub.add_parser("lookahead", help="fit a value network on a model's self-play and save the model looking "
@@ -48,9 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hardware import resolve_bf16
-    from ..rl.value_build import build_lookahead
-    from ..rl.value_build_spec import BuildSpec
+    from ..runtime.hardware import resolve_bf16
+    from ..value.build import build_lookahead
+    from ..value.build_spec import BuildSpec
 
     if args.width % 4:
         raise UserError(f"--width must be a multiple of 4 (the value network's heads), got {args.width}")

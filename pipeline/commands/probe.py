@@ -65,14 +65,14 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..agents.model_agent import NetPlayer
-    from ..hardware import resolve_bf16
-    from ..modelio import load_model
-    from ..progress import progress_bar
-    from ..rl.lookahead import player_spec
-    from ..rl.probe import mean_ci, rollout_gain, search_duel
-    from ..rl.probe_fit import choice_gain, fit_gain, koikoi_states, search_gain
-    from ..rl.rewards import RewardModel
-    from ..rl.winprob import WinProbTable
+    from ..net.modelio import load_model
+    from ..probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
+    from ..probes.rollout_gain import mean_ci, rollout_gain, search_duel
+    from ..runtime.hardware import resolve_bf16
+    from ..runtime.progress import progress_bar
+    from ..selfplay.rewards import RewardModel
+    from ..value.lookahead import player_spec
+    from ..value.winprob import WinProbTable
 
     if args.probe == "search" and args.games % 2:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")

@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 
 from ..cli import UserError, float_range, int_range, plain
-from ..paths import repo_root
+from ..runtime.paths import repo_root
 
 
 def register(sub: argparse._SubParsersAction) -> None:

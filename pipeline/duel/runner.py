@@ -13,8 +13,8 @@ import time
 from collections.abc import Iterator
 
 from ..agents.base import Agent
-from ..arena import CONCURRENCY, stream_games
 from ..engine import GameState
+from .arena import CONCURRENCY, stream_games
 from .stats import DuelResult, search_summary
 
 
@@ -73,10 +73,10 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     self-play engine: worker processes, batched forward passes on ``device``, bf16 autocast where ``device``
     has it natively. The same deals and seatings as ``play_duel``; run in blocks of deals, so memory does not
     grow with ``games``."""
-    from ..hardware import resolve_bf16
-    from ..progress import progress_bar
-    from ..rl.executor import make_executor
-    from ..rl.selfplay import GameSpec, PlayJob
+    from ..runtime.hardware import resolve_bf16
+    from ..runtime.progress import progress_bar
+    from ..selfplay.batched import GameSpec, PlayJob
+    from ..selfplay.executor import make_executor
 
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
@@ -111,7 +111,7 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
     from ..agents.model_agent import ModelAgent
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
-        from ..rl.policies import NetSpec
+        from ..selfplay.policies import NetSpec
 
         specs = [agent.spec or NetSpec.from_net(agent.net, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
         return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,

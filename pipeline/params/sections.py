@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..engine import DECISION_NAMES
-from ..hardware import ACCELERATORS, DEVICES, PRECISIONS
+from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
+from ..runtime.hardware import ACCELERATORS, DEVICES, PRECISIONS
 from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
@@ -137,13 +137,13 @@ class DuelsParams(Section):
     @field_validator("anchor")
     @classmethod
     def _anchor_key(cls, v: str) -> str:
-        from ..duel.report import key_name  # the metrics key of an agent spec
+        from ..duel.duel_report import key_name  # the metrics key of an agent spec
 
         return key_name(v)
 
     @model_validator(mode="after")
     def _agents_named(self) -> DuelsParams:
-        from ..duel.report import key_name
+        from ..duel.duel_report import key_name
 
         keys = [key_name(a) for a in self.agents]
         if len(set(keys)) != len(keys):

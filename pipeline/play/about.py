@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..duel.report import display_name, key_name
+from ..duel.duel_report import display_name, key_name
 from ..search.spec import model_of
 from .opponents import RATINGS
 

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..agents import Agent, load_agent
-from ..duel.report import key_name
+from ..duel.duel_report import key_name
 from ..search.spec import model_of
 
 BUILTIN = ("random", "heuristic")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..duel.stats import DuelResult
-from ..progress import progress_bar
-from .executor import Executor
-from .policies import NetSpec
-from .selfplay import GameSpec, PlayJob
+from ..runtime.progress import progress_bar
+from ..selfplay.batched import GameSpec, PlayJob
+from ..selfplay.executor import Executor
+from ..selfplay.policies import NetSpec
 
 
 def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int, seed: int, bf16: bool,

@@ -16,13 +16,13 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from ..encoding import encode
 from ..engine import DECISION_NAMES
-from ..model import KoiKoiNet, swap_months
-from ..progress import on_terminal
-from ..train_guards import guards
+from ..net.encoding import encode
+from ..net.model import KoiKoiNet, swap_months
+from ..runtime.progress import on_terminal
+from ..runtime.train_guards import guards
+from ..selfplay.batched import Sample
 from .batches import EncodedSamples, unpacker
-from .selfplay import Sample
 
 
 class SampleBuffer(Dataset):
@@ -101,7 +101,7 @@ def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
     return x, d, a, r, t, t > 0  # distribution targets: > 0 on the branched actions
 
 
-class QLearner(pl.LightningModule):
+class PolicyLearner(pl.LightningModule):
     """The paper's Monte-Carlo DQN loss, or the rollout policy-iteration loss, depending on the batch.
 
     - Monte-Carlo samples (``mc_dqn``): MSE between the output at the taken action's token and the round reward.
@@ -188,7 +188,7 @@ def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bo
                       num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
 
 
-def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
+def fit_pass(learner: PolicyLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
              progress: bool = False, epochs: int = 1, accelerator: str = "cpu") -> dict[str, float]:
     """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..bookkeeping import continuable_run, finish_run
 from ..engine import DECISION_NAMES
-from ..lineage import INIT_RUN, SL_RUN, weights_run
-from ..model import KoiKoiNet
+from ..net.model import KoiKoiNet
 from ..params import RLParams, dotted
-from ..runstate import owner_tags, remember_run, remembered_run
-from ..tracking import setup_experiment
-from .phase_state import RUN_RECORD, PhaseConfig, RunState
+from ..tracking.bookkeeping import continuable_run, finish_run
+from ..tracking.lifecycle import owner_tags, remember_run, remembered_run
+from ..tracking.lineage import INIT_RUN, SL_RUN, weights_run
+from ..tracking.store import setup_experiment
+from .phase_state import RUN_RECORD, LoopCounters, PhaseConfig
 
 EXPERIMENT = "rl"
 
@@ -47,7 +47,7 @@ class PhaseTracker:
     """The phase's MLflow run, active from construction to ``finish``; ``placement``: the resolved devices' params
     (``hardware.placement_params``), logged with the params."""
 
-    def __init__(self, cfg: PhaseConfig, state: RunState, placement: dict | None = None) -> None:
+    def __init__(self, cfg: PhaseConfig, state: LoopCounters, placement: dict | None = None) -> None:
         import mlflow
 
         self.mlflow = mlflow

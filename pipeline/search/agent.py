@@ -8,8 +8,8 @@ import numpy as np
 
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
-from ..rl.lookahead import LookaheadSpec
-from ..rl.rewards import RewardModel
+from ..selfplay.rewards import RewardModel
+from ..value.lookahead import LookaheadSpec
 from .player import SearchPlayer, SearchSpec
 from .spec import SearchOptions, parse_search
 
@@ -22,7 +22,7 @@ class SearchAgent(ModelAgent):
 
     player: SearchPlayer
 
-    def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
+    def action_scores(self, observations: Sequence[Observation]) -> np.ndarray:
         return self.player.model.values(observations)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
@@ -34,7 +34,7 @@ class SearchAgent(ModelAgent):
 def search_reward(spec: str, base: object, options: SearchOptions) -> RewardModel:
     """The reward the search maximises: the model's value net's when it has one (unless ``reward`` says
     otherwise), else ``wp`` from the ``winprob`` table (or ``point``). ``ValueError`` naming the option."""
-    from ..rl.winprob import WinProbTable
+    from ..value.winprob import WinProbTable
 
     own = base.reward if isinstance(base, LookaheadSpec) else None
     kind = options.reward or (own.kind if own is not None else "wp")
@@ -60,7 +60,7 @@ def search_reward(spec: str, base: object, options: SearchOptions) -> RewardMode
 def load_search_agent(spec: str, seed: int = 0) -> SearchAgent:
     """The agent of a ``search:`` spec; ``ValueError`` (one line) for a bad option or model."""
     from ..agents.loader import load_agent
-    from ..hardware import resolve_bf16
+    from ..runtime.hardware import resolve_bf16
 
     model, options = parse_search(spec)
     base = load_agent(model, seed=seed)

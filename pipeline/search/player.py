@@ -27,10 +27,10 @@ import numpy as np
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
-from ..rl.lookahead import LookaheadPlayer, LookaheadSpec
-from ..rl.playout import branch, play_out
-from ..rl.policies import NetSpec
-from ..rl.rewards import RewardModel
+from ..selfplay.playout import branch, play_out
+from ..selfplay.policies import NetSpec
+from ..selfplay.rewards import RewardModel
+from ..value.lookahead import LookaheadPlayer, LookaheadSpec
 from .spec import SearchOptions
 
 WAVE = 8  # deals per action added at a time under a time budget

@@ -12,10 +12,10 @@ import lightning.pytorch as pl
 import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
-from .. import bookkeeping
-from ..model import KoiKoiNet, ModelConfig
-from ..progress import on_terminal
-from ..train_guards import AtomicCheckpointIO, guards
+from ..net.model import KoiKoiNet, ModelConfig
+from ..runtime.progress import on_terminal
+from ..runtime.train_guards import AtomicCheckpointIO, guards
+from ..tracking import bookkeeping
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .datamodule import SLDataModule

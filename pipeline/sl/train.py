@@ -19,11 +19,18 @@ from typing import Any
 import torch
 from lightning.pytorch.callbacks import Callback
 
-from .. import bookkeeping
-from ..hardware import Placement, announce, placement_params, resolve_accelerator, resolve_precision, torch_device
-from ..modelio import save_model
+from ..net.modelio import save_model
 from ..params import SLTrainParams
-from ..runstate import ending_runs, owner_tags
+from ..runtime.hardware import (
+    Placement,
+    announce,
+    placement_params,
+    resolve_accelerator,
+    resolve_precision,
+    torch_device,
+)
+from ..tracking import bookkeeping
+from ..tracking.lifecycle import ending_runs, owner_tags
 from .datamodule import SLDataModule
 from .dataset import SampleSet, load_info
 from .fitting import RunInfo, fit
@@ -112,7 +119,7 @@ def train_sl(
     ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model);
     ``False`` logs nothing; any Lightning logger is used as given. ``max_epochs`` overrides
     ``params["max_epochs"]``. ``log_model`` (default: only with the built-in MLflow logger) logs the
-    model as a pyfunc (``pipeline.registry``); ``register`` (only the ``sl_train`` stage) also
+    model as a pyfunc (``pipeline.tracking.registry``); ``register`` (only the ``sl_train`` stage) also
     registers it as ``koikoi-sl``. ``ckpt_dir``: the Lightning checkpoints (the stage: ``checkpoints/sl``,
     outside the model directory); default ``out_dir/checkpoints``.
 
@@ -152,7 +159,7 @@ def train_sl(
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
                                 "train_samples": len(dm.train_set), "val_samples": len(dm.val_set), **placement})
         logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
-        from ..lineage import log_sl_dataset
+        from ..tracking.lineage import log_sl_dataset
 
         log_sl_dataset(logger.experiment, run_id, dataset_dir)  # digest, records' source and counts
     client = logger.experiment if own_logger else None
@@ -194,7 +201,7 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
     """An MLFlowLogger on experiment ``sl``, continuing run ``run_id`` when the store still has it."""
     from lightning.pytorch.loggers import MLFlowLogger
 
-    from ..tracking import setup_experiment, tracking_uri
+    from ..tracking.store import setup_experiment, tracking_uri
 
     exp = setup_experiment(EXPERIMENT)
     kwargs = {"experiment_name": EXPERIMENT, "tracking_uri": tracking_uri(), "run_name": "sl_train"}
@@ -209,8 +216,8 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
     model as a pyfunc model, registered as ``koikoi-sl`` when ``register``."""
     import mlflow
 
-    from ..lineage import sl_dataset
-    from ..tracking import tracking_uri
+    from ..tracking.lineage import sl_dataset
+    from ..tracking.store import tracking_uri
 
     run_id = getattr(logger, "run_id", None)
     if run_id is None:

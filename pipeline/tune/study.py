@@ -16,9 +16,9 @@ import numpy as np
 import optuna
 
 from ..params import TuneParams
-from ..progress import on_terminal
-from ..store_lock import sqlite_lock
-from ..tracking import store_dir
+from ..runtime.progress import on_terminal
+from ..tracking.store import store_dir
+from ..tracking.store_lock import sqlite_lock
 from . import report, runs
 from .objectives import Objective
 

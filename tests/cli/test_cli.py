@@ -58,8 +58,8 @@ def test_replay_of_a_directory_without_records_is_an_error(tmp_path, capsys):
 
 
 def test_attention_out_into_a_missing_directory_is_refused(tmp_path, capsys):
-    from pipeline.model import KoiKoiNet, ModelConfig
-    from pipeline.modelio import save_model
+    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.modelio import save_model
 
     model = save_model(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1)), tmp_path / "m", {"kind": "sl"})
     out = tmp_path / "a" / "b" / "x.png"
@@ -113,7 +113,7 @@ def test_progress_bars_only_on_a_terminal():
 def test_progress_bar_helper_follows_the_output(monkeypatch):
     import io
 
-    from pipeline import progress
+    from pipeline.runtime import progress
 
     log = io.StringIO()
     bar = progress.progress_bar(range(3), file=log)

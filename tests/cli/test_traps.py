@@ -73,8 +73,8 @@ def _play_banner(cwd) -> str:
 
 
 def test_play_outside_the_project_says_it_plays_the_heuristic_agent(tmp_path):
-    from pipeline.model import KoiKoiNet, ModelConfig
-    from pipeline.modelio import save_model
+    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.modelio import save_model
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -140,8 +140,8 @@ def test_log_line_says_done_total_rate_and_eta(monkeypatch):
     import gc
     import io
 
-    from pipeline import progress
-    from pipeline.progress import log_line, progress_bar, report_open_bars
+    from pipeline.runtime import progress
+    from pipeline.runtime.progress import log_line, progress_bar, report_open_bars
 
     monkeypatch.setattr(progress, "_open", [])  # this test's bars alone
 

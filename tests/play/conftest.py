@@ -8,8 +8,8 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
+from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.modelio import save_model
 from pipeline.play.app import create_app
 from pipeline.play.games import Games
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
+from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.modelio import save_model
 from pipeline.params import PARAMS_FILE, read_doc
 from pipeline.params.base import deep_merge
 

@@ -11,12 +11,12 @@ from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES, GameState, determinize, ids_of, resample_hidden
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
-from pipeline.rl.probe import rollout_values
-from pipeline.rl.rewards import RewardModel
+from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.modelio import save_model
+from pipeline.probes.rollout_gain import rollout_values
 from pipeline.search.player import SearchPlayer
 from pipeline.search.spec import THINK_DEALS, SearchOptions, parse_options, parse_search
+from pipeline.selfplay.rewards import RewardModel
 
 ALL = tuple(range(len(DECISION_NAMES)))  # discard, pick, koikoi
 

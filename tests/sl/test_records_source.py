@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline import records_source as rs
 from pipeline.engine import replay_dir
 from pipeline.params import read_doc, with_overrides
+from pipeline.sl import records_source as rs
 from stages import sl_dataset
 
 REFUSED = "http://127.0.0.1:9/koikoi.tar.gz"  # the discard port: connection refused at once

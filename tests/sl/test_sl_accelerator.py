@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pipeline.modelio import load_model
+from pipeline.net.modelio import load_model
 from pipeline.params import ParamError, dotted, params_with
 from pipeline.sl.train import resolved, train_sl
 

@@ -8,8 +8,8 @@ import numpy as np
 import torch
 
 from pipeline.cli import main
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
+from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.modelio import save_model
 from pipeline.sl import DECISION_NAMES
 from pipeline.sl.datamodule import SLDataModule
 from pipeline.sl.dataset import SampleSet, load_split

@@ -68,7 +68,7 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
     import lightning.pytorch as pl
     import mlflow
 
-    from pipeline.modelio import load_model
+    from pipeline.net.modelio import load_model
     from pipeline.sl.train import train_sl
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -144,7 +144,7 @@ def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeyp
     header = (tmp_path / "results/sl/curves.csv").read_text().splitlines()[0]
     assert header.startswith("epoch,train_loss,train_acc,val_loss,val_acc")
     assert (tmp_path / "models/sl/model.pt").is_file() and (tmp_path / "models/sl/config.json").is_file()
-    from pipeline.registry import find_version
+    from pipeline.tracking.registry import find_version
 
     version = find_version(tmp_path / "models/sl")  # the stage registers (registry.register defaults to true)
     assert version.name == "koikoi-sl" and version.run_id == m["mlflow_run_id"]
@@ -166,7 +166,7 @@ def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
 
 
 def test_precision_auto_follows_the_cpu(monkeypatch):
-    from pipeline import hardware
+    from pipeline.runtime import hardware
     from pipeline.sl.train import resolved
 
     for native, want in ((True, "bf16-mixed"), (False, "32-true")):
@@ -215,8 +215,8 @@ def test_bench_train_times_steps_of_the_mix():
 def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monkeypatch):
     import mlflow
 
-    from pipeline.model import KoiKoiNet
-    from pipeline.modelio import load_model
+    from pipeline.net.model import KoiKoiNet
+    from pipeline.net.modelio import load_model
     from pipeline.sl.card_logit import fit_card_logits
     from pipeline.sl.datamodule import SLDataModule
     from pipeline.sl.fitting import model_config

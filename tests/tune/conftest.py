@@ -18,8 +18,8 @@ import pytest
 @pytest.fixture(scope="session")
 def tiny_dataset(tmp_path_factory) -> Path:
     """Three synthetic games as an SL dataset: a trial on it is a second or two of training."""
-    from pipeline.records_source import synthesize_records
     from pipeline.sl.dataset import build_dataset
+    from pipeline.sl.records_source import synthesize_records
 
     d = tmp_path_factory.mktemp("sl")
     synthesize_records(d / "records", 3, seed=0, progress=False)
