@@ -121,6 +121,7 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     from ..cli import UserError, comma_list
     from ..engine import DECISION_NAMES
     from ..net.model import KoiKoiNet
+    from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
     from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
     from ..selfplay.batched import Sample
     from .encode import collect_observations
@@ -143,7 +144,7 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
         legal = legal_list(o)
         target[legal] = rng.normal(size=len(legal)).astype(np.float32)
         samples.append(Sample(o, int(legal[int(rng.integers(len(legal)))]), 0.0, target))
-    learner = PolicyLearner(KoiKoiNet(config), lr=3e-4, rollout_loss="logit_mse", augment=False)
+    learner = PolicyLearner(KoiKoiNet(config), lr=3e-4, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
     accelerator = "gpu" if args.device == "cuda" else "cpu"
     fit_pass(learner, SampleBuffer(samples[:batch]), batch, args.seed, precision, accelerator=accelerator)  # warm-up
     c0, t0 = time.process_time(), time.perf_counter()

@@ -25,6 +25,7 @@ from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import GAME_OVER, KOIKOI_DECISION, GameState
 from ..net.model import KoiKoiNet
+from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
 from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
 from ..selfplay.batched import Sample
 from ..selfplay.rewards import RewardModel
@@ -105,7 +106,7 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
     train = train[:train_states] if train_states else train
     k = test[0]["values"].shape[1]
     deals = min(deals or k, k)
-    learner = PolicyLearner(copy.deepcopy(net), lr=lr, rollout_loss="logit_mse", augment=False)
+    learner = PolicyLearner(copy.deepcopy(net), lr=lr, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
     if epochs:
         samples = [Sample(s["obs"], s["acts"][0], 0.0, _target(s, temperature, deals)) for s in train]
         fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)

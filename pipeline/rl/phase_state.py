@@ -20,6 +20,7 @@ from ..params import RLParams, WinProbParams
 from ..runtime import atomic
 from ..tracking.bookkeeping import file_fingerprint, read_curve, resume_point
 from ..value.winprob import WinProbTable
+from .algorithms import algorithm_for
 from .learner import PolicyLearner
 
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
@@ -150,11 +151,11 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool
     if ck is not None:
         net, _ = load_model(cfg.sl_dir)  # architecture; weights from the checkpoint
         net.load_state_dict(ck["model"])
-        learner = PolicyLearner(net, lr=cfg.params.lr, rollout_loss=cfg.params.rollout.loss, augment=cfg.params.augment)
+        learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
         return learner, LoopCounters(**ck["state"]), True, ck.get("replay", [])
     net, state, opt_state, replay = _initial(cfg, fp)
-    learner = PolicyLearner(net, lr=cfg.params.lr, rollout_loss=cfg.params.rollout.loss, augment=cfg.params.augment)
+    learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
     if opt_state is not None:
         learner.configure_optimizers().load_state_dict(opt_state)
     return learner, state, False, replay

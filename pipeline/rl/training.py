@@ -25,7 +25,6 @@ from dataclasses import asdict, replace
 import numpy as np
 import torch
 
-from ..engine import DECISION_NAMES
 from ..net.modelio import load_model, save_model
 from ..runtime import atomic
 from ..runtime.hardware import announce, placement_params
@@ -34,9 +33,9 @@ from ..selfplay.batched import GameSpec, PlayJob, PlayResult
 from ..selfplay.executor import Executor, make_executor
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from ..selfplay.rollouts import RolloutSpec
 from ..tracking.bookkeeping import write_curve
 from ..value.winprob import WinProbTable, fit_table, simulate
+from .algorithms import algorithm_for
 from .devices import execution_key, resolve_devices
 from .evaluation import curve_row, evaluate
 from .experience import Replay
@@ -107,17 +106,7 @@ class PhaseRunner:
                     games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = getattr(p.reward_scale, c.variant)
-        rollout = None
-        if p.algorithm == "rollout_pi":
-            anchor = None
-            if p.rollout.prior == "sl":  # the SL net rides along unseated in phase 2
-                if self.sl_spec not in players:
-                    players = (*players, self.sl_spec)
-                anchor = players.index(self.sl_spec)
-            temperature = getattr(p.rollout.temperature, c.variant)
-            rollout = RolloutSpec(p.rollout.fraction, temperature,
-                                  tuple(DECISION_NAMES.index(d) for d in p.rollout.decisions), anchor=anchor,
-                                  loss=p.rollout.loss, samples=p.rollout.samples, flat=p.rollout.prior == "none")
+        players, rollout = algorithm_for(p).rollout_spec(players, self.sl_spec, c.variant)
         return PlayJob(players=players, games=tuple(games), bf16=self.bf16, concurrency=p.selfplay.concurrency,
                        reward=RewardModel(c.variant, scale, table, p.wp_baseline), rollout=rollout,
                        explore_seed=base)

@@ -32,7 +32,8 @@ from ..params import ParamError
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning checkpoints through ``pipeline.runtime.atomic``: a kill leaves the previous checkpoint or the new one."""
+    """Lightning checkpoints through ``pipeline.runtime.atomic``: a kill leaves the previous checkpoint or the new
+    one."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
         from .atomic import torch_save

@@ -1,4 +1,5 @@
-"""The rollout probes (``pipeline.probes.rollout_gain``, ``koikoi probe``): no hidden information, reproducible, counted."""
+"""The rollout probes (``pipeline.probes.rollout_gain``, ``koikoi probe``): no hidden information, reproducible,
+counted."""
 
 from __future__ import annotations
 

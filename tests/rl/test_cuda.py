@@ -15,6 +15,7 @@ import torch
 
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.params import parse_params
+from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, fit_pass
 from pipeline.runtime.hardware import resolve_precision
 from pipeline.selfplay.batched import GameSpec, PlayJob, PlayResult, play_job, play_one_by_one
@@ -97,7 +98,7 @@ def test_a_gpu_pass_trains_and_leaves_the_weights_on_the_cpu(make_net, precision
     if precision == "bf16-mixed" and not torch.cuda.is_bf16_supported(including_emulation=False):
         pytest.skip("this GPU has no native bf16")
     buffer = SampleBuffer(play_job(_job(make_net, "cpu")).samples)
-    learner = PolicyLearner(make_net(0), lr=1e-3, rollout_loss="cross_entropy", augment=False)
+    learner = PolicyLearner(make_net(0), lr=1e-3, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     before = {k: v.clone() for k, v in learner.net.state_dict().items()}
     losses = fit_pass(learner, buffer, 64, seed=0, precision=resolve_precision(precision, "gpu"), accelerator="gpu")
     assert losses and all(np.isfinite(v) for v in losses.values())

@@ -6,6 +6,7 @@ import torch
 
 from pipeline.net.modelio import read_training_state
 from pipeline.params import parse_params
+from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.experience import Replay
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, collate, fit_pass
 from pipeline.runtime import atomic
@@ -58,7 +59,7 @@ def test_replay_keeps_only_the_last_loops(make_net):
 def test_augmented_passes_relabel_months_and_still_fit(make_net):
     samples = _samples(make_net, 300)
     seen = []
-    learner = PolicyLearner(make_net(0), lr=3e-3, rollout_loss="logit_mse", augment=True)
+    learner = PolicyLearner(make_net(0), lr=3e-3, algorithm=RolloutPolicyIteration("logit_mse"), augment=True)
     original = learner.loss
     learner.loss = lambda batch: seen.append(batch[0]) or original(batch)
     with torch.no_grad():

@@ -8,6 +8,7 @@ import torch
 
 from pipeline.net.encoding import legal_masks
 from pipeline.params import parse_params
+from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, fit_pass
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job, play_one_by_one
 from pipeline.selfplay.policies import NetSpec
@@ -92,7 +93,7 @@ def test_determinized_rollouts_average_the_true_deal_and_redealt_ones(make_net):
 
 def test_cross_entropy_pass_moves_the_policy_towards_the_targets(make_net):
     samples = play_job(_job(make_net, temperature=0.5)).samples
-    learner = PolicyLearner(make_net(0), lr=3e-3, rollout_loss="cross_entropy", augment=False)
+    learner = PolicyLearner(make_net(0), lr=3e-3, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     buffer = SampleBuffer(samples)
 
     def mean_ce() -> float:
@@ -127,7 +128,7 @@ def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
 
     job = _job(make_net, temperature=0.5)
     samples = play_job(replace(job, rollout=replace(job.rollout, loss="logit_mse"))).samples
-    learner = PolicyLearner(make_net(0), lr=3e-3, rollout_loss="logit_mse", augment=False)
+    learner = PolicyLearner(make_net(0), lr=3e-3, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
     with torch.no_grad():
         before = float(learner.loss(collate(samples)))
     fit_pass(learner, SampleBuffer(samples), 32, seed=0, epochs=3)
