@@ -50,8 +50,8 @@ def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception],
     result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
     as ``name`` (default: ``stage``)."""
     from pipeline.params import load_params
-    from pipeline.tracking.executions import record_stage
     from pipeline.tracking.lifecycle import stage_exit
+    from pipeline.tracking.stage_record import record_stage
 
     with stage_exit(stage):
         params = load_params()

@@ -14,12 +14,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.agents.specs import BUILTIN, is_model_spec, model_of
 from pipeline.duel.duel_report import key_name, table_markdown
 from pipeline.duel.plots import rl_curves, winrate_matrix
-from pipeline.duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
+from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search_duels, strongest_model
 from pipeline.params import DuelsParams
 from pipeline.runtime import atomic
-from pipeline.search.spec import model_of
 from stages import run_stage, stage_parser
 
 STAGE = "duels"
@@ -59,7 +59,7 @@ def check_search_reward(cfg: DuelsParams) -> None:
 
     options = parse_options(cfg.search.options)
     s = cfg.search.model
-    models = [a for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")] if s == "strongest" else [s]
+    models = [a for a in cfg.agents if is_model_spec(a)] if s == "strongest" else [s]
     table = Path(options.winprob)
     if options.reward != "point" and not table.is_file() and any(not (Path(m) / VALUE_FILE).is_file()
                                                                     for m in models):
@@ -160,7 +160,7 @@ def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, st
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
                 "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}
-            for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")}  # a searcher is no model
+            for a in cfg.agents if is_model_spec(a)}  # a searcher is no model
     crowned = set_champions(tags)
     for name, version in crowned.items():
         print(f"duels: {name}@{CHAMPION} -> version {version}", file=sys.stderr)

@@ -24,9 +24,9 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
     if spec == "heuristic":
         return HeuristicAgent(seed)
     if spec.startswith("search:"):
-        from ..search.agent import load_search_agent
+        from ..search.agent import load_search_agent  # torch: random/heuristic duels never import it
 
-        return load_search_agent(spec, seed)
+        return load_search_agent(spec, seed, load_agent)
     path = Path(spec)
     try:
         is_dir = path.is_dir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..search.spec import is_search, model_of
+from ..agents.specs import is_search, model_of
 from .runner import DuelResult
 
 # Table II of the paper: (row agent, column agent) -> (win rate, point difference), 2,000 games each.

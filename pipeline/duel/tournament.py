@@ -4,11 +4,10 @@ deals, the searcher's pairings after it, their metrics and their Bradley-Terry r
 from __future__ import annotations
 
 from ..agents import load_agent
+from ..agents.specs import BUILTIN, PREFIX, is_model_spec
 from .duel_report import key_name
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
-
-BUILTIN = ("random", "heuristic")
 
 
 def is_rl_vs_sl(a: str, b: str) -> bool:
@@ -45,7 +44,7 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
 
 def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
     """The best rated model directory of ``specs`` (not a built-in agent, not a searcher)."""
-    models = [s for s in specs if s not in BUILTIN and not s.startswith("search:")]
+    models = [s for s in specs if is_model_spec(s)]
     if not models:
         raise ValueError("duels.search.model strongest: duels.agents has no model directory")
     return max(models, key=lambda m: ratings.get(key_name(m), {}).get("elo", float("-inf")))
@@ -56,7 +55,7 @@ def search_duels(model: str, options: str, specs: list[str], games: int, seed: i
                  progress: bool = True) -> tuple[str, dict[tuple[str, str], DuelResult]]:
     """The searcher over ``model`` against ``model`` and against SL (``models/sl``'s key among ``specs``), on the
     round-robin's first deals. Returns its spec and its results."""
-    spec = f"search:{model}?{options}" if options else f"search:{model}"
+    spec = f"{PREFIX}{model}?{options}" if options else f"{PREFIX}{model}"
     opponents = [model] + [s for s in specs if key_name(s) == "sl" and key_name(s) != key_name(model)]
     results = {}
     for k, other in enumerate(opponents):

@@ -163,7 +163,7 @@ class RLParams(Section):
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
                                      "train_threads": True, "learner_device": True, "final_eval_games": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
-        from ..tracking.bookkeeping import fingerprint
+        from ..runtime.fingerprints import fingerprint
 
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})
 

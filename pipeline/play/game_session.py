@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..agents import Agent
+from ..agents.base import ScoringAgent
 from ..engine import DECISION_NAMES, GameState, Observation, game_to_record, ids_of
 from ..runtime import atomic
 from . import view
@@ -76,7 +77,7 @@ class GameSession:
     @property
     def has_values(self) -> bool:
         """Whether the agent can score moves (model agents): hints and the review need it."""
-        return hasattr(self.agent, "action_scores")
+        return isinstance(self.agent, ScoringAgent)
 
     @property
     def values_kind(self) -> str | None:
@@ -195,7 +196,7 @@ class GameSession:
         obs = self.state.observation(self.you)
         if not obs.to_act:
             raise PlayError(409, f"game {self.id}: the opponent is to move, not you; fetch the game")
-        values = self.agent.action_scores([obs])[0]  # type: ignore[attr-defined]
+        values = self.agent.action_scores([obs])[0]
         return options(values, ids_of(obs.legal_mask))
 
     def review(self) -> list[dict[str, Any]]:
@@ -204,7 +205,7 @@ class GameSession:
             raise PlayError(409, f"game {self.id} is not over: the review comes after the game")
         if self._review is None:
             obs = [o for o, _ in self.agent_decisions]
-            values = self.agent.action_scores(obs) if self.has_values and obs else None  # type: ignore[attr-defined]
+            values = self.agent.action_scores(obs) if self.has_values and obs else None
             review = []
             for i, (o, a) in enumerate(self.agent_decisions):
                 legal = ids_of(o.legal_mask)

@@ -15,10 +15,9 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..agents import Agent, load_agent
+from ..agents.specs import BUILTIN, PREFIX, model_of
 from ..duel.duel_report import key_name
-from ..search.spec import model_of
 
-BUILTIN = ("random", "heuristic")
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 RATINGS = "results/duels/ratings.json"
@@ -71,7 +70,7 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
     models = present_models(root) if models is None else models
     if not models:
         return None
-    return f"search:{_strongest(models, _elo(root))}?{search_options(root) if options is None else options}"
+    return f"{PREFIX}{_strongest(models, _elo(root))}?{search_options(root) if options is None else options}"
 
 
 def default_opponent(root: Path = Path(".")) -> str:

@@ -18,7 +18,8 @@ from ..net.model import KoiKoiNet
 from ..net.modelio import MODEL_FILE, load_model, read_training_state
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
-from ..tracking.bookkeeping import file_fingerprint, read_curve, resume_point
+from ..runtime.fingerprints import file_fingerprint
+from ..tracking.bookkeeping import read_curve, resume_point
 from ..value.winprob import WinProbTable
 from .algorithms import algorithm_for
 from .learner import PolicyLearner

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..agents.base import Agent
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
+from ..runtime.hardware import resolve_bf16
 from ..selfplay.rewards import RewardModel
 from ..value.lookahead import LookaheadSpec
 from .player import SearchPlayer, SearchSpec
@@ -57,13 +59,11 @@ def search_reward(spec: str, base: object, options: SearchOptions) -> RewardMode
     return RewardModel("wp", 10.0, table, 0.5)  # the probes' units; a scale changes no choice
 
 
-def load_search_agent(spec: str, seed: int = 0) -> SearchAgent:
-    """The agent of a ``search:`` spec; ``ValueError`` (one line) for a bad option or model."""
-    from ..agents.loader import load_agent
-    from ..runtime.hardware import resolve_bf16
-
+def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent]) -> SearchAgent:
+    """The agent of a ``search:`` spec, its model loaded by ``load_base(model, seed=seed)`` (``agents.load_agent``);
+    ``ValueError`` (one line) for a bad option or model."""
     model, options = parse_search(spec)
-    base = load_agent(model, seed=seed)
+    base = load_base(model, seed=seed)
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, base.spec, options)

@@ -36,6 +36,7 @@ from ..agents.base import legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from .playout import Playout, branch, finished, pending_groups
 from .policies import NetSpec
+from .progress import report_progress
 from .rewards import RewardModel
 from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, target
 
@@ -190,8 +191,6 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
 
 def play_job(job: PlayJob) -> PlayResult:
     """Play every game of ``job`` in this process (what one worker does)."""
-    from .executor import report_progress
-
     t0 = time.perf_counter()
     players = [spec.player(job.bf16, job.device) for spec in job.players]
     pending = deque(job.games)

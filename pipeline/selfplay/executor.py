@@ -21,83 +21,13 @@ import queue as queue_mod
 import signal
 import threading
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 from ..runtime.memory import default_kernel_caches
-from .batched import PlayJob, PlayResult, play_job
-
-Progress = Callable[[int], None]
-
-_sink: Progress | None = None  # where report_progress goes in this process
-
-
-def report_progress(n: int) -> None:
-    """Called by play code when ``n`` games finished; routed to the caller's progress bar if any."""
-    if _sink is not None:
-        _sink(n)
-
-
-@contextmanager
-def progress_sink(sink: Progress | None) -> Iterator[None]:
-    """Inside, :func:`report_progress` in this process goes to ``sink`` (a backend's worker side)."""
-    global _sink
-    previous, _sink = _sink, sink
-    try:
-        yield
-    finally:
-        _sink = previous
-
-
-class Executor(ABC):
-    """Runs play jobs; ``workers`` is how many jobs it runs at once, ``device`` where their networks run."""
-
-    workers: int = 1
-    device: str = "cpu"
-
-    @abstractmethod
-    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
-        """``[fn(job) for job in jobs]``, possibly in parallel, in job order."""
-
-    def run(self, job: PlayJob, progress: Progress | None = None) -> PlayResult:
-        """Split ``job`` over the workers, play it on this executor's device, and merge the results."""
-        return PlayResult.merge(self.map(play_job, self.parts(job), progress))
-
-    def parts(self, job: PlayJob) -> list[PlayJob]:
-        """``job`` split into parts for the workers, each to run on this executor's device.
-
-        One part per worker, but four with rollouts: a game's branches make its cost vary a lot, and
-        with one part each a worker that drew cheap games would sit idle while the other finishes.
-        """
-        per_worker = 4 if job.rollout is not None and self.workers > 1 else 1
-        return [replace(j, device=self.device) for j in job.split(self.workers * per_worker)]
-
-    def close(self) -> None:
-        """Release workers (a no-op for in-process execution)."""
-        return None
-
-    def __enter__(self) -> Executor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class InlineExecutor(Executor):
-    """Runs jobs one after another in this process, with this process's torch threads."""
-
-    workers = 1
-
-    def __init__(self, device: str = "cpu") -> None:
-        self.device = device
-
-    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
-        with progress_sink(progress):
-            return [fn(j) for j in jobs]
+from .executor_base import Executor, InlineExecutor
+from .progress import Progress, install_sink
 
 
 def watch_parent(parent_pid: int, every_s: float = 0.5) -> None:
@@ -112,7 +42,6 @@ def watch_parent(parent_pid: int, every_s: float = 0.5) -> None:
 
 
 def _init_worker(progress_queue: Any, threads: int, parent_pid: int) -> None:
-    global _sink
     import torch
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool (map)
@@ -120,7 +49,7 @@ def _init_worker(progress_queue: Any, threads: int, parent_pid: int) -> None:
     watch_parent(parent_pid)
 
     torch.set_num_threads(threads)  # one process per core beats intra-op threads for small batches
-    _sink = progress_queue.put
+    install_sink(progress_queue.put)
 
 
 class ProcessExecutor(Executor):
@@ -196,7 +125,7 @@ def make_executor(workers: int, start_method: str = "spawn", backend: str = "pro
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
     if backend == "ray":
-        from .ray_executor import RayExecutor
+        from .ray_executor import RayExecutor  # ray: a slow import, only for its backend
 
         return RayExecutor(workers, device)
     if backend != "process":

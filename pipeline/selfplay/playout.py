@@ -19,20 +19,14 @@ the networks only, never on what it was batched with.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from ..agents.base import Player
 from ..engine import GameState, Observation
-from .rewards import RewardModel
+from .rewards import RewardModel, terminal_reward
 from .rollouts import round_over, round_reward
-
-
-class Player(Protocol):
-    """What plays a seat: masked values of a batch of observations, ``(B, 50)`` with -inf where illegal."""
-
-    def values(self, observations: Sequence[Observation]) -> np.ndarray: ...
-
 
 Value = Callable[[Sequence[Observation]], np.ndarray]
 """A learned afterstate value: the expected round reward of each afterstate, from its player's observation."""
@@ -120,7 +114,7 @@ def play_out(players: Sequence[Player], items: Sequence[Playout], reward: Reward
                     if p.left <= 0:  # its last decision: the afterstate is valued, not played on
                         stopped.add(g.i)
                         after = s.after(a)
-                        r = _terminal_reward(after, p.round, p.me, reward)
+                        r = terminal_reward(after, p.round, p.me, reward)
                         if r is None:
                             later.append((g.i, after.observation(p.me)))
                         else:
@@ -143,9 +137,3 @@ class _Indexed:
 
     def __init__(self, i: int, p: Playout) -> None:
         self.i, self.state, self.seats = i, p.state, p.seats
-
-
-def _terminal_reward(after: GameState, rnd: int, me: int, reward: RewardModel) -> float | None:
-    from ..value.samples import terminal_reward  # value imports selfplay, which imports this module
-
-    return terminal_reward(after, rnd, me, reward)

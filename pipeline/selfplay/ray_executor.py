@@ -38,7 +38,8 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # n
 
 from ..runtime.memory import default_kernel_caches
 from .batched import PlayJob, PlayResult, play_job
-from .executor import Executor, Progress, progress_sink
+from .executor_base import Executor
+from .progress import Progress, progress_sink
 
 
 @ray.remote(num_cpus=0)

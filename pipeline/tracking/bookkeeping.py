@@ -13,9 +13,7 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,19 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime import atomic
-
-
-def fingerprint(values: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
-    """A short hash of ``values`` less the keys in ``skip`` (those that may change between a run and its resumption)."""
-    skip = set(skip)
-    key = {k: v for k, v in values.items() if k not in skip}
-    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def file_fingerprint(path: str | Path) -> str:
-    """A short hash of a file's bytes (a starting model, a table); ``-`` when there is no such file."""
-    path = Path(path)
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else "-"
 
 
 def resume_point(path: str | Path, fp: str, who: str, fingerprint_of: Callable[[dict], str | None],

@@ -33,8 +33,7 @@ from ..net.model import ModelConfig
 from ..net.modelio import load_model, load_value
 from ..net.value_model import HEADS, ValueNet
 from ..selfplay.policies import NetSpec
-from ..selfplay.rewards import RewardModel
-from .samples import terminal_reward
+from ..selfplay.rewards import RewardModel, terminal_reward
 from .winprob import WinProbTable
 
 

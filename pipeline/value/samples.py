@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..engine import GAME_OVER, GameState, Observation, RoundResult, determinize
+from ..engine import Observation, RoundResult, determinize
 from ..net.encoding import encode
 from ..net.value_model import HEADS, ValueNet
 from ..selfplay.batched import PlayResult
-from ..selfplay.rewards import RewardModel
+from ..selfplay.rewards import RewardModel, terminal_reward
 
 
 @dataclass(frozen=True)
@@ -71,14 +71,6 @@ def value_samples(result: PlayResult, point: RewardModel, wp: RewardModel, seed:
             pt, w = targets[(obs.round, obs.player)]
             out.append(ValueSample(after.observation(obs.player), pt, w))
     return out
-
-
-def terminal_reward(after: GameState, rnd: int, player: int, reward: RewardModel) -> float | None:
-    """The exact reward of an afterstate that ended round ``rnd``, or None while it goes on."""
-    if len(after.results) < rnd:
-        return None
-    over = after.phase == GAME_OVER and len(after.results) == rnd
-    return reward.reward(after.results[rnd - 1], player, over, after.winner)
 
 
 def encode_samples(samples: Sequence[ValueSample]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -6,14 +6,8 @@ import math
 
 import pytest
 
-from pipeline.tracking.bookkeeping import (
-    continuable_run,
-    fingerprint,
-    finish_run,
-    read_curve,
-    resume_point,
-    write_curve,
-)
+from pipeline.runtime.fingerprints import fingerprint
+from pipeline.tracking.bookkeeping import continuable_run, finish_run, read_curve, resume_point, write_curve
 
 
 def test_fingerprint_ignores_the_skipped_keys_and_the_key_order():
@@ -90,7 +84,7 @@ def test_finish_run_logs_final_metrics_once_and_the_artifacts(store, tmp_path):
 
 
 def test_file_fingerprint_follows_the_bytes(tmp_path):
-    from pipeline.tracking.bookkeeping import file_fingerprint
+    from pipeline.runtime.fingerprints import file_fingerprint
 
     path = tmp_path / "model.pt"
     assert file_fingerprint(path) == "-"
