@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pipeline.tracking.lifecycle import stage_exit
+
 
 @contextmanager
 def one_line_errors(stage: str, *errors: type[Exception]) -> Iterator[None]:
@@ -50,7 +52,6 @@ def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception],
     result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
     as ``name`` (default: ``stage``)."""
     from pipeline.params import load_params
-    from pipeline.tracking.lifecycle import stage_exit
     from pipeline.tracking.stage_record import record_stage
 
     with stage_exit(stage):

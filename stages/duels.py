@@ -19,7 +19,13 @@ from pipeline.duel.duel_report import key_name, table_markdown
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search_duels, strongest_model
 from pipeline.params import DuelsParams
+from pipeline.rl.devices import play_device
 from pipeline.runtime import atomic
+from pipeline.runtime.hardware import Placement, announce, play_precision, resolve_bf16
+from pipeline.search.spec import parse_options
+from pipeline.tracking.lifecycle import tracked_run
+from pipeline.tracking.registry import CHAMPION, set_champions
+from pipeline.tracking.store import setup_experiment
 from stages import run_stage, stage_parser
 
 STAGE = "duels"
@@ -55,7 +61,6 @@ def check_search_reward(cfg: DuelsParams) -> None:
     """A searcher over a model without a value network rewards by the win-probability table (unless its options
     say ``reward=point``): say that the table is missing now, not after the round-robin."""
     from pipeline.net.modelio import VALUE_FILE
-    from pipeline.search.spec import parse_options
 
     options = parse_options(cfg.search.options)
     s = cfg.search.model
@@ -70,9 +75,6 @@ def check_search_reward(cfg: DuelsParams) -> None:
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
     """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
     into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
-    from pipeline.rl.devices import play_device
-    from pipeline.runtime.hardware import Placement, announce, play_precision, resolve_bf16
-
     check_models(cfg)
     device = play_device(cfg.device, "duels.device")
     placement = announce(STAGE, [Placement("play", device, play_precision(resolve_bf16("auto", device)),
@@ -128,9 +130,6 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
              register: bool, placement: dict) -> None:
     import mlflow
 
-    from pipeline.tracking.lifecycle import tracked_run
-    from pipeline.tracking.store import setup_experiment
-
     exp = setup_experiment("duels")
     with tracked_run(experiment_id=exp, run_name="duels") as run:
         mlflow.log_params({"agents": ",".join(cfg.agents), "games": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
@@ -155,8 +154,6 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
 
 def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
     """``champion`` on the registered version of every model played, tagged with its rating and rank."""
-    from pipeline.tracking.registry import CHAMPION, set_champions
-
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
                 "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pipeline.net.modelio import need_model_dir
 from pipeline.params import Params, check_variant
+from pipeline.tracking.lifecycle import ending_runs
 from stages import run_stage
 
 
@@ -58,7 +59,6 @@ def rl_stage(phase: int, variant: str, params: Params, paths: PhasePaths, progre
     """Run (or resume) phase 1 or 2 of one reward model; inputs are checked first (one-line
     ``FileNotFoundError``/``ValueError``). ``register``: phase 2 registers its model as ``koikoi-rl-<variant>``."""
     from pipeline.rl.training import PhaseConfig, PhaseRunner
-    from pipeline.tracking.lifecycle import ending_runs
 
     check_variant(variant)
     if phase not in (1, 2):

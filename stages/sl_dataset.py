@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pipeline.params import SLDatasetParams
 from pipeline.runtime import atomic
+from pipeline.sl.records_source import resolve_records
 from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_dataset"
@@ -20,7 +21,6 @@ STAGE = "sl_dataset"
 def sl_dataset(p: SLDatasetParams, out_dir: str | Path, results_dir: str | Path) -> dict:
     """Find the records (``records_source``), build the dataset in ``out_dir``, write its metrics."""
     from pipeline.sl.dataset import build_dataset
-    from pipeline.sl.records_source import resolve_records
 
     with one_line_errors(STAGE, FileNotFoundError, ValueError):
         src = resolve_records(p.records_dir or None, synthetic_games=p.synthetic_games, seed=p.seed)

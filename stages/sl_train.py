@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline.params import Params
 from pipeline.runtime import atomic
+from pipeline.sl import DECISION_NAMES
 from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_train"
@@ -22,7 +23,6 @@ def sl_train(params: Params, data_dir: str | Path, model_dir: str | Path, ckpt_d
              results_dir: str | Path) -> dict:
     """``train_sl`` on ``data_dir`` (registered when ``registry.register``), then the DVC metrics in
     ``results_dir/metrics.json`` and the epoch curves in ``results_dir/curves.csv``."""
-    from pipeline.sl import DECISION_NAMES
     from pipeline.sl.train import train_sl
 
     res = Path(results_dir)

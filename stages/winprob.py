@@ -11,9 +11,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.net.modelio import need_model_dir
+from pipeline.net.modelio import load_model, need_model_dir
 from pipeline.params import WinProbParams
+from pipeline.rl.devices import play_device
 from pipeline.runtime import atomic
+from pipeline.runtime.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
+from pipeline.runtime.progress import progress_bar
+from pipeline.selfplay.executor import make_executor
+from pipeline.selfplay.policies import NetSpec
+from pipeline.value.winprob import fit_table, log_loss, plot_table, simulate
 from stages import run_stage, stage_parser
 
 STAGE = "winprob"
@@ -22,14 +28,6 @@ STAGE = "winprob"
 def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Path, progress: bool = True,
                   mlflow: bool = True) -> dict:
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
-    from pipeline.net.modelio import load_model
-    from pipeline.rl.devices import play_device
-    from pipeline.runtime.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
-    from pipeline.runtime.progress import progress_bar
-    from pipeline.selfplay.executor import make_executor
-    from pipeline.selfplay.policies import NetSpec
-    from pipeline.value.winprob import fit_table, log_loss, plot_table, simulate
-
     results_dir = Path(results_dir)
     need_model_dir(Path(wp.agent), "winprob.agent")
     device = play_device(wp.device, "winprob.device")

@@ -9,7 +9,11 @@ import argparse
 import resource
 import time
 
+from ..agents import load_agent
 from ..cli import UserError, int_range
+from ..duel.arena import CONCURRENCY
+from ..duel.runner import duel_agents, play_duel, set_torch_threads
+from ..runtime.memory import rss_mb
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,11 +35,7 @@ def peak_rss_mb() -> float:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from ..agents import load_agent
     from ..agents.model_agent import ModelAgent
-    from ..duel.arena import CONCURRENCY
-    from ..duel.runner import duel_agents, play_duel, set_torch_threads
-    from ..runtime.memory import rss_mb
 
     if args.games % 2:
         raise UserError(f"--games must be even (each deal is played twice), got {args.games}")

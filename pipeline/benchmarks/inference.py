@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import int_range
+from ..cli import UserError, int_range
+from ..net.encoding import decisions, encode
+from .encode import collect_observations
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,11 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict:
     import torch
 
-    from ..cli import UserError
-    from ..net.encoding import decisions, encode
     from ..net.model import KoiKoiNet, ModelConfig
     from ..net.modelio import load_model
-    from .encode import collect_observations
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)

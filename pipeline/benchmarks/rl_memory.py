@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 from ..cli import UserError, int_range
+from ..params import params_with
+from ..runtime.memory import rss_mb
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,9 +30,7 @@ def run(args: argparse.Namespace) -> dict:
 
     from ..net.model import KoiKoiNet, ModelConfig
     from ..net.modelio import save_model
-    from ..params import params_with
     from ..rl import training
-    from ..runtime.memory import rss_mb
 
     if args.width % 4:
         raise UserError(f"--width must be divisible by the 4 heads, got {args.width}")

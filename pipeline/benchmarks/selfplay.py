@@ -6,6 +6,12 @@ import argparse
 import time
 
 from ..cli import UserError, float_range, int_range
+from ..engine import DISCARD, GameState
+from ..net.encoding import encode
+from ..runtime.hardware import gpu_available, resolve_bf16
+from ..runtime.progress import progress_bar
+from ..selfplay.rewards import RewardModel
+from ..selfplay.rollouts import RolloutSpec
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,8 +51,6 @@ def forward_benchmark(args: tuple) -> float:
     import torch
 
     from ..agents.model_agent import NetPlayer
-    from ..engine import DISCARD, GameState
-    from ..net.encoding import encode
 
     rng = np.random.default_rng(0)
     obs = []
@@ -71,13 +75,9 @@ def run(args: argparse.Namespace) -> dict:
     import torch
 
     from ..net.model import KoiKoiNet, ModelConfig
-    from ..runtime.hardware import gpu_available, resolve_bf16
-    from ..runtime.progress import progress_bar
     from ..selfplay.batched import GameSpec, PlayJob
     from ..selfplay.executor import make_executor
     from ..selfplay.policies import NetSpec
-    from ..selfplay.rewards import RewardModel
-    from ..selfplay.rollouts import RolloutSpec
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")

@@ -6,7 +6,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import int_range
+from ..agents.base import legal_list
+from ..cli import UserError, comma_list, int_range
+from ..engine import DECISION_NAMES
+from ..net.encoding import decisions, encode, legal_masks
+from ..runtime.hardware import gpu_available, resolve_precision
+from .encode import collect_observations
 
 # Share of each decision type among the human records' samples (results/sl_dataset/metrics.json).
 HUMAN_MIX = (0.830, 0.087, 0.083)
@@ -38,12 +43,8 @@ def run(args: argparse.Namespace) -> dict:
     import numpy as np
     import torch
 
-    from ..cli import UserError, comma_list
-    from ..net.encoding import decisions, encode, legal_masks
     from ..net.model import KoiKoiNet, ModelConfig
-    from ..runtime.hardware import gpu_available, resolve_precision
     from ..sl.module import SLModule, masked_cross_entropy
-    from .encode import collect_observations
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
@@ -117,14 +118,10 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     games' decisions: the buffer's construction and the passes, as a loop of ``PhaseRunner`` does them."""
     import numpy as np
 
-    from ..agents.base import legal_list
-    from ..cli import UserError, comma_list
-    from ..engine import DECISION_NAMES
     from ..net.model import KoiKoiNet
     from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
     from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
     from ..selfplay.batched import Sample
-    from .encode import collect_observations
 
     try:
         kinds = {DECISION_NAMES.index(d) for d in comma_list(args.decisions)}

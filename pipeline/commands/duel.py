@@ -6,7 +6,9 @@ import argparse
 import json
 import sys
 
+from ..agents import load_agent
 from ..cli import UserError, int_range
+from ..duel.runner import duel_agents, set_torch_threads
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 
 
@@ -31,9 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..agents import load_agent
-    from ..duel.runner import duel_agents, set_torch_threads
-
     try:
         a = load_agent(args.a, seed=args.seed)
         b = load_agent(args.b, seed=args.seed + 1)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
+from ..runtime.hardware import resolve_bf16
+from ..value.build_spec import BuildSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from dataclasses import fields
-
-    from ..value.build_spec import BuildSpec
 
     d = {f.name: f.default for f in fields(BuildSpec)}
     p = sub.add_parser("lookahead", help="fit a value network on a model's self-play and save the model looking "
@@ -48,9 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runtime.hardware import resolve_bf16
     from ..value.build import build_lookahead
-    from ..value.build_spec import BuildSpec
 
     if args.width % 4:
         raise UserError(f"--width must be a multiple of 4 (the value network's heads), got {args.width}")

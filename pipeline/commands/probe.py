@@ -10,6 +10,9 @@ import time
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
+from ..runtime.hardware import resolve_bf16
+from ..runtime.progress import progress_bar
+from ..selfplay.rewards import RewardModel
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,9 +71,6 @@ def run(args: argparse.Namespace) -> int:
     from ..net.modelio import load_model
     from ..probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
     from ..probes.rollout_gain import mean_ci, rollout_gain, search_duel
-    from ..runtime.hardware import resolve_bf16
-    from ..runtime.progress import progress_bar
-    from ..selfplay.rewards import RewardModel
     from ..value.lookahead import player_spec
     from ..value.winprob import WinProbTable
 

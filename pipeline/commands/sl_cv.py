@@ -8,6 +8,7 @@ import json
 import yaml
 
 from ..cli import UserError, comma_list, int_range
+from ..params import parse_params, read_doc, with_overrides
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,8 +26,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..params import parse_params, read_doc, with_overrides
-
     overrides = {}
     for item in args.set:
         key, sep, value = item.partition("=")

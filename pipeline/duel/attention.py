@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 
 from ..engine import DISCARD, GameState, Observation  # noqa: E402
 from ..engine.cards import card_name, ids_of  # noqa: E402
+from ..net.encoding import decisions, encode, legal_masks
 from ..runtime import atomic  # noqa: E402
 
 LOCATIONS = (("hand", "H"), ("field", "F"), ("my_pile", "P"), ("opp_pile", "O"))
@@ -59,7 +60,6 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
     """Draw the attention maps and action values of ``net`` at ``obs``; returns the PNG path."""
     import torch
 
-    from ..net.encoding import decisions, encode, legal_masks
     from ..net.model import masked
 
     x = torch.from_numpy(encode([obs]))

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 from ..agents.base import Agent
 from ..engine import GameState
+from ..runtime.hardware import resolve_bf16
+from ..runtime.progress import progress_bar
 from .arena import CONCURRENCY, stream_games
 from .stats import DuelResult, search_summary
 
@@ -73,8 +75,6 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     self-play engine: worker processes, batched forward passes on ``device``, bf16 autocast where ``device``
     has it natively. The same deals and seatings as ``play_duel``; run in blocks of deals, so memory does not
     grow with ``games``."""
-    from ..runtime.hardware import resolve_bf16
-    from ..runtime.progress import progress_bar
     from ..selfplay.batched import GameSpec, PlayJob
     from ..selfplay.executor import make_executor
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..agents import load_agent
 from ..agents.specs import BUILTIN, PREFIX, is_model_spec
+from ..runtime.progress import progress_bar
 from .duel_report import key_name
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
@@ -29,7 +30,6 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         import torch  # noqa: F401  (loaded anyway by the model agents; threads are set before they run)
 
         set_torch_threads(torch_threads)
-    from ..runtime.progress import progress_bar
 
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
     for k, (a, b) in enumerate(progress_bar(pairs, enabled=progress, desc="duels", unit="pairing")):

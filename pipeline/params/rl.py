@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..engine import DECISION_NAMES
+from ..runtime.fingerprints import fingerprint
 from ..runtime.hardware import DEVICES, PRECISIONS
 from ..selfplay.rewards import REWARD_MODELS
 from .base import Bf16, Count, Positive, PositiveFloat, Section, Seed, Share, tuned
@@ -163,7 +164,6 @@ class RLParams(Section):
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
                                      "train_threads": True, "learner_device": True, "final_eval_games": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
-        from ..runtime.fingerprints import fingerprint
 
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})
 

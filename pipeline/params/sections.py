@@ -9,9 +9,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from ..duel.duel_report import key_name
 from ..engine import DECISION_NAMES
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..runtime.hardware import ACCELERATORS, DEVICES, PRECISIONS
+from ..search.spec import parse_options
 from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
@@ -106,8 +108,6 @@ class SearchDuelsParams(Section):
     @field_validator("options")
     @classmethod
     def _options_parse(cls, v: str) -> str:
-        from ..search.spec import parse_options
-
         try:
             parse_options(v)  # a bad option is named here, before any game is played
         except ValueError as e:
@@ -143,8 +143,6 @@ class DuelsParams(Section):
 
     @model_validator(mode="after")
     def _agents_named(self) -> DuelsParams:
-        from ..duel.duel_report import key_name
-
         keys = [key_name(a) for a in self.agents]
         if len(set(keys)) != len(keys):
             raise ValueError(f"agents names must be distinct, got {keys}")

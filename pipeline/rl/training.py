@@ -29,6 +29,7 @@ from ..net.modelio import load_model, save_model
 from ..runtime import atomic
 from ..runtime.hardware import announce, placement_params
 from ..runtime.memory import bound_kernel_caches, release_free_memory
+from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob, PlayResult
 from ..selfplay.executor import Executor, make_executor
 from ..selfplay.policies import NetSpec
@@ -118,8 +119,6 @@ class PhaseRunner:
             self._dropped.append(state.snapshots.pop(0))
 
     def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
-        from ..runtime.progress import progress_bar
-
         t0 = time.perf_counter()
         with progress_bar(total=len(job.games), desc=desc, unit="game", leave=False, enabled=self.cfg.progress) as bar:
             result = self.executor.run(job, progress=bar.update)
@@ -147,7 +146,6 @@ class PhaseRunner:
 
     def _refit_winprob(self, learner: PolicyLearner, state: LoopCounters) -> dict:
         wp = self.cfg.winprob
-        from ..runtime.progress import progress_bar
 
         with progress_bar(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
                           enabled=self.cfg.progress) as bar:
@@ -193,7 +191,6 @@ class PhaseRunner:
             self._checkpoint(learner, state)
         if c.phase == 2 and not state.snapshots:
             self._save_snapshot(learner, state)  # the phase-1 result opens the opponent pool
-        from ..runtime.progress import progress_bar
 
         loops = progress_bar(total=budget, initial=state.loop, desc=f"rl_phase{c.phase}[{c.variant}] loops",
                              unit="loop", enabled=c.progress and budget > state.loop)  # a log's line a minute

@@ -29,6 +29,8 @@ import torch
 from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 
 from ..params import ParamError
+from .atomic import torch_save
+from .progress import on_terminal, progress_bar
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
@@ -36,8 +38,6 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     one."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
-        from .atomic import torch_save
-
         torch_save(checkpoint, path)
 
 
@@ -122,8 +122,6 @@ class LogProgress(pl.Callback):
         self.section, self.bar = section, None
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        from .progress import on_terminal, progress_bar
-
         if on_terminal():
             return  # Lightning's own bar, when asked for
         total = trainer.estimated_stepping_batches

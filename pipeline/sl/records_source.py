@@ -19,6 +19,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..agents.loader import load_agent
+from ..duel.arena import play_games
+from ..engine import write_record
 from ..runtime import atomic
 from ..runtime.paths import repo_root
 
@@ -125,10 +128,6 @@ def download_records(dest: Path, url: str | None = None, timeout: float = DOWNLO
 def synthesize_records(dest: Path, games: int, seed: int, progress: bool = True) -> Path:
     """Write ``games`` heuristic-vs-heuristic games as JSON records into ``dest`` (seeded)."""
     import numpy as np
-
-    from ..agents.loader import load_agent
-    from ..duel.arena import play_games
-    from ..engine import write_record
 
     if games < 1:
         raise ValueError(f"synthetic_games must be >= 1, got {games}")

@@ -31,6 +31,8 @@ from ..runtime.hardware import (
 )
 from ..tracking import bookkeeping
 from ..tracking.lifecycle import ending_runs, owner_tags
+from ..tracking.lineage import sl_dataset
+from ..tracking.store import setup_experiment, tracking_uri
 from .datamodule import SLDataModule
 from .dataset import SampleSet, load_info
 from .fitting import RunInfo, fit
@@ -201,8 +203,6 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
     """An MLFlowLogger on experiment ``sl``, continuing run ``run_id`` when the store still has it."""
     from lightning.pytorch.loggers import MLFlowLogger
 
-    from ..tracking.store import setup_experiment, tracking_uri
-
     exp = setup_experiment(EXPERIMENT)
     kwargs = {"experiment_name": EXPERIMENT, "tracking_uri": tracking_uri(), "run_name": "sl_train"}
     if (run_id := bookkeeping.continuable_run(run_id, exp)) is not None:  # else the store lost it: a new run
@@ -215,9 +215,6 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
     """Final metrics (linked to the model and the dataset) and the curves into the logger's MLflow run; the
     model as a pyfunc model, registered as ``koikoi-sl`` when ``register``."""
     import mlflow
-
-    from ..tracking.lineage import sl_dataset
-    from ..tracking.store import tracking_uri
 
     run_id = getattr(logger, "run_id", None)
     if run_id is None:

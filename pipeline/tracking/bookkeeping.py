@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime import atomic
+from .lifecycle import log_metrics_once
 
 
 def resume_point(path: str | Path, fp: str, who: str, fingerprint_of: Callable[[dict], str | None],
@@ -73,8 +74,6 @@ def finish_run(client: Any, run_id: str, final: Mapping[str, float], *, step: in
     ``weights_from``: see ``registry.log_model``), the ``final`` metrics it does not hold yet (a rerun repeats
     none; linked to the run's model, and to ``dataset``, an MLflow dataset, when given) and the ``artifacts``
     files."""
-    from .lifecycle import log_metrics_once
-
     model_id = None
     if model_dir is not None:
         import mlflow

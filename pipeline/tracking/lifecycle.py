@@ -24,6 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..runtime.atomic import write_text
+from .executions import execution_tags
+
 HOST_TAG = "koikoi.host"
 PID_TAG = "koikoi.pid"
 STARTED_TAG = "koikoi.pid_started"
@@ -34,8 +37,6 @@ INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
 def owner_tags() -> dict[str, str]:
     """Tags naming this process, to tell later whether it is still alive, and its pipeline execution."""
     import psutil
-
-    from .executions import execution_tags
 
     me = psutil.Process()
     return {HOST_TAG: socket.gethostname(), PID_TAG: str(me.pid), STARTED_TAG: f"{me.create_time():.3f}",
@@ -148,8 +149,6 @@ def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], ste
 def remember_run(path: str | Path, run_id: str, fingerprint: str) -> None:
     """Keep ``run_id`` beside a checkpoint (atomically) as soon as the run starts, so that a kill before
     the first checkpoint does not make the rerun open a second run."""
-    from ..runtime.atomic import write_text
-
     write_text(path, json.dumps({"run_id": run_id, "fingerprint": fingerprint}) + "\n")
 
 

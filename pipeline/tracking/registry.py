@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from ..net.encoding import NUM_FEATURES, NUM_TOKENS
+from ..engine import GameState
+from ..net.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode
 from .lineage import SHA_TAG, describe_version
 
 CHAMPION = "champion"
@@ -75,9 +76,6 @@ def signature() -> Any:
 
 def input_example() -> dict[str, np.ndarray]:
     """Two real decisions (a discard, then the next player's) of a seeded game, encoded."""
-    from ..engine import GameState
-    from ..net.encoding import decisions, encode
-
     s = GameState(seed=0)
     obs = [s.observation(s.current_player)]
     s.step(s.legal_actions()[0])

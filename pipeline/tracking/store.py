@@ -15,7 +15,9 @@ import os
 from pathlib import Path
 
 from ..runtime.paths import repo_root
-from .store_move import STORE_TAG
+from .lifecycle import close_dead_runs
+from .store_lock import sqlite_lock
+from .store_move import STORE_TAG, relocate
 
 SQLITE = "sqlite:///"
 
@@ -46,8 +48,6 @@ def sqlite_file(uri: str) -> Path | None:
 
 def relocate_store(uri: str | None = None) -> list[Path]:
     """Point a copied or moved SQLite store's artifact paths at where it now is (``store_move.relocate``)."""
-    from .store_move import relocate
-
     db = sqlite_file(uri or tracking_uri())
     return relocate(db) if db is not None else []
 
@@ -72,9 +72,6 @@ def setup_experiment(name: str) -> str:
     as KILLED (``runstate.close_dead_runs``)."""
     import mlflow
     from mlflow.exceptions import MlflowException
-
-    from .lifecycle import close_dead_runs
-    from .store_lock import sqlite_lock
 
     uri = tracking_uri()
     mlflow.set_tracking_uri(uri)

@@ -19,7 +19,8 @@ from ..params import TuneParams
 from ..runtime.progress import on_terminal
 from ..tracking.store import store_dir
 from ..tracking.store_lock import sqlite_lock
-from . import report, runs
+from . import runs
+from . import study_report as report
 from .objectives import Objective
 
 STORAGE_FILE = "optuna.db"

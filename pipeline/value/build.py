@@ -20,6 +20,7 @@ from ..engine import DECISION_NAMES
 from ..net.model import ModelConfig
 from ..net.modelio import load_model, save_model
 from ..net.value_model import HEADS, ValueNet
+from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
 from ..selfplay.executor import make_executor
 from ..selfplay.policies import NetSpec
@@ -57,7 +58,6 @@ def build_lookahead(policy_dir: str | Path, winprob: str | Path, out: str | Path
     policy = NetSpec.from_net(net, "policy")
     games = tuple(GameSpec(SEED_BASE + spec.seed * spec.games + i, (0, 0), (True, True)) for i in range(spec.games))
     job = PlayJob(players=(policy,), games=games, bf16=spec.bf16, reward=point, concurrency=64)
-    from ..runtime.progress import progress_bar
 
     with make_executor(spec.workers) as ex, progress_bar(total=spec.games, desc=progress, unit="game",
                                                           enabled=progress is not None) as bar:
