@@ -21,15 +21,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pipeline.params import ParamError, load_params
 from pipeline.tracking.lifecycle import stage_exit
+from pipeline.tracking.stage_record import record_stage
 
 
 @contextmanager
 def one_line_errors(stage: str, *errors: type[Exception]) -> Iterator[None]:
     """``errors`` raised inside end the stage with ``<stage>: error: <first line>`` and exit code 1; a
     ``ParamError`` goes on to ``runstate.stage_exit`` (exit code 2), whatever else it is."""
-    from pipeline.params import ParamError
-
     try:
         yield
     except ParamError:
@@ -51,9 +51,6 @@ def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception],
     (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``. The
     result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
     as ``name`` (default: ``stage``)."""
-    from pipeline.params import load_params
-    from pipeline.tracking.stage_record import record_stage
-
     with stage_exit(stage):
         params = load_params()
         with one_line_errors(stage, *errors):

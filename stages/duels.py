@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.agents.specs import BUILTIN, is_model_spec, model_of
+from pipeline.duel.attention import AttentionError, render_attention
 from pipeline.duel.duel_report import key_name, table_markdown
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search_duels, strongest_model
+from pipeline.net.model_dir import VALUE_FILE, is_model_dir
 from pipeline.params import DuelsParams
 from pipeline.rl.devices import play_device
 from pipeline.runtime import atomic
@@ -37,8 +39,6 @@ class DuelsError(ValueError):
 
 def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
-    from pipeline.net.modelio import is_model_dir
-
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
@@ -60,8 +60,6 @@ def check_models(cfg: DuelsParams) -> None:
 def check_search_reward(cfg: DuelsParams) -> None:
     """A searcher over a model without a value network rewards by the win-probability table (unless its options
     say ``reward=point``): say that the table is missing now, not after the round-robin."""
-    from pipeline.net.modelio import VALUE_FILE
-
     options = parse_options(cfg.search.options)
     s = cfg.search.model
     models = [a for a in cfg.agents if is_model_spec(a)] if s == "strongest" else [s]
@@ -108,8 +106,6 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     winrate_matrix(keys, results, out / "winrate_matrix.png")
     _, missing = rl_curves(cfg.rl_curves, out / "rl_curves.png")
     if cfg.attention is not None:
-        from pipeline.duel.attention import AttentionError, render_attention
-
         a = cfg.attention
         # A seed whose round 1 ends before the chosen turn cannot show it: try the next seeds.
         for s in range(a.seed, a.seed + 50):

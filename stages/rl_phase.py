@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.net.modelio import need_model_dir
+from pipeline.net.model_dir import need_model_dir
 from pipeline.params import Params, check_variant
 from pipeline.tracking.lifecycle import ending_runs
 from stages import run_stage

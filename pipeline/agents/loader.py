@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..net.model_dir import is_model_dir
 from .base import Agent
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
@@ -38,7 +39,7 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
             raise ValueError(f"agent {spec!r}: no such model directory; {SPEC_HELP}")
         raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")
     # Imported here so random/heuristic duels never pay for importing torch.
-    from ..net.modelio import is_model_dir, load_model
+    from ..net.modelio import load_model
     from ..value.lookahead import player_spec
     from .model_agent import ModelAgent
 

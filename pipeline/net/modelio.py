@@ -17,11 +17,8 @@ import torch
 from ..runtime import atomic
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
+from .model_dir import CONFIG_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
 from .value_model import ValueNet
-
-MODEL_FILE = "model.pt"
-CONFIG_FILE = "config.json"
-VALUE_FILE = "value.pt"
 
 
 def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None) -> Path:
@@ -41,18 +38,6 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     if value is None:
         (d / VALUE_FILE).unlink(missing_ok=True)  # the config no longer describes one
     return d
-
-
-def is_model_dir(directory: str | Path) -> bool:
-    d = Path(directory)
-    return (d / MODEL_FILE).is_file() and (d / CONFIG_FILE).is_file()
-
-
-def need_model_dir(directory: str | Path, what: str) -> None:
-    """``FileNotFoundError`` naming ``what`` unless ``directory`` is a model directory (a stage's input check)."""
-    if not is_model_dir(directory):
-        raise FileNotFoundError(f"{what} {directory} is not a model directory (model.pt + config.json); "
-                                "run its stage first")
 
 
 def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:

@@ -10,7 +10,7 @@ from ..engine import DECISION_NAMES
 from ..runtime.fingerprints import fingerprint
 from ..runtime.hardware import DEVICES, PRECISIONS
 from ..selfplay.rewards import REWARD_MODELS
-from .base import Bf16, Count, Positive, PositiveFloat, Section, Seed, Share, tuned
+from .base import Bf16, Count, ParamError, Positive, PositiveFloat, Section, Seed, Share, tuned
 
 INITS = ("sl", "scratch")
 ALGORITHMS = ("mc_dqn", "rollout_pi")
@@ -170,8 +170,6 @@ class RLParams(Section):
 
 def check_variant(variant: str) -> str:
     """``variant`` when it names a reward model (a stage's argument, not a param: a usage error all the same)."""
-    from .base import ParamError
-
     if variant not in REWARD_MODELS:
         raise ParamError(f"unknown reward model {variant!r}; use one of {', '.join(REWARD_MODELS)}")
     return variant

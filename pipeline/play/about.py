@@ -19,6 +19,7 @@ from typing import Any
 
 from ..agents.specs import model_of
 from ..duel.duel_report import display_name, key_name
+from ..params import ParamError, load_params
 from .opponents import RATINGS
 
 
@@ -46,8 +47,6 @@ def rating(spec: str, root: Path) -> dict[str, Any] | None:
 
 def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
     """(reward_scale, baseline) of an RL variant from the project's params.yaml; None when it cannot be read."""
-    from ..params import ParamError, load_params
-
     try:
         rl = load_params(root / "params.yaml").rl
     except ParamError:

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..agents import Agent, load_agent
 from ..agents.specs import BUILTIN, PREFIX, model_of
 from ..duel.duel_report import key_name
+from ..params import ParamError, load_params
 
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
@@ -52,8 +53,6 @@ def _strongest(models: list[str], elo: dict[str, float]) -> str:
 def search_options(root: Path = Path(".")) -> str:
     """The options of the searcher the duels stage rates (params.yaml ``duels.search.options``), with a think
     budget per decision when they set none, so that a reply never waits long on a slow machine."""
-    from ..params import ParamError, load_params
-
     try:
         search = load_params(root / "params.yaml").duels.search
         options = search.options if search is not None else ""

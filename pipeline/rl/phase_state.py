@@ -15,7 +15,8 @@ from pathlib import Path
 import torch
 
 from ..net.model import KoiKoiNet
-from ..net.modelio import MODEL_FILE, load_model, read_training_state
+from ..net.model_dir import MODEL_FILE
+from ..net.modelio import load_model, read_training_state
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
 from ..runtime.fingerprints import file_fingerprint

@@ -12,6 +12,7 @@ from ..engine import Observation
 from ..runtime.hardware import resolve_bf16
 from ..selfplay.rewards import RewardModel
 from ..value.lookahead import LookaheadSpec
+from ..value.winprob import WinProbTable
 from .player import SearchPlayer, SearchSpec
 from .spec import SearchOptions, parse_search
 
@@ -36,8 +37,6 @@ class SearchAgent(ModelAgent):
 def search_reward(spec: str, base: object, options: SearchOptions) -> RewardModel:
     """The reward the search maximises: the model's value net's when it has one (unless ``reward`` says
     otherwise), else ``wp`` from the ``winprob`` table (or ``point``). ``ValueError`` naming the option."""
-    from ..value.winprob import WinProbTable
-
     own = base.reward if isinstance(base, LookaheadSpec) else None
     kind = options.reward or (own.kind if own is not None else "wp")
     if options.truncate:

@@ -32,10 +32,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..agents.base import legal_list
+from ..agents.base import PlayerSpec, legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from .playout import Playout, branch, finished, pending_groups
-from .policies import NetSpec
 from .progress import report_progress
 from .rewards import RewardModel
 from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, target
@@ -78,7 +77,7 @@ class GameOutcome:
 class PlayJob:
     """Games for one worker (or to be split among workers), with the networks that play them."""
 
-    players: tuple[NetSpec, ...]
+    players: tuple[PlayerSpec, ...]  # NetSpec, LookaheadSpec, SearchSpec
     games: tuple[GameSpec, ...]
     bf16: bool = False
     concurrency: int = 64

@@ -31,7 +31,7 @@ from ..runtime.hardware import (
 )
 from ..tracking import bookkeeping
 from ..tracking.lifecycle import ending_runs, owner_tags
-from ..tracking.lineage import sl_dataset
+from ..tracking.lineage import log_sl_dataset, sl_dataset
 from ..tracking.store import setup_experiment, tracking_uri
 from .datamodule import SLDataModule
 from .dataset import SampleSet, load_info
@@ -161,7 +161,6 @@ def train_sl(
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
                                 "train_samples": len(dm.train_set), "val_samples": len(dm.val_set), **placement})
         logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
-        from ..tracking.lineage import log_sl_dataset
 
         log_sl_dataset(logger.experiment, run_id, dataset_dir)  # digest, records' source and counts
     client = logger.experiment if own_logger else None

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..runtime import atomic
 from .lifecycle import log_metrics_once
+from .registry import log_model
 
 
 def resume_point(path: str | Path, fp: str, who: str, fingerprint_of: Callable[[dict], str | None],
@@ -77,8 +78,6 @@ def finish_run(client: Any, run_id: str, final: Mapping[str, float], *, step: in
     model_id = None
     if model_dir is not None:
         import mlflow
-
-        from .registry import log_model
 
         active = mlflow.active_run()
         if active is not None and active.info.run_id == run_id:

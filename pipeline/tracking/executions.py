@@ -20,6 +20,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from ..params import ParamError, read_doc
 from ..runtime.fingerprints import fingerprint
 
 EXPERIMENT = "pipeline"
@@ -58,8 +59,6 @@ def pipeline_run_id() -> str:
 
 def params_hash(path: str | Path = "params.yaml") -> str | None:
     """A short hash of the params file as parsed (comments and layout aside); None without one."""
-    from ..params import ParamError, read_doc
-
     try:
         return fingerprint({"params": read_doc(path)})
     except ParamError:

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..params import ParamError
 from ..runtime.atomic import write_text
 from .executions import execution_tags
 
@@ -175,8 +176,6 @@ def remembered_run(path: str | Path, fingerprint: str) -> str | None:
 def stage_exit(stage: str) -> Iterator[None]:
     """Around a stage script's ``main()``: Ctrl-C ends it with one line on stderr and exit code 130, a bad
     param (``ParamError``) with one line and exit code 2."""
-    from ..params import ParamError
-
     try:
         yield
     except ParamError as e:

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ..net.model_dir import MODEL_FILE
 from .executions import DVC_EXP, PARAMS_HASH, PIPELINE_RUN, run_link, summary_run
 
 SHA_TAG = "model_sha256"  # the SHA-256 of model.pt, on logged models and registered versions
@@ -88,8 +89,6 @@ def weights_model(client: Any, sha: str, experiments: tuple[str, ...] = ("sl", "
 
 def weights_run(client: Any, model_dir: str | Path, experiments: tuple[str, ...] = ("sl", "rl")) -> str | None:
     """The run that produced the weights in ``model_dir`` (its newest logged model), if this store has it."""
-    from ..net.modelio import MODEL_FILE
-
     path = Path(model_dir) / MODEL_FILE
     if not path.is_file():
         return None

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..engine import GameState
 from ..net.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode
+from ..net.model_dir import CONFIG_FILE, MODEL_FILE
 from .lineage import SHA_TAG, describe_version
 
 CHAMPION = "champion"
@@ -53,14 +54,10 @@ def model_name(meta: dict) -> str:
 
 
 def _meta(model_dir: str | Path) -> dict:
-    from ..net.modelio import CONFIG_FILE
-
     return json.loads((Path(model_dir) / CONFIG_FILE).read_text()).get("meta", {})
 
 
 def weights_sha256(model_dir: str | Path) -> str:
-    from ..net.modelio import MODEL_FILE
-
     return hashlib.sha256((Path(model_dir) / MODEL_FILE).read_bytes()).hexdigest()
 
 
@@ -107,8 +104,6 @@ def log_model(model_dir: str | Path, register: bool = False, weights_from: str |
     (PENDING, left by a kill while it was logged, or FAILED) is deleted first."""
     import mlflow
     import torch
-
-    from ..net.modelio import CONFIG_FILE, MODEL_FILE
 
     meta = _meta(model_dir)
     registered_model_name = registered_name(meta) if register else None

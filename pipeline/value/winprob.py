@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..runtime import atomic
-from ..selfplay.batched import GameOutcome
+from ..selfplay.batched import GameOutcome, GameSpec, PlayJob
 from ..selfplay.rewards import game_outcome
 
 TABLE_FILE = "winprob.json"
@@ -132,8 +132,6 @@ def log_loss(table: WinProbTable, outcomes: Sequence[GameOutcome]) -> float:
 def simulate(player, games: int, seed: int, executor, bf16: bool = False, concurrency: int = 64,
              progress: Callable[[int], None] | None = None) -> list[GameOutcome]:
     """``games`` greedy self-play games of ``player`` (a NetSpec) on seeds derived from ``seed``."""
-    from ..selfplay.batched import GameSpec, PlayJob
-
     specs = tuple(GameSpec(seed=seed * 1_000_003 + 500_000 + i) for i in range(games))
     job = PlayJob(players=(player.with_epsilon(0.0),), games=specs, bf16=bf16, concurrency=concurrency)
     return executor.run(job, progress=progress).outcomes

@@ -11,7 +11,8 @@ import torch
 
 from pipeline.cli import main
 from pipeline.net.model import KoiKoiNet, ModelConfig
-from pipeline.net.modelio import MODEL_FILE, load_model, save_model
+from pipeline.net.model_dir import MODEL_FILE
+from pipeline.net.modelio import load_model, save_model
 
 TINY = ModelConfig(width=16, ff=32, heads=2, layers=1)
 
