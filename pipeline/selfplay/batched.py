@@ -35,7 +35,7 @@ import numpy as np
 from ..agents.base import PlayerSpec, legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from .playout import Playout, branch, finished, pending_groups
-from .progress import report_progress
+from .reporting import report_progress
 from .rewards import RewardModel
 from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, target
 

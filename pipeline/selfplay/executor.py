@@ -27,7 +27,7 @@ from typing import Any
 
 from ..runtime.memory import default_kernel_caches
 from .executor_base import Executor, InlineExecutor
-from .progress import Progress, install_sink
+from .reporting import Progress, install_sink
 
 
 def watch_parent(parent_pid: int, every_s: float = 0.5) -> None:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from .batched import PlayJob, PlayResult, play_job
-from .progress import Progress, progress_sink
+from .reporting import Progress, progress_sink
 
 
 class Executor(ABC):

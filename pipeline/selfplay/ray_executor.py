@@ -39,7 +39,7 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # n
 from ..runtime.memory import default_kernel_caches
 from .batched import PlayJob, PlayResult, play_job
 from .executor_base import Executor
-from .progress import Progress, progress_sink
+from .reporting import Progress, progress_sink
 
 
 @ray.remote(num_cpus=0)

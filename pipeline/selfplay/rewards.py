@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..engine import GAME_OVER, GameState, RoundResult
 
-if TYPE_CHECKING:
-    from ..value.winprob import WinProbTable
-
 REWARD_MODELS = ("point", "wp")
+
+
+class WinProbability(Protocol):
+    """P(win | round, points, dealer): ``value.winprob.WinProbTable``."""
+
+    def prob(self, round: int, points: int, dealer: bool) -> float: ...
 
 
 def next_dealer(result: RoundResult) -> int:
@@ -37,7 +40,7 @@ class RewardModel:
 
     kind: str
     scale: float = 1.0
-    table: WinProbTable | None = None
+    table: WinProbability | None = None
     baseline: float = 0.0  # wp: subtracted from the probability before scaling (0.5 centres the targets)
 
     def __post_init__(self) -> None:
