@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny import save_tiny, tiny_net
 
-from pipeline.net.model import KoiKoiNet, ModelConfig
 from pipeline.net.modelio import save_model
 from pipeline.params import PARAMS_FILE, read_doc
 from pipeline.params.base import deep_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO_MLRUNS = ROOT / "mlruns"
-TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
 # params.yaml with these sections' values overridden (a mapping document: tests change it, then parse it)
 TINY_PARAMS = {
@@ -41,15 +40,17 @@ TINY_PARAMS = {
 }
 
 
-def tiny_net(seed: int = 0) -> KoiKoiNet:
-    torch.manual_seed(seed)
-    return KoiKoiNet(TINY).eval()
-
-
 @pytest.fixture
 def make_net():
     """``make_net(seed)``: a tiny network with seeded weights (tests import no helper module)."""
     return tiny_net
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> str:
+    """A saved untrained model at the test sizes, with a yaku cross-attention and a card logit at picks: a real
+    model agent, fast."""
+    return str(save_tiny(tmp_path_factory.mktemp("models") / "tiny", yaku_cross=("pick",), card_logit=("pick",)))
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from koikoi_cli import run_cli
+from tiny import TINY
 
 from pipeline.cli import build_parser, summary
 
@@ -73,7 +74,7 @@ def _play_banner(cwd) -> str:
 
 
 def test_play_outside_the_project_says_it_plays_the_heuristic_agent(tmp_path):
-    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.model import KoiKoiNet
     from pipeline.net.modelio import save_model
 
     outside = tmp_path / "elsewhere"
@@ -81,7 +82,7 @@ def test_play_outside_the_project_says_it_plays_the_heuristic_agent(tmp_path):
     banner = _play_banner(outside)
     assert f"koikoi play: no trained model under {outside / 'models'}" in banner and "against heuristic" in banner
     project = tmp_path / "project"
-    save_model(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1)), project / "models/sl", {"kind": "sl"})
+    save_model(KoiKoiNet(TINY), project / "models/sl", {"kind": "sl"})
     banner = _play_banner(project)
     assert "no trained model" not in banner and "against models/sl" in banner
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from tiny import TINY
 
 from pipeline.agents import Agent, HeuristicAgent, RandomAgent
 from pipeline.cli import main
@@ -171,12 +172,12 @@ def test_model_duel_on_the_selfplay_engine_equals_the_arena_duel():
 
     from pipeline.agents.model_agent import ModelAgent
     from pipeline.duel.runner import play_duel, play_model_duel
-    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.model import KoiKoiNet
 
     nets = []
     for seed in (0, 1):
         torch.manual_seed(seed)
-        nets.append(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval())
+        nets.append(KoiKoiNet(TINY).eval())
     arena = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5, num_rounds=3)
     from pipeline.selfplay.policies import NetSpec
 
@@ -193,7 +194,7 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
     from pipeline.agents.model_agent import ModelAgent
     from pipeline.duel.runner import play_duel
     from pipeline.duel.stats import DuelResult
-    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.model import KoiKoiNet
     from pipeline.rl.evaluation import curve_row, evaluate
     from pipeline.selfplay.executor import InlineExecutor
     from pipeline.selfplay.policies import NetSpec
@@ -201,7 +202,7 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
     nets = []
     for seed in (2, 3):
         torch.manual_seed(seed)
-        nets.append(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval())
+        nets.append(KoiKoiNet(TINY).eval())
     a, b = (NetSpec.from_net(n, str(i)) for i, n in enumerate(nets))
     ev = evaluate(InlineExecutor(), a, b, 8, 5, bf16=False, concurrency=8, progress=False)
     duel = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5).summary()
@@ -217,10 +218,10 @@ def test_a_model_duels_forward_passes_stay_bounded_whatever_its_games(tmp_path, 
     import torch
 
     from pipeline.agents.model_agent import CPU_FORWARD_BATCH, ModelAgent
-    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.model import KoiKoiNet
     from pipeline.net.modelio import save_model
 
-    net = KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1)).eval()
+    net = KoiKoiNet(TINY).eval()
     passes: list[int] = []
     net.register_forward_pre_hook(lambda _, args: passes.append(args[0].shape[0]))
     census = Census(ModelAgent(net))

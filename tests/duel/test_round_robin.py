@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiny import TINY, save_tiny
 
 from pipeline.cli import main
 from pipeline.params import read_doc, with_overrides
@@ -12,10 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def tiny_model(tmp_path):
-    from pipeline.net.model import KoiKoiNet, ModelConfig
-    from pipeline.net.modelio import save_model
-
-    return save_model(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=2)), tmp_path / "tiny", {"kind": "sl"})
+    """Two layers: the attention figure draws each."""
+    return save_tiny(tmp_path / "tiny", layers=2)
 
 
 def _stage(params: dict, tmp_path: Path, monkeypatch) -> Path:
@@ -122,12 +121,12 @@ def test_attention_command(tiny_model, tmp_path, capsys):
 
 def test_rl_vs_sl_pairings_play_their_own_game_count(tmp_path):
     from pipeline.duel.tournament import is_rl_vs_sl, round_robin
-    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.model import KoiKoiNet
     from pipeline.net.modelio import save_model
 
     assert is_rl_vs_sl("models/rl/wp", "models/sl") and is_rl_vs_sl("models/sl", "models/rl/point")
     assert not is_rl_vs_sl("models/rl/wp", "models/rl/point") and not is_rl_vs_sl("models/sl", "heuristic")
-    tiny = ModelConfig(width=16, ff=32, heads=2, layers=1)
+    tiny = TINY
     specs = [str(save_model(KoiKoiNet(tiny), tmp_path / "models" / d, {"kind": "rl"})) for d in ("rl/wp", "sl")]
     specs = [s.replace(str(tmp_path) + "/", "") for s in specs]
     import os

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 import torch
+from tiny import TINY_CONFIG as TINY
 
 from pipeline.agents import ModelAgent, RandomAgent
 from pipeline.duel.arena import play_games
@@ -17,7 +18,6 @@ from pipeline.net.encoding import NUM_FEATURES, NUM_TOKENS, ROWS, decisions, enc
 from pipeline.net.model import KoiKoiNet, ModelConfig, masked
 from pipeline.net.modelio import load_model, save_model
 
-TINY = dict(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 ROWS_CATEGORY = ROWS["category"]
 
 

@@ -8,13 +8,12 @@ import pickle
 
 import pytest
 import torch
+from tiny import TINY
 
 from pipeline.cli import main
-from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.model import KoiKoiNet
 from pipeline.net.model_dir import MODEL_FILE
 from pipeline.net.modelio import load_model, save_model
-
-TINY = ModelConfig(width=16, ff=32, heads=2, layers=1)
 
 
 def _model(tmp_path, seed: int = 0):

@@ -17,13 +17,14 @@ import numpy as np
 import optuna
 import pytest
 import torch
+from tiny import TINY
 
 from pipeline.agents import RandomAgent
 from pipeline.duel.attention import attention_figure, play_to_discard
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.runner import play_duel
 from pipeline.engine import GameState, write_record
-from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
 from pipeline.play.game_session import GameSession
 from pipeline.runtime import atomic
@@ -75,7 +76,7 @@ def files(d: Path) -> dict[str, bytes]:
 
 def tiny_net() -> KoiKoiNet:
     torch.manual_seed(0)
-    return KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0))
+    return KoiKoiNet(TINY)
 
 
 def finished_game(records: Path) -> GameSession:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+from tiny import tiny_net
 
 from pipeline.agents import load_agent
 from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES, GameState, determinize, ids_of, resample_hidden
-from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
 from pipeline.probes.rollout_gain import rollout_values
 from pipeline.search.player import SearchPlayer
@@ -26,8 +26,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tiny nets: one torch threa
 
 @pytest.fixture(scope="module")
 def net() -> KoiKoiNet:
-    torch.manual_seed(0)
-    return KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval()
+    return tiny_net(0)
 
 
 @pytest.fixture(scope="module")

@@ -9,19 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from tiny import SL_TINY, sl_params
 
-from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
+from pipeline.params import ParamError, dotted, read_doc, with_overrides
 from pipeline.sl.module import masked_cross_entropy
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
-        "precision": "32-true", "threads": 1}
-
-
-def sl_params(**over):
-    """The project's params.yaml sl_train section with TINY and ``over`` on top (checked: a ParamError if bad)."""
-    return params_with(dotted({**TINY, **over}, "sl_train"), ROOT / "params.yaml").sl_train
+TINY = SL_TINY
 
 
 def test_loss_ignores_illegal_tokens():

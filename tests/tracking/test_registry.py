@@ -12,15 +12,14 @@ import mlflow
 import numpy as np
 import pytest
 import torch
+from tiny import TINY, tiny_net
 
 from pipeline.engine import GameState
 from pipeline.net.encoding import decisions, encode
-from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
 from pipeline.tracking.registry import CHAMPION, SHA_TAG, find_version, log_model, set_champions
 from pipeline.tracking.store import setup_experiment
-
-TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
 
 @pytest.fixture
@@ -31,8 +30,7 @@ def store(tmp_path, monkeypatch) -> Path:
 
 
 def tiny_model(path: Path, seed: int, meta: dict) -> tuple[Path, KoiKoiNet]:
-    torch.manual_seed(seed)
-    net = KoiKoiNet(TINY).eval()
+    net = tiny_net(seed)
     return save_model(net, path, meta), net
 
 

@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 import torch
 from mlflow.exceptions import MlflowException
+from tiny import TINY
 
-from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
 from pipeline.tracking.registry import log_model
 from pipeline.tracking.store import setup_experiment
 from pipeline.tracking.store_move import PATH_COLUMNS, relocate
-
-TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
 
 def test_a_moved_store_reads_and_writes_where_it_now_is(tmp_path, monkeypatch):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny import TINY as TINY_VALUE
 
 from pipeline.engine import GAME_OVER, KOIKOI_DECISION, STOP, GameState, determinize
-from pipeline.net.model import ModelConfig
 from pipeline.net.value_model import ValueNet
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
 from pipeline.selfplay.policies import NetSpec
@@ -17,7 +17,6 @@ from pipeline.value.samples import round_targets, value_samples
 from pipeline.value.winprob import WinProbTable
 
 TABLE = WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.2]] * 8)
-TINY_VALUE = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
 
 

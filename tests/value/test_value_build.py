@@ -7,14 +7,14 @@ import json
 
 import torch
 from koikoi_cli import run_cli
+from tiny import TINY
 
-from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import load_value, save_model
 from pipeline.value.lookahead import LookaheadSpec, player_spec
 from pipeline.value.winprob import WinProbTable
 
 TABLE = WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.2]] * 8)
-TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
 
 
