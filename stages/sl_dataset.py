@@ -20,7 +20,7 @@ STAGE = "sl_dataset"
 
 def sl_dataset(p: SLDatasetParams, out_dir: str | Path, results_dir: str | Path) -> dict:
     """Find the records (``records_source``), build the dataset in ``out_dir``, write its metrics."""
-    from pipeline.sl.dataset import build_dataset
+    from pipeline.sl.dataset import build_dataset  # torch: loaded only when this runs
 
     with one_line_errors(STAGE, FileNotFoundError, ValueError):
         src = resolve_records(p.records_dir or None, synthetic_games=p.synthetic_games, seed=p.seed)

@@ -23,7 +23,7 @@ def sl_train(params: Params, data_dir: str | Path, model_dir: str | Path, ckpt_d
              results_dir: str | Path) -> dict:
     """``train_sl`` on ``data_dir`` (registered when ``registry.register``), then the DVC metrics in
     ``results_dir/metrics.json`` and the epoch curves in ``results_dir/curves.csv``."""
-    from pipeline.sl.train import train_sl
+    from pipeline.sl.train import train_sl  # lightning, torch: loaded only when this runs
 
     res = Path(results_dir)
     res.mkdir(parents=True, exist_ok=True)

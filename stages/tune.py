@@ -18,7 +18,7 @@ STAGE = "tune"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from pipeline.tune import tuning_session as session
+    from pipeline.tune import tuning_session as session  # lightning, optuna: loaded only when this runs
 
     args = stage_parser(STAGE, __doc__, out_root="the study's outputs go in OUT_ROOT/<study>/ (results/tune)"
                         ).parse_args(argv)

@@ -40,8 +40,8 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
         raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")
     # Imported here so random/heuristic duels never pay for importing torch.
     from ..net.modelio import load_model
-    from ..value.lookahead import player_spec
-    from .model_agent import ModelAgent
+    from ..value.lookahead import player_spec  # torch: loaded only when this runs
+    from .model_agent import ModelAgent  # torch: loaded only when this runs
 
     if not is_model_dir(path):
         raise ValueError(f"agent {spec!r}: directory {path} holds no saved model (model.pt + config.json); "

@@ -35,7 +35,7 @@ def peak_rss_mb() -> float:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from ..agents.model_agent import ModelAgent
+    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
 
     if args.games % 2:
         raise UserError(f"--games must be even (each deal is played twice), got {args.games}")

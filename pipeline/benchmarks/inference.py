@@ -22,8 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict:
     import torch
 
-    from ..net.model import KoiKoiNet, ModelConfig
-    from ..net.modelio import load_model
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)

@@ -28,9 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict:
     import torch
 
-    from ..net.model import KoiKoiNet, ModelConfig
-    from ..net.modelio import save_model
-    from ..rl import training
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..net.modelio import save_model  # torch: loaded only when this runs
+    from ..rl import training  # lightning, torch: loaded only when this runs
 
     if args.width % 4:
         raise UserError(f"--width must be divisible by the 4 heads, got {args.width}")

@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict:
     from fastapi.testclient import TestClient
 
-    from ..play.app import create_app
+    from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
 
     spec = args.agent or searcher(Path("."))
     if spec is None:

@@ -10,6 +10,8 @@ from ..engine import DISCARD, GameState
 from ..net.encoding import encode
 from ..runtime.hardware import gpu_available, resolve_bf16
 from ..runtime.progress import progress_bar
+from ..selfplay.batched import GameSpec, PlayJob
+from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import RolloutSpec
 
@@ -50,7 +52,7 @@ def forward_benchmark(args: tuple) -> float:
     import numpy as np
     import torch
 
-    from ..agents.model_agent import NetPlayer
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
 
     rng = np.random.default_rng(0)
     obs = []
@@ -74,10 +76,8 @@ def run(args: argparse.Namespace) -> dict:
         raise UserError(f"--rollout must be in [0, 1], got {args.rollout}")
     import torch
 
-    from ..net.model import KoiKoiNet, ModelConfig
-    from ..selfplay.batched import GameSpec, PlayJob
-    from ..selfplay.executor import make_executor
-    from ..selfplay.policies import NetSpec
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")

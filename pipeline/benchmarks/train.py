@@ -11,6 +11,7 @@ from ..cli import UserError, comma_list, int_range
 from ..engine import DECISION_NAMES
 from ..net.encoding import decisions, encode, legal_masks
 from ..runtime.hardware import gpu_available, resolve_precision
+from ..selfplay.batched import Sample
 from .encode import collect_observations
 
 # Share of each decision type among the human records' samples (results/sl_dataset/metrics.json).
@@ -43,8 +44,8 @@ def run(args: argparse.Namespace) -> dict:
     import numpy as np
     import torch
 
-    from ..net.model import KoiKoiNet, ModelConfig
-    from ..sl.module import SLModule, masked_cross_entropy
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..sl.module import SLModule, masked_cross_entropy  # lightning, torch: loaded only when this runs
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
@@ -118,10 +119,9 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     games' decisions: the buffer's construction and the passes, as a loop of ``PhaseRunner`` does them."""
     import numpy as np
 
-    from ..net.model import KoiKoiNet
-    from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
-    from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
-    from ..selfplay.batched import Sample
+    from ..net.model import KoiKoiNet  # torch: loaded only when this runs
+    from ..rl.algorithms.rollout_pi import RolloutPolicyIteration  # torch: loaded only when this runs
+    from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass  # lightning, torch: loaded only when this runs
 
     try:
         kinds = {DECISION_NAMES.index(d) for d in comma_list(args.decisions)}

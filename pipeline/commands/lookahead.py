@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..value.build import build_lookahead
+    from ..value.build import build_lookahead  # lightning, torch: loaded only when this runs
 
     if args.width % 4:
         raise UserError(f"--width must be a multiple of 4 (the value network's heads), got {args.width}")

@@ -76,7 +76,7 @@ def _open_when_ready(server, url: str) -> None:  # noqa: ANN001 (uvicorn.Server)
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..play.app import create_app
+    from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
 
     if args.threads < 1:
         raise UserError(f"--threads must be >= 1, got {args.threads}")

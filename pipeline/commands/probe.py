@@ -13,6 +13,7 @@ from ..engine import DECISION_NAMES
 from ..runtime.hardware import resolve_bf16
 from ..runtime.progress import progress_bar
 from ..selfplay.rewards import RewardModel
+from ..value.winprob import WinProbTable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,12 +68,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from ..agents.model_agent import NetPlayer
-    from ..net.modelio import load_model
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
     from ..probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
-    from ..probes.rollout_gain import mean_ci, rollout_gain, search_duel
-    from ..value.lookahead import player_spec
-    from ..value.winprob import WinProbTable
+    from ..probes.rollout_gain import mean_ci, rollout_gain, search_duel  # torch: loaded only when this runs
+    from ..value.lookahead import player_spec  # torch: loaded only when this runs
 
     if args.probe == "search" and args.games % 2:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--set {item!r}: expected KEY=VALUE")
         overrides[f"sl_train.{key}"] = yaml.safe_load(value)
     params = parse_params(with_overrides(read_doc(args.params), overrides), args.params).sl_train
-    from ..sl.cross_validation import cross_validate
+    from ..sl.cross_validation import cross_validate  # lightning, torch: loaded only when this runs
 
     try:
         decisions = None if args.decisions is None else comma_list(args.decisions)

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no --records given and no records found; {RECORDS_HELP}")
     # torch is imported only once the arguments are known to be usable
     from ..net.modelio import load_model
-    from ..sl.evaluate import evaluate_records
+    from ..sl.evaluate import evaluate_records  # lightning, torch: loaded only when this runs
 
     try:
         net, _ = load_model(args.model)

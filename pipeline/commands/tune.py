@@ -47,8 +47,8 @@ def apply_line(args: argparse.Namespace, study: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tune import study_report as report
-    from ..tune import tuning_session as session
+    from ..tune import study_report as report  # lightning, optuna: loaded only when this runs
+    from ..tune import tuning_session as session  # lightning, optuna: loaded only when this runs
 
     root = repo_root()
     params_path = Path(args.params) if args.params else root / PARAMS_FILE

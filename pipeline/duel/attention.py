@@ -60,7 +60,7 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
     """Draw the attention maps and action values of ``net`` at ``obs``; returns the PNG path."""
     import torch
 
-    from ..net.model import masked
+    from ..net.model import masked  # torch: loaded only when this runs
 
     x = torch.from_numpy(encode([obs]))
     d = torch.from_numpy(decisions([obs]))
@@ -108,8 +108,8 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
 
 def render_attention(model_dir: str | Path, seed: int, turn: int, out: str | Path) -> Path:
     """Load the model in ``model_dir``, play to the decision and draw it."""
-    from ..agents.model_agent import ModelAgent
-    from ..net.modelio import load_model
+    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
 
     net, meta = load_model(model_dir)
     obs = play_to_discard(ModelAgent(net, name=str(model_dir)), seed, turn)

@@ -16,6 +16,8 @@ from ..agents.base import Agent
 from ..engine import GameState
 from ..runtime.hardware import resolve_bf16
 from ..runtime.progress import progress_bar
+from ..selfplay.batched import GameSpec, PlayJob
+from ..selfplay.executor import make_executor
 from .arena import CONCURRENCY, stream_games
 from .stats import DuelResult, search_summary
 
@@ -75,9 +77,6 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     self-play engine: worker processes, batched forward passes on ``device``, bf16 autocast where ``device``
     has it natively. The same deals and seatings as ``play_duel``; run in blocks of deals, so memory does not
     grow with ``games``."""
-    from ..selfplay.batched import GameSpec, PlayJob
-    from ..selfplay.executor import make_executor
-
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
     use_bf16 = resolve_bf16(bf16, device)
@@ -108,10 +107,10 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
                 device: str = "cpu") -> DuelResult:
     """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device``); any
     other pairing in this process."""
-    from ..agents.model_agent import ModelAgent
+    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
-        from ..selfplay.policies import NetSpec
+        from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
 
         specs = [agent.spec or NetSpec.from_net(agent.net, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
         return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,

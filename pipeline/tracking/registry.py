@@ -198,7 +198,7 @@ class KoiKoiPredictor:
 
 def _load_pyfunc(data_path: str) -> KoiKoiPredictor:
     """MLflow's loader-module entry point: ``data_path`` is the logged model directory."""
-    from ..net.modelio import load_model
+    from ..net.modelio import load_model  # torch: loaded only when this runs
 
     return KoiKoiPredictor(*load_model(data_path))
 

@@ -59,7 +59,7 @@ def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[st
                  max_epochs: int | None, source: str = "params.yaml") -> Objective:
     """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc. ``source`` is the
     params file, for messages."""
-    from ..sl.train import resolved, train_sl
+    from ..sl.train import resolved, train_sl  # torch: loaded only when this runs
 
     overridden(base, _probe(space), "sl_train", f"tune.space.sl over {source}")
     p = resolved(base)
@@ -88,7 +88,7 @@ def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, spa
     The evaluations along the way become the trial's intermediate values (step = loop); a phase
     cannot be paused, so RL trials are not pruned.
     """
-    from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner
+    from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner  # torch: loaded only when this runs
 
     budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,
               "final_eval_games": eval_games}
