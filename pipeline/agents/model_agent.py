@@ -85,7 +85,7 @@ class ModelAgent(Agent):
     """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead.
 
     ``spec`` (optional): how the model plays on the self-play engine (``rl.policies.NetSpec``, or an
-    ``rl.lookahead.LookaheadSpec`` for a model with a value network); this agent then plays the same way,
+    ``value.lookahead.LookaheadSpec`` for a model with a value network); this agent then plays the same way,
     through ``spec.player``, and duels between model agents ship the spec to their workers.
     """
 

@@ -1,8 +1,8 @@
 """The afterstate value network: ``ValueNet(x) -> (B, 2)``, the round reward a position promises the player
 who just acted, in both reward models' units (RL-Point's points, RL-WP's win probability).
 
-Its samples and fit are RL's (``rl.value``, ``rl.value_fit``); players use it through
-``rl.lookahead``. It shares the policy network's ``Trunk`` and input encoding.
+Its samples and fit are RL's (``value.samples``, ``value.fit``); players use it through
+``value.lookahead``. It shares the policy network's ``Trunk`` and input encoding.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 itself); this probe measures how much of it a fit reaches, and what it takes (``koikoi probe fit``):
 
 - :func:`koikoi_states`: the koi-koi calls of the network's greedy games against itself (both seats),
-  each action valued on ``k`` redealt deals (:func:`probe.rollout_values`).
+  each action valued on ``k`` redealt deals (:func:`rollout_gain.rollout_values`).
 - :func:`fit_gain`: the network fitted on the states of three games in four with ``rollout_pi``'s
   ``logit_mse`` targets (SL prior + mean reward / temperature), then, on the fourth game's states, the
   gain per call of its choice over the original network's, valued by the ``k``-deal means. The fit never

@@ -162,7 +162,7 @@ class PolicyLearner(pl.LightningModule):
 
 
 def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bool) -> pl.Trainer:
-    """The Trainer of one RL optimization pass (the policy's ``fit_pass``, the value's ``value_fit.fit_value``):
+    """The Trainer of one RL optimization pass (the policy's ``fit_pass``, the value's ``value.fit.fit_value``):
     no logger, checkpoint or sanity step; the RL guards; deterministic algorithms asked for on a GPU."""
     return pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
                       enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),

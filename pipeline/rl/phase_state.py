@@ -144,7 +144,7 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, LoopCounters, dict |
 
 
 def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool, list]:
-    """The learner, state and packed replay (``replay.Replay``) to go on from, and whether they come from
+    """The learner, state and packed replay (``experience.Replay``) to go on from, and whether they come from
     this phase's checkpoint."""
     cfg.ckpt_dir.mkdir(parents=True, exist_ok=True)
     fp = phase_fingerprint(cfg)

@@ -2,7 +2,7 @@
 
 A loop: play ``games_per_loop`` games epsilon-greedily (batched, on the executor's workers), turn
 each recorded round into samples, make ``rl.epochs`` Lightning passes over them and the last
-``rl.replay`` loops' samples (``replay.Replay``), then keep them for the replay or drop them. Every
+``rl.replay`` loops' samples (``experience.Replay``), then keep them for the replay or drop them. Every
 ``eval_every`` loops the greedy learner plays ``eval_games`` duplicate-deal games against the SL
 agent (each deal from both seats) for the learning curve (the paper's Fig. 6).
 

@@ -6,7 +6,7 @@ two best actions), each candidate action (every legal one, or the model's ``top`
 the same deals, built by ``engine.determinize`` from the player's observation alone, then played
 greedily by the model's policy network for both seats to the end of the round (or, with ``truncate``,
 until the searcher's n-th further decision, priced by the model's value network) on the shared
-rollout engine (``rl.playout``), every searched decision of a batch in the same forward passes. The
+rollout engine (``selfplay.playout``), every searched decision of a batch in the same forward passes. The
 action of best mean reward wins. Elsewhere it plays as its model does.
 
 The deals of a decision come from a generator seeded by the player's seed and the observation, so a

@@ -1,7 +1,7 @@
 """Batched playouts: copies of a game played by networks to the end of the round, many at a time.
 
-The one rollout engine of the project. RL's rollout targets (``selfplay.play_job``'s branches), the
-probes (``probe.rollout_values``) and the search agents (``pipeline.search``) all clone a position once
+The one rollout engine of the project. RL's rollout targets (``batched.play_job``'s branches), the
+probes (``rollout_gain.rollout_values``) and the search agents (``pipeline.search``) all clone a position once
 per (action, deal) with :func:`branch` and play the copies here:
 
 - :func:`pending_groups`: the pending decisions of many games and playouts grouped by (player, decision

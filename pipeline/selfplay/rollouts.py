@@ -1,6 +1,6 @@
 """Rollout targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth.
 
-``selfplay.play_job`` clones a game once per legal action at a branching decision and plays the
+``batched.play_job`` clones a game once per legal action at a branching decision and plays the
 clones to the end of the round (``playout``, the rollout engine); this module holds the bookkeeping:
 a :class:`Pending` decision with one reward slot per branched action, the :class:`Link` from a branch
 (or a greedy game itself) to its slot, and the target distribution once every slot is filled.

@@ -4,7 +4,7 @@
   ``file_fingerprint`` for the files a run starts from.
 - ``resume_point``: the checkpoint to continue from, or ``None`` after setting a stale one aside.
 - ``continuable_run``: whether an MLflow run id kept in a checkpoint (or a study) can be continued in
-  the current store; ``runstate.remember_run`` keeps the id from the moment the run starts.
+  the current store; ``lifecycle.remember_run`` keeps the id from the moment the run starts.
 - ``finish_run``: the model (``registry.log_model``, registered where the stage asks for it), final
   metrics (once, linked to the model) and artifacts into the run.
 - ``write_curve`` / ``read_curve``: a learning curve as CSV, written atomically.

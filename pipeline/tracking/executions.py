@@ -1,7 +1,7 @@
 """One pipeline execution (a ``dvc repro``, a ``dvc exp run``) in MLflow: the tags that group its runs, and
 one run that sums it up for comparing executions side by side (docs/mlflow.md).
 
-- ``execution_tags()``: carried by every run the project starts (``runstate.owner_tags``):
+- ``execution_tags()``: carried by every run the project starts (``lifecycle.owner_tags``):
   ``pipeline_run`` (one id shared by all stages of one execution: the DVC process that runs them),
   ``dvc_exp`` (the DVC experiment's name; ``workspace`` for ``dvc repro``), ``dvc_stage`` and
   ``params_hash`` (of params.yaml as read by the stage). The UI filters on them:

@@ -2,7 +2,7 @@
 
 - Every run the project starts carries ``owner_tags()``: host, pid and the pid's start time, and the
   tags that group the runs of one pipeline execution (``executions.execution_tags``).
-  ``close_dead_runs`` (called by ``tracking.setup_experiment``, so by every later run of the
+  ``close_dead_runs`` (called by ``store.setup_experiment``, so by every later run of the
   experiment) closes as KILLED the runs still RUNNING whose process is gone (a kill -9, a power
   cut), and marks their half-logged models FAILED.
 - ``tracked_run`` is ``mlflow.start_run`` with those tags and an end state that says how it ended;

@@ -69,7 +69,7 @@ def setup_experiment(name: str) -> str:
     Safe when several processes start at once on a fresh store: a SQLite store is created and migrated
     by the first of them under a file lock, and an experiment another process has just created is
     found, not created twice. Runs of the experiment left RUNNING by a process that is gone are closed
-    as KILLED (``runstate.close_dead_runs``)."""
+    as KILLED (``lifecycle.close_dead_runs``)."""
     import mlflow
     from mlflow.exceptions import MlflowException
 

@@ -5,7 +5,7 @@ artifact URI, each logged model's location and each registered version's storage
 ``mlruns/`` (a cloned project directory, a moved one, a backup restored elsewhere) would go on reading,
 and writing, the artifacts of the original. ``relocate(db)`` finds the directory the store was made in
 (the project's experiments keep their artifacts in ``<store>/artifacts``, ``tracking.artifact_location``)
-and rewrites every such path to the store's present directory. ``tracking.setup_experiment`` (every stage
+and rewrites every such path to the store's present directory. ``store.setup_experiment`` (every stage
 and command that tracks) and ``python -m pipeline.tracking.store`` (``make ui``) call it, with one line on stderr
 when they rewrite anything (docs/mlflow.md "Moving a store").
 """

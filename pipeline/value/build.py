@@ -2,7 +2,7 @@
 
 The policy plays ``games`` greedy games against itself on the self-play engine; the afterstates of
 its decisions, labelled with their rounds' rewards in both reward models (``value.value_samples``),
-fit a value network (``value_fit``) on all but a held-out share; the model directory written holds
+fit a value network (``value.fit``) on all but a held-out share; the model directory written holds
 the policy, the value and how to look ahead (``lookahead.lookahead_meta``), and plays wherever a
 model directory does (``koikoi duel``, the ``duels`` stage, ``koikoi play``). The issue-35 measurements
 of this player are in docs/rl-experiments.md ("A learned value").

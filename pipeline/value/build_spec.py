@@ -1,4 +1,4 @@
-"""What ``koikoi lookahead`` builds (``value_build.build_lookahead``), apart so that the CLI reads its defaults
+"""What ``koikoi lookahead`` builds (``value.build.build_lookahead``), apart so that the CLI reads its defaults
 without importing torch."""
 
 from __future__ import annotations
