@@ -9,6 +9,7 @@ from ..net.model_dir import is_model_dir
 from .base import Agent
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
+from .specs import BUILTIN, is_search
 
 SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/point, ...), "
              "or search:<model directory> (docs/search.md)")
@@ -24,7 +25,7 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
         return RandomAgent(seed)
     if spec == "heuristic":
         return HeuristicAgent(seed)
-    if spec.startswith("search:"):
+    if is_search(spec):
         from ..search.agent import load_search_agent  # torch: random/heuristic duels never import it
 
         return load_search_agent(spec, seed, load_agent)
@@ -58,4 +59,4 @@ def load_agent(spec: str, seed: int = 0) -> Agent:
 
 def agent_name(spec: str) -> str:
     """A short display name: ``random``, ``heuristic``, or the model directory as given."""
-    return spec.rstrip("/") if spec not in ("random", "heuristic") else spec
+    return spec.rstrip("/") if spec not in BUILTIN else spec
