@@ -21,6 +21,7 @@ from lightning.pytorch.callbacks import Callback
 
 from ..net.modelio import save_model
 from ..params import SLTrainParams
+from ..runtime import fingerprints
 from ..runtime.hardware import (
     Placement,
     announce,
@@ -71,7 +72,7 @@ def fingerprint(p: dict, info: dict) -> str:
     """What a resumable checkpoint must match: the params (but those in ``_RESUMABLE_ACROSS``) and the data."""
     data = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
             info.get("samples")]
-    return bookkeeping.fingerprint({**p, "data": data}, _RESUMABLE_ACROSS)
+    return fingerprints.fingerprint({**p, "data": data}, _RESUMABLE_ACROSS)
 
 
 def _read_checkpoint(path: Path, who: str) -> dict | None:
