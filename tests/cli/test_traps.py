@@ -109,7 +109,7 @@ def test_bench_help_lists_whole_descriptions():
 
 LOGGED_RUN = """
 import sys, time
-from pipeline import progress
+from pipeline.runtime import progress
 progress.LOG_EVERY = 0.3
 with progress.progress_bar(total=40, desc="outer", unit="loop") as outer:
     for _ in range(4):
