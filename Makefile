@@ -79,7 +79,7 @@ push: setup
 	$(BIN)/dvc push $(if $(REMOTE),-r $(REMOTE))
 
 ui: setup
-	$(BIN)/mlflow ui --backend-store-uri "$$($(BIN)/python -m pipeline.tracking)" --port 5000
+	$(BIN)/mlflow ui --backend-store-uri "$$($(BIN)/python -m pipeline.tracking.store)" --port 5000
 
 # The tune stage is frozen, and DVC never runs a frozen stage's command (not even with --force):
 # run its script. Each run adds tune.trials trials to the study (it resumes).

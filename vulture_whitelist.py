@@ -61,7 +61,7 @@ _.card_logit_c
 _.planned
 _.opponent_points
 
-# pipeline/rl/rollouts.py: Pending.left counts the branches still playing; only ever decremented (dead),
+# pipeline/selfplay/rollouts.py: Pending.left counts the branches still playing; only ever decremented (dead),
 # left for the branch that owns rollouts.py to take out
 _.left
 

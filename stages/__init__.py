@@ -2,7 +2,7 @@
 thin over the library in ``pipeline/`` (which never imports this package).
 
 Each module holds the library function the stage runs and a ``main(argv)`` that parses the paths
-``dvc.yaml`` passes, reads ``params.yaml`` and runs it inside ``runstate.stage_exit`` (Ctrl-C: one
+``dvc.yaml`` passes, reads ``params.yaml`` and runs it inside ``lifecycle.stage_exit`` (Ctrl-C: one
 line, exit code 130; a bad param, or a training loss that a too large ``lr`` made non-finite: one line,
 exit code 2). Errors in the inputs are one line naming the culprit, exit code 1. ``rl_phase`` serves both
 ``rl_phase1@<reward>`` and ``rl_phase2@<reward>``.
@@ -21,13 +21,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pipeline.params import ParamError, load_params
+from pipeline.tracking.lifecycle import stage_exit
+from pipeline.tracking.stage_record import record_stage
+
 
 @contextmanager
 def one_line_errors(stage: str, *errors: type[Exception]) -> Iterator[None]:
     """``errors`` raised inside end the stage with ``<stage>: error: <first line>`` and exit code 1; a
-    ``ParamError`` goes on to ``runstate.stage_exit`` (exit code 2), whatever else it is."""
-    from pipeline.params import ParamError
-
+    ``ParamError`` goes on to ``lifecycle.stage_exit`` (exit code 2), whatever else it is."""
     try:
         yield
     except ParamError:
@@ -45,14 +47,10 @@ def stage_parser(stage: str, doc: str, **positionals: str) -> argparse.ArgumentP
 
 
 def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception], name: str | None = None) -> None:
-    """Read params.yaml, run ``work(params)`` and print its result as JSON, inside ``runstate.stage_exit``
+    """Read params.yaml, run ``work(params)`` and print its result as JSON, inside ``lifecycle.stage_exit``
     (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``. The
     result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
     as ``name`` (default: ``stage``)."""
-    from pipeline.executions import record_stage
-    from pipeline.params import load_params
-    from pipeline.runstate import stage_exit
-
     with stage_exit(stage):
         params = load_params()
         with one_line_errors(stage, *errors):

@@ -14,11 +14,20 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
+from pipeline.agents.specs import BUILTIN, is_model_spec, model_of
+from pipeline.duel.attention import AttentionError, render_attention
+from pipeline.duel.duel_report import key_name, table_markdown
 from pipeline.duel.plots import rl_curves, winrate_matrix
-from pipeline.duel.report import key_name, table_markdown
-from pipeline.duel.tournament import BUILTIN, metrics_of, ratings_of, round_robin, search_duels, strongest_model
+from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search_duels, strongest_model
+from pipeline.net.model_dir import VALUE_FILE, is_model_dir
 from pipeline.params import DuelsParams
+from pipeline.rl.devices import play_device
+from pipeline.runtime import atomic
+from pipeline.runtime.hardware import Placement, announce, play_precision, resolve_bf16
+from pipeline.search.spec import parse_options
+from pipeline.tracking.lifecycle import tracked_run
+from pipeline.tracking.registry import CHAMPION, set_champions
+from pipeline.tracking.store import setup_experiment
 from pipeline.results import write_results
 from pipeline.search.spec import model_of
 from stages import run_stage, stage_parser
@@ -32,8 +41,6 @@ class DuelsError(ValueError):
 
 def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
-    from pipeline.modelio import is_model_dir
-
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
@@ -55,12 +62,9 @@ def check_models(cfg: DuelsParams) -> None:
 def check_search_reward(cfg: DuelsParams) -> None:
     """A searcher over a model without a value network rewards by the win-probability table (unless its options
     say ``reward=point``): say that the table is missing now, not after the round-robin."""
-    from pipeline.modelio import VALUE_FILE
-    from pipeline.search.spec import parse_options
-
     options = parse_options(cfg.search.options)
     s = cfg.search.model
-    models = [a for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")] if s == "strongest" else [s]
+    models = [a for a in cfg.agents if is_model_spec(a)] if s == "strongest" else [s]
     table = Path(options.winprob)
     if options.reward != "point" and not table.is_file() and any(not (Path(m) / VALUE_FILE).is_file()
                                                                     for m in models):
@@ -110,8 +114,6 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     winrate_matrix(keys, results, out / "winrate_matrix.png")
     _, missing = rl_curves(cfg.rl_curves, out / "rl_curves.png")
     if cfg.attention is not None:
-        from pipeline.duel.attention import AttentionError, render_attention
-
         a = cfg.attention
         # A seed whose round 1 ends before the chosen turn cannot show it: try the next seeds.
         for s in range(a.seed, a.seed + 50):
@@ -131,9 +133,6 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
 def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str],
              register: bool, placement: dict) -> None:
     import mlflow
-
-    from pipeline.runstate import tracked_run
-    from pipeline.tracking import setup_experiment
 
     exp = setup_experiment("duels")
     with tracked_run(experiment_id=exp, run_name="duels") as run:
@@ -159,12 +158,10 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
 
 def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
     """``champion`` on the registered version of every model played, tagged with its rating and rank."""
-    from pipeline.registry import CHAMPION, set_champions
-
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
                 "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}
-            for a in cfg.agents if a not in BUILTIN and not a.startswith("search:")}  # a searcher is no model
+            for a in cfg.agents if is_model_spec(a)}  # a searcher is no model
     crowned = set_champions(tags)
     for name, version in crowned.items():
         print(f"duels: {name}@{CHAMPION} -> version {version}", file=sys.stderr)

@@ -11,8 +11,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
+from pipeline.benchmarks.engine import play_random_games
+from pipeline.engine import replay_dir
 from pipeline.params.sections import EngineTestsParams
+from pipeline.runtime import atomic
+from pipeline.sl.records_source import shared_records_dir
 from pipeline.results import write_results
 from stages import run_stage, stage_parser
 
@@ -22,10 +25,6 @@ STAGE = "engine_tests"
 def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str | Path) -> dict:
     """Run the engine's tests, replay the human records and time random games; ``SystemExit`` naming
     what failed."""
-    from pipeline.benchmarks.engine import play_random_games
-    from pipeline.engine import replay_dir
-    from pipeline.records_source import shared_records_dir
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", str(tests_dir)], capture_output=True, text=True)

@@ -18,8 +18,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
 from pipeline.params import load_params
+from pipeline.runtime import atomic
+from pipeline.tracking.lifecycle import stage_exit
 from pipeline.params.needs import check_needs
 from pipeline.runstate import stage_exit
 from stages import stage_parser

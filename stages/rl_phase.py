@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.modelio import need_model_dir
+from pipeline.net.model_dir import need_model_dir
 from pipeline.params import Params, check_variant
+from pipeline.tracking.lifecycle import ending_runs
 from stages import run_stage
 
 
@@ -57,8 +58,7 @@ def rl_stage(phase: int, variant: str, params: Params, paths: PhasePaths, progre
              mlflow: bool = True, register: bool = False) -> dict:
     """Run (or resume) phase 1 or 2 of one reward model; inputs are checked first (one-line
     ``FileNotFoundError``/``ValueError``). ``register``: phase 2 registers its model as ``koikoi-rl-<variant>``."""
-    from pipeline.rl.training import PhaseConfig, PhaseRunner
-    from pipeline.runstate import ending_runs
+    from pipeline.rl.training import PhaseConfig, PhaseRunner  # lightning, torch: loaded only when this runs
 
     check_variant(variant)
     if phase not in (1, 2):

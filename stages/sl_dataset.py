@@ -12,6 +12,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.params import SLDatasetParams
+from pipeline.runtime import atomic
+from pipeline.sl.records_source import resolve_records
 from pipeline import atomic
 from pipeline.params import ParamError, SLDatasetParams
 from pipeline.results import write_results

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.params import Params
+from pipeline.runtime import atomic
+from pipeline.sl import DECISION_NAMES
 from pipeline.results import write_results
 from stages import one_line_errors, run_stage, stage_parser
 

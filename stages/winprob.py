@@ -10,6 +10,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.net.model_dir import need_model_dir
+from pipeline.net.modelio import load_model
+from pipeline.params import WinProbParams, dotted
+from pipeline.rl.devices import play_device
+from pipeline.runtime import atomic
+from pipeline.runtime.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
+from pipeline.runtime.progress import progress_bar
+from pipeline.selfplay.executor import make_executor
+from pipeline.selfplay.policies import NetSpec
+from pipeline.tracking.lifecycle import tracked_run
+from pipeline.tracking.store import setup_experiment
+from pipeline.value.winprob import fit_table, log_loss, plot_table, simulate
 from pipeline.modelio import need_model_dir
 from pipeline.params import WinProbParams
 from pipeline.results import write_results
@@ -52,10 +64,6 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
     write_results(results_dir, metrics, info_keys=("games",))  # games: the param, echoed in run.json
     if mlflow:
         import mlflow as mlf
-
-        from pipeline.params import dotted
-        from pipeline.runstate import tracked_run
-        from pipeline.tracking import setup_experiment
 
         with tracked_run(experiment_id=setup_experiment("rl"), run_name="winprob"):
             mlf.log_params({**dotted(wp.model_dump(), "winprob"), **placement})

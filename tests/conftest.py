@@ -1,14 +1,71 @@
 """Suite-wide: every test tracks into a throwaway MLflow store, and the repository's ``mlruns/`` is
-checked to be untouched when the suite ends (a test that wrote there fails the run)."""
+checked to be untouched when the suite ends (a test that wrote there fails the run). The shared fixtures: tiny
+networks (``make_net``), the params document shrunk to a tiny run (``params``), a project dir (``project``)."""
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
 import pytest
+import torch
+from tiny import save_tiny, tiny_net
 
-REPO_MLRUNS = Path(__file__).resolve().parents[1] / "mlruns"
+from pipeline.net.modelio import save_model
+from pipeline.params import PARAMS_FILE, read_doc
+from pipeline.params.base import deep_merge
+
+ROOT = Path(__file__).resolve().parents[1]
+REPO_MLRUNS = ROOT / "mlruns"
+
+# params.yaml with these sections' values overridden (a mapping document: tests change it, then parse it)
+TINY_PARAMS = {
+    "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0, "refit_every": 1, "refit_games": 4,
+                "workers": 0, "concurrency": 8, "inference": "fp32", "device": "cpu"},
+    "rl": {
+        "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
+        "epochs": 1, "replay": 0, "augment": False,
+        "rollout": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
+                    "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
+                    "samples": 1},
+        "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
+        "eval_every": 1, "eval_games": 4, "final_eval_games": 6, "train_precision": "32-true", "train_threads": 1,
+        "learner_device": "cpu",
+        "selfplay": {"workers": 0, "concurrency": 8, "inference": "fp32", "start_method": "spawn", "backend": "process",
+                     "device": "cpu"},
+        "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
+        "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},
+    },
+}
+
+
+@pytest.fixture
+def make_net():
+    """``make_net(seed)``: a tiny network with seeded weights (tests import no helper module)."""
+    return tiny_net
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> str:
+    """A saved untrained model at the test sizes, with a yaku cross-attention and a card logit at picks: a real
+    model agent, fast."""
+    return str(save_tiny(tmp_path_factory.mktemp("models") / "tiny", yaku_cross=("pick",), card_logit=("pick",)))
+
+
+@pytest.fixture
+def params() -> dict:
+    """The project's params.yaml as a mapping, shrunk: tests edit it and pass ``parse_params(params)`` on."""
+    return deep_merge(read_doc(ROOT / PARAMS_FILE), copy.deepcopy(TINY_PARAMS))
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project dir with a tiny untrained "SL" model in models/sl and MLflow in tmp_path; cwd set there."""
+    save_model(tiny_net(1), tmp_path / "models/sl", {"kind": "sl"})
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 def store_snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -40,8 +97,8 @@ def throwaway_mlflow_store(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def kernel_cache_bounds_stay_in_their_test():
-    """A PhaseRunner bounds the kernel caches in os.environ (pipeline.memory): later tests would inherit it."""
-    from pipeline.memory import KERNEL_CACHES
+    """A PhaseRunner bounds the kernel caches in os.environ (pipeline.runtime.memory): later tests would inherit it."""
+    from pipeline.runtime.memory import KERNEL_CACHES
 
     saved = {name: os.environ.get(name) for name in (*KERNEL_CACHES, "KOIKOI_BOUNDED_KERNEL_CACHES")}
     yield
@@ -56,8 +113,6 @@ def kernel_cache_bounds_stay_in_their_test():
 def one_thread():
     """Tiny nets gain nothing from intra-op threads, and on a shared machine they lose a lot (test directories
     of tiny nets use it for every test)."""
-    import torch
-
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

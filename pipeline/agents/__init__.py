@@ -11,7 +11,7 @@ __all__ = ["Agent", "HeuristicAgent", "ModelAgent", "RandomAgent", "legal_list",
 def __getattr__(name: str):
     # ModelAgent needs torch; load it on first use so random/heuristic play stays torch-free.
     if name == "ModelAgent":
-        from .model_agent import ModelAgent
+        from .model_agent import ModelAgent  # torch: loaded only when this runs
 
         return ModelAgent
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

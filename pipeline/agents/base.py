@@ -1,9 +1,22 @@
-"""The agent interface: batched, so one call can feed many games to one forward pass."""
+"""The agent vocabulary, batched, so one call can feed many games to one forward pass:
+
+- :class:`Agent`: what plays a game (duels, the play page): one legal action per observation (``act``);
+- :class:`ScoringAgent`: an agent that also shows its score of every action (the play page's hints and reviews);
+- :class:`Player`: what plays a seat of the batched game engine (``selfplay``): masked values of a batch;
+- :class:`PlayerSpec`: how a worker rebuilds a player (a network, a lookahead, a searcher) from what was shipped
+  to it (``NetSpec``, ``LookaheadSpec``, ``SearchSpec``).
+
+Each agent kind is one module of this package (``random_agent``, ``heuristic``, ``model_agent``) or of its own
+package (``search.agent``); ``specs`` says what an agent spec names, ``loader.load_agent`` builds it.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
 
 from ..engine import Observation, ids_of
 
@@ -21,3 +34,24 @@ class Agent(ABC):
 def legal_list(obs: Observation) -> list[int]:
     """The legal action tokens of an observation, ascending."""
     return ids_of(obs.legal_mask)
+
+
+@runtime_checkable
+class ScoringAgent(Protocol):
+    """An agent whose score of every action can be shown (``(B, 50)``, the higher the better)."""
+
+    def action_scores(self, observations: Sequence[Observation]) -> np.ndarray: ...
+
+
+class Player(Protocol):
+    """What plays a seat: masked values of a batch of observations, ``(B, 50)`` with -inf where illegal."""
+
+    def values(self, observations: Sequence[Observation]) -> np.ndarray: ...
+
+
+class PlayerSpec(Protocol):
+    """A player as shipped to a worker (picklable): the worker rebuilds it on its device."""
+
+    name: str
+
+    def player(self, bf16: bool, device: str) -> Player: ...

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..net.model_dir import is_model_dir
 from .base import Agent
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
+from .specs import BUILTIN, is_search
 
 SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/point, ...), "
              "or search:<model directory> (docs/search.md)")
@@ -24,10 +26,10 @@ def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
         return RandomAgent(seed)
     if spec == "heuristic":
         return HeuristicAgent(seed)
-    if spec.startswith("search:"):
-        from ..search.agent import load_search_agent
+    if is_search(spec):
+        from ..search.agent import load_search_agent  # torch: random/heuristic duels never import it
 
-        return load_search_agent(spec, seed, inference)
+        return load_search_agent(spec, seed, load_agent, inference)
     path = Path(spec)
     try:
         is_dir = path.is_dir()
@@ -39,9 +41,9 @@ def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
             raise ValueError(f"agent {spec!r}: no such model directory; {SPEC_HELP}")
         raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")
     # Imported here so random/heuristic duels never pay for importing torch.
-    from ..modelio import is_model_dir, load_model
-    from ..rl.lookahead import player_spec
-    from .model_agent import ModelAgent
+    from ..net.modelio import load_model
+    from ..value.lookahead import player_spec  # torch: loaded only when this runs
+    from .model_agent import ModelAgent  # torch: loaded only when this runs
 
     if not is_model_dir(path):
         raise ValueError(f"agent {spec!r}: directory {path} holds no saved model (model.pt + config.json); "
@@ -58,4 +60,4 @@ def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
 
 def agent_name(spec: str) -> str:
     """A short display name: ``random``, ``heuristic``, or the model directory as given."""
-    return spec.rstrip("/") if spec not in ("random", "heuristic") else spec
+    return spec.rstrip("/") if spec not in BUILTIN else spec

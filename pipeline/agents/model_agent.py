@@ -11,8 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..encoding import NUM_TOKENS, decisions, encode, legal_masks
 from ..engine import Observation
+from ..net.encoding import NUM_TOKENS, decisions, encode, legal_masks
+from ..net.model import KoiKoiNet
 from ..inference import FP32, Inference, resolve_inference
 from ..model import KoiKoiNet
 from .base import Agent
@@ -86,7 +87,7 @@ class ModelAgent(Agent):
     """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead.
 
     ``spec`` (optional): how the model plays on the self-play engine (``rl.policies.NetSpec``, or an
-    ``rl.lookahead.LookaheadSpec`` for a model with a value network); this agent then plays the same way,
+    ``value.lookahead.LookaheadSpec`` for a model with a value network); this agent then plays the same way,
     through ``spec.player``, and duels between model agents ship the spec to their workers.
     """
 
@@ -106,14 +107,14 @@ class ModelAgent(Agent):
     def net(self) -> KoiKoiNet:
         return self._net
 
-    def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
+    def action_scores(self, observations: Sequence[Observation]) -> np.ndarray:
         """The player's scores, float32 ``(B, 50)``, with illegal tokens at -inf (``NetPlayer.values``)."""
         return self.player.values(observations)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
         if not observations:
             return []
-        q = self.q_values(observations)
+        q = self.action_scores(observations)
         actions = q.argmax(axis=1)
         if self.epsilon > 0:
             explore = np.flatnonzero(self.rng.random(len(actions)) < self.epsilon)

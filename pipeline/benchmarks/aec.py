@@ -14,7 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from ..engine.aec import AGENTS, env
+    from ..engine.aec import AGENTS, env  # gymnasium, pettingzoo: loaded only when this runs
 
     e = env()
     steps = 0

@@ -9,7 +9,11 @@ import argparse
 import resource
 import time
 
+from ..agents import load_agent
 from ..cli import UserError, int_range
+from ..duel.arena import CONCURRENCY
+from ..duel.runner import duel_agents, play_duel, set_torch_threads
+from ..runtime.memory import rss_mb
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--a", default="random", help="agent A: random, heuristic or a model directory (default random)")
     p.add_argument("--b", default="random", help="agent B (default random)")
     p.add_argument("--concurrency", type=int_range(1), default=None,
-                   help="games in memory at once (default: the duel's own, pipeline.arena.CONCURRENCY)")
+                   help="games in memory at once (default: the duel's own, pipeline.duel.arena.CONCURRENCY)")
     p.add_argument("--workers", type=int_range(0, 64), default=2,
                    help="worker processes when both agents are models, as koikoi duel (default 2; their memory "
                         "is not in peak_rss_mb)")
@@ -31,11 +35,7 @@ def peak_rss_mb() -> float:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from ..agents import load_agent
-    from ..agents.model_agent import ModelAgent
-    from ..arena import CONCURRENCY
-    from ..duel.runner import duel_agents, play_duel, set_torch_threads
-    from ..memory import rss_mb
+    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
 
     if args.games % 2:
         raise UserError(f"--games must be even (each deal is played twice), got {args.games}")

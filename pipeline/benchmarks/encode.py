@@ -8,6 +8,7 @@ import time
 
 from ..cli import int_range
 from ..engine import GAME_OVER, GameState, Observation
+from ..net.encoding import NUM_FEATURES, encode
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +37,6 @@ def run(args: argparse.Namespace) -> dict:
     import torch
 
     torch.set_num_threads(1)  # the figure is per core; numpy's encode is single-threaded anyway
-    from ..encoding import NUM_FEATURES, encode
 
     obs = collect_observations(args.states, args.seed)
     best = float("inf")

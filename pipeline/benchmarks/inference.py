@@ -9,6 +9,8 @@ import statistics
 import time
 
 from ..cli import UserError, int_range
+from ..net.encoding import decisions, encode
+from .encode import collect_observations
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,6 +60,8 @@ def _rate(run, x, d, seconds: float, rounds: int) -> float:
 def run(args: argparse.Namespace) -> dict:
     import torch
 
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
     from ..encoding import encode
     from ..inference import resolve_inference
     from ..model import KoiKoiNet, ModelConfig

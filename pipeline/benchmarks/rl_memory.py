@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 from ..cli import UserError, int_range
+from ..params import params_with
+from ..runtime.memory import rss_mb
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,18 +21,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="network width; ff 2x, 4 heads, 2 layers (default 128; the paper's 256 is ~4x slower)")
     p.add_argument("--workers", type=int_range(0, 64), default=2, help="rl.selfplay.workers (default 2)")
     p.add_argument("--no-release", action="store_true",
-                   help="skip the per-loop release of freed memory (pipeline.memory): what a run did before")
+                   help="skip the per-loop release of freed memory (pipeline.runtime.memory): what a run did before")
     p.add_argument("--seed", type=int, default=0)
 
 
 def run(args: argparse.Namespace) -> dict:
     import torch
 
-    from ..memory import rss_mb
-    from ..model import KoiKoiNet, ModelConfig
-    from ..modelio import save_model
-    from ..params import params_with
-    from ..rl import training
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..net.modelio import save_model  # torch: loaded only when this runs
+    from ..rl import training  # lightning, torch: loaded only when this runs
 
     if args.width % 4:
         raise UserError(f"--width must be divisible by the 4 heads, got {args.width}")

@@ -16,6 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from ..cli import UserError, int_range
+from ..duel.runner import set_torch_threads
+from ..play.games import Games
+from ..play.opponents import searcher
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,10 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict:
     from fastapi.testclient import TestClient
 
-    from ..duel.runner import set_torch_threads
-    from ..play.app import create_app
-    from ..play.games import Games
-    from ..play.opponents import searcher
+    from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
 
     spec = args.agent or searcher(Path("."))
     if spec is None:

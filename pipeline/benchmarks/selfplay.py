@@ -6,6 +6,14 @@ import argparse
 import time
 
 from ..cli import UserError, float_range, int_range
+from ..engine import DISCARD, GameState
+from ..net.encoding import encode
+from ..runtime.hardware import gpu_available, resolve_bf16
+from ..runtime.progress import progress_bar
+from ..selfplay.batched import GameSpec, PlayJob
+from ..selfplay.executor import make_executor
+from ..selfplay.rewards import RewardModel
+from ..selfplay.rollouts import RolloutSpec
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,6 +45,7 @@ def _warm(args: tuple) -> int:
     spec, setup, device = args
     import torch
 
+    from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)
     from ..rl.selfplay import play_job  # noqa: F401  (the imports a play job needs, before the clock)
     from .encode import collect_observations
 
@@ -54,6 +63,7 @@ def forward_benchmark(args: tuple) -> float:
     import numpy as np
     import torch
 
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
     from ..engine import DISCARD, GameState
 
     rng = np.random.default_rng(0)

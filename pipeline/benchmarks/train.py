@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import int_range
+from ..agents.base import legal_list
+from ..cli import UserError, comma_list, int_range
+from ..engine import DECISION_NAMES
+from ..net.encoding import decisions, encode, legal_masks
+from ..runtime.hardware import gpu_available, resolve_precision
+from ..selfplay.batched import Sample
+from .encode import collect_observations
 
 # Share of each decision type among the human records' samples (results/sl_dataset/metrics.json).
 HUMAN_MIX = (0.830, 0.087, 0.083)
@@ -38,12 +44,8 @@ def run(args: argparse.Namespace) -> dict:
     import numpy as np
     import torch
 
-    from ..cli import UserError, comma_list
-    from ..encoding import decisions, encode, legal_masks
-    from ..hardware import gpu_available, resolve_precision
-    from ..model import KoiKoiNet, ModelConfig
-    from ..sl.module import SLModule, masked_cross_entropy
-    from .encode import collect_observations
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..sl.module import SLModule, masked_cross_entropy  # lightning, torch: loaded only when this runs
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
@@ -117,13 +119,9 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     games' decisions: the buffer's construction and the passes, as a loop of ``PhaseRunner`` does them."""
     import numpy as np
 
-    from ..agents.base import legal_list
-    from ..cli import UserError, comma_list
-    from ..engine import DECISION_NAMES
-    from ..model import KoiKoiNet
-    from ..rl.learner import QLearner, SampleBuffer, fit_pass
-    from ..rl.selfplay import Sample
-    from .encode import collect_observations
+    from ..net.model import KoiKoiNet  # torch: loaded only when this runs
+    from ..rl.algorithms.rollout_pi import RolloutPolicyIteration  # torch: loaded only when this runs
+    from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass  # lightning, torch: loaded only when this runs
 
     try:
         kinds = {DECISION_NAMES.index(d) for d in comma_list(args.decisions)}
@@ -143,7 +141,7 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
         legal = legal_list(o)
         target[legal] = rng.normal(size=len(legal)).astype(np.float32)
         samples.append(Sample(o, int(legal[int(rng.integers(len(legal)))]), 0.0, target))
-    learner = QLearner(KoiKoiNet(config), lr=3e-4, rollout_loss="logit_mse", augment=False)
+    learner = PolicyLearner(KoiKoiNet(config), lr=3e-4, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
     accelerator = "gpu" if args.device == "cuda" else "cpu"
     fit_pass(learner, SampleBuffer(samples[:batch]), batch, args.seed, precision, accelerator=accelerator)  # warm-up
     c0, t0 = time.process_time(), time.perf_counter()

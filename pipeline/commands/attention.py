@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..cli import UserError, int_range
+from ..net.model_dir import is_model_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,8 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..duel.attention import AttentionError, render_attention
-    from ..modelio import is_model_dir
+    from ..duel.attention import AttentionError, render_attention  # matplotlib: loaded only when this runs
 
     if not is_model_dir(args.model):
         raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")

@@ -6,7 +6,10 @@ import argparse
 import json
 import sys
 
+from ..agents import load_agent
 from ..cli import UserError, int_range
+from ..duel.runner import duel_agents, set_torch_threads
+from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..encoding import MAX_POINTS, MAX_ROUNDS
 from ..inference import CHOICES, resolve_inference
 
@@ -41,9 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..agents import load_agent
-    from ..duel.runner import duel_agents, set_torch_threads
-
     try:
         a = load_agent(args.a, seed=args.seed, inference=args.inference)
         b = load_agent(args.b, seed=args.seed + 1, inference=args.inference_b or args.inference)

@@ -1,5 +1,5 @@
 """``koikoi lookahead MODEL --out DIR``: a model that looks one step ahead with a learned value
-(``pipeline.rl.value_build``); duel it like any model directory."""
+(``pipeline.value.build``); duel it like any model directory."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
+from ..runtime.hardware import resolve_bf16
+from ..value.build_spec import BuildSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from dataclasses import fields
-
-    from ..rl.value_build_spec import BuildSpec
 
     d = {f.name: f.default for f in fields(BuildSpec)}
     p = sub.add_parser("lookahead", help="fit a value network on a model's self-play and save the model looking "
@@ -49,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..value.build import build_lookahead  # lightning, torch: loaded only when this runs
     from ..hardware import cpu_has_bf16
     from ..rl.value_build import build_lookahead
     from ..rl.value_build_spec import BuildSpec

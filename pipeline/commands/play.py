@@ -14,6 +14,9 @@ import webbrowser
 from pathlib import Path
 
 from ..cli import UserError
+from ..duel.runner import set_torch_threads
+from ..play.games import Games
+from ..play.opponents import MODELS_ROOT, default_opponent, find_models
 
 RECORDS_DIR = "data/played"
 
@@ -92,10 +95,7 @@ def _open_when_ready(server, url: str) -> None:  # noqa: ANN001 (uvicorn.Server)
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..duel.runner import set_torch_threads
-    from ..play.app import create_app
-    from ..play.games import Games
-    from ..play.opponents import MODELS_ROOT, default_opponent, find_models
+    from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
 
     if args.threads < 1:
         raise UserError(f"--threads must be >= 1, got {args.threads}")

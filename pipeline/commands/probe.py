@@ -11,6 +11,10 @@ from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
+from ..runtime.hardware import resolve_bf16
+from ..runtime.progress import progress_bar
+from ..selfplay.rewards import RewardModel
+from ..value.winprob import WinProbTable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -161,6 +165,11 @@ def run(args: argparse.Namespace) -> int:
         return run_discards_score(args)
     import torch
 
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
+    from ..probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
+    from ..probes.rollout_gain import mean_ci, rollout_gain, search_duel  # torch: loaded only when this runs
+    from ..value.lookahead import player_spec  # torch: loaded only when this runs
     from ..agents.model_agent import NetPlayer
     from ..inference import resolve_inference
     from ..modelio import load_model

@@ -8,6 +8,7 @@ import json
 import yaml
 
 from ..cli import UserError, comma_list, int_range
+from ..params import parse_params, read_doc, with_overrides
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,8 +26,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..params import parse_params, read_doc, with_overrides
-
     overrides = {}
     for item in args.set:
         key, sep, value = item.partition("=")
@@ -34,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--set {item!r}: expected KEY=VALUE")
         overrides[f"sl_train.{key}"] = yaml.safe_load(value)
     params = parse_params(with_overrides(read_doc(args.params), overrides), args.params).sl_train
-    from ..sl.cross_validation import cross_validate
+    from ..sl.cross_validation import cross_validate  # lightning, torch: loaded only when this runs
 
     try:
         decisions = None if args.decisions is None else comma_list(args.decisions)

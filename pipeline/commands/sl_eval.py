@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..cli import UserError
 from ..engine import RecordError
-from ..records_source import RECORDS_HELP, shared_records_dir
+from ..sl.records_source import RECORDS_HELP, shared_records_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     if records is None:
         raise UserError(f"no --records given and no records found; {RECORDS_HELP}")
     # torch is imported only once the arguments are known to be usable
-    from ..modelio import load_model
-    from ..sl.evaluate import evaluate_records
+    from ..net.modelio import load_model
+    from ..sl.evaluate import evaluate_records  # lightning, torch: loaded only when this runs
 
     try:
         net, _ = load_model(args.model)

@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 
 from ..cli import UserError, float_range, int_range, plain
-from ..paths import repo_root
+from ..params import PARAMS_FILE, load_params
+from ..runtime.paths import repo_root
+from ..tune import apply
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,8 +49,8 @@ def apply_line(args: argparse.Namespace, study: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..params import PARAMS_FILE, load_params
-    from ..tune import apply, report, session
+    from ..tune import study_report as report  # lightning, optuna: loaded only when this runs
+    from ..tune import tuning_session as session  # lightning, optuna: loaded only when this runs
 
     root = repo_root()
     params_path = Path(args.params) if args.params else root / PARAMS_FILE

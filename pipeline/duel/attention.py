@@ -18,9 +18,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .. import atomic  # noqa: E402
 from ..engine import DISCARD, GameState, Observation  # noqa: E402
 from ..engine.cards import card_name, ids_of  # noqa: E402
+from ..net.encoding import decisions, encode, legal_masks
+from ..runtime import atomic  # noqa: E402
 
 LOCATIONS = (("hand", "H"), ("field", "F"), ("my_pile", "P"), ("opp_pile", "O"))
 
@@ -68,8 +69,7 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
     """Draw the attention maps and action values of ``net`` at ``obs``; returns the PNG path."""
     import torch
 
-    from ..encoding import decisions, encode, legal_masks
-    from ..model import masked
+    from ..net.model import masked  # torch: loaded only when this runs
 
     x = torch.from_numpy(encode([obs]))
     d = torch.from_numpy(decisions([obs]))
@@ -118,8 +118,8 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
 
 def render_attention(model_dir: str | Path, seed: int, turn: int, out: str | Path) -> Path:
     """Load the model in ``model_dir``, play to the decision and draw it."""
-    from ..agents.model_agent import ModelAgent
-    from ..modelio import load_model
+    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
 
     net, meta = load_model(model_dir)
     obs = play_to_discard(ModelAgent(net, name=str(model_dir)), seed, turn)

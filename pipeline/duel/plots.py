@@ -10,9 +10,9 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .. import atomic  # noqa: E402
-from ..bookkeeping import read_curve  # noqa: E402
-from .report import display_name, oriented  # noqa: E402
+from ..runtime import atomic  # noqa: E402
+from ..tracking.bookkeeping import read_curve  # noqa: E402
+from .duel_report import display_name, oriented  # noqa: E402
 from .stats import DuelResult  # noqa: E402
 
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "ci_low", "ci_high")  # those plotted

@@ -13,8 +13,11 @@ import time
 from collections.abc import Iterator
 
 from ..agents.base import Agent
-from ..arena import CONCURRENCY, stream_games
 from ..engine import GameState
+from ..runtime.progress import progress_bar
+from ..selfplay.batched import GameSpec, PlayJob
+from ..selfplay.executor import make_executor
+from .arena import CONCURRENCY, stream_games
 from ..inference import Inference, resolve_inference
 from .stats import DuelResult, search_summary
 
@@ -74,10 +77,6 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     self-play engine: worker processes, batched forward passes on ``device`` in the ``inference`` setup (a player
     that names its own, ``NetSpec.inference``, keeps it). The same deals and seatings as ``play_duel``; run in
     blocks of deals, so memory does not grow with ``games``."""
-    from ..progress import progress_bar
-    from ..rl.executor import make_executor
-    from ..rl.selfplay import GameSpec, PlayJob
-
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
     setup = resolve_inference(inference, device)
@@ -108,10 +107,10 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
                 device: str = "cpu", inference: str = "auto", inference_b: str | None = None) -> DuelResult:
     """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device`` in the
     ``inference`` setup, B's in ``inference_b`` when given); any other pairing in this process."""
-    from ..agents.model_agent import ModelAgent
+    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
-        from ..rl.policies import NetSpec
+        from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
 
         specs = [agent.spec or NetSpec.from_net(agent.net, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
         if inference_b is not None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..engine import GameState
-    from ..rl.selfplay import GameOutcome
+    from ..selfplay.batched import GameOutcome
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

@@ -4,12 +4,12 @@ deals, the searcher's pairings after it, their metrics and their Bradley-Terry r
 from __future__ import annotations
 
 from ..agents import load_agent
+from ..agents.specs import BUILTIN, PREFIX, is_model_spec
+from ..runtime.progress import progress_bar
+from .duel_report import key_name
 from .ratings import fit_bradley_terry
-from .report import key_name
 from .runner import DuelResult, duel_agents, set_torch_threads
 from .strongest import strongest
-
-BUILTIN = ("random", "heuristic")
 
 
 def is_rl_vs_sl(a: str, b: str) -> bool:
@@ -31,7 +31,6 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
         import torch  # noqa: F401  (loaded anyway by the model agents; threads are set before they run)
 
         set_torch_threads(torch_threads)
-    from ..progress import progress_bar
 
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
     for k, (a, b) in enumerate(progress_bar(pairs, enabled=progress, desc="duels", unit="pairing")):
@@ -47,7 +46,7 @@ def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points
 def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
     """The strongest model directory of ``specs`` (not a built-in agent, not a searcher) by ``strongest``: among
     those whose intervals overlap the best rated one's, the first in ``specs`` (``duels.agents``' order)."""
-    models = [s for s in specs if s not in BUILTIN and not s.startswith("search:")]
+    models = [s for s in specs if is_model_spec(s)]
     if not models:
         raise ValueError("duels.search.model strongest: duels.agents has no model directory")
     return strongest(models, {m: ratings[key_name(m)] for m in models if key_name(m) in ratings})
@@ -58,7 +57,7 @@ def search_duels(model: str, options: str, specs: list[str], games: int, seed: i
                  inference: str = "auto") -> tuple[str, dict[tuple[str, str], DuelResult]]:
     """The searcher over ``model`` against ``model`` and against SL (``models/sl``'s key among ``specs``), on the
     round-robin's first deals. Returns its spec and its results."""
-    spec = f"search:{model}?{options}" if options else f"search:{model}"
+    spec = f"{PREFIX}{model}?{options}" if options else f"{PREFIX}{model}"
     opponents = [model] + [s for s in specs if key_name(s) == "sl" and key_name(s) != key_name(model)]
     results = {}
     for k, other in enumerate(opponents):

@@ -18,7 +18,7 @@ from .cards import NUM_CARDS, card_id, card_name, card_tuple, ids_of, mask_of
 from .hidden import determinize, hidden_cards, resample_hidden
 from .observation import Observation
 from .records import RecordError, game_to_record, load_record, write_record
-from .replay import ReplayReport, replay_dir, replay_record
+from .records_replay import ReplayReport, replay_dir, replay_record
 from .scoring import Score, base_points, score, score_mask
 from .state import GameState
 

@@ -6,7 +6,7 @@
 - action space: ``Discrete(50)``, the token indices (card ids 0..47, 48 stop, 49 koi-koi); an action
   that the rules do not allow raises ``IllegalActionError``.
 - observation space: ``Dict(observation=Box(270, 50) float32, action_mask=Box(50,) int8)``; the
-  observation is ``pipeline.encoding.encode`` of what that player may see (the model's input), and
+  observation is ``pipeline.net.encoding.encode`` of what that player may see (the model's input), and
   the mask is the legal actions (all zeros for the player not to act).
 - rewards: each round's points, so an agent's summed reward is its final points minus the initial ones.
 - ``reset(seed=)`` seeds the game (the first dealer and every deal); ``render_mode="ansi"`` draws the
@@ -23,7 +23,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ..encoding import MAX_ROUNDS, NUM_FEATURES, NUM_TOKENS, ROWS, encode, legal_masks
+from ..net.encoding import MAX_ROUNDS, NUM_FEATURES, NUM_TOKENS, ROWS, encode, legal_masks
 from .actions import DECISION_NAMES, NUM_ACTIONS, STOP
 from .cards import ALL_CARDS, card_name, ids_of
 from .observation import Observation

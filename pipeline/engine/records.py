@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..runtime.atomic import write_text
 from .cards import card_id, card_tuple, ids_of
 from .state import GameState
 
@@ -158,6 +159,4 @@ def game_to_record(state: GameState, names: tuple[str, str] = ("Player1", "Playe
 
 def write_record(state: GameState, path: str | Path, names: tuple[str, str] = ("Player1", "Player2")) -> None:
     """Write a played game as a JSON record file (atomically: a kill leaves no half-written record)."""
-    from ..atomic import write_text
-
     write_text(path, json.dumps(game_to_record(state, names)))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,10 +32,8 @@ from .actions import (
 )
 from .cards import MONTH_MASK, ids_of
 from .deal import Deal, random_deal
+from .observation import Observation
 from .scoring import base_points, with_bonus
-
-if TYPE_CHECKING:
-    from .observation import Observation
 
 
 class GameState:
@@ -325,6 +322,34 @@ class GameState:
 
     def observation(self, player: int) -> Observation:
         """What ``player`` may see: never the opponent's hand nor the stock order."""
-        from .observation import Observation
-
-        return Observation.of(self, player)
+        s = self
+        opp = player ^ 1
+        to_act = s.phase < GAME_OVER and s.player == player  # not at the end, nor at chance (afterstates)
+        turns = tuple(s.turns)
+        if s.phase != GAME_OVER and s.cur[1] >= 0:
+            turns = turns + (Turn(*s.cur),)
+        return Observation(
+            player=player,
+            to_act=to_act,
+            decision=s.phase if to_act else None,
+            legal_mask=s.legal_mask() if to_act else 0,
+            hand=s.hands[player],
+            field=s.field,
+            my_pile=s.piles[player],
+            opp_pile=s.piles[opp],
+            opp_hand_count=s.hands[opp].bit_count(),
+            stock_count=len(s.stock),
+            round=s.round,
+            num_rounds=s.num_rounds,
+            turn=s.turn,
+            is_dealer=s.dealer == player,
+            my_points=s.points[player],
+            opp_points=s.points[opp],
+            my_koikoi=s.koikoi[player],
+            opp_koikoi=s.koikoi[opp],
+            my_yaku_points=s.yaku_points(player),
+            opp_yaku_points=s.yaku_points(opp),
+            pick_card=s.pick_card if s.phase == PICK else -1,
+            pick_from_draw=s.pick_from_draw if s.phase == PICK else False,
+            turns=turns,
+        )

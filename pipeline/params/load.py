@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from ..runtime.paths import repo_root
 from .base import ParamError, Section, validated
 from .rl import RLParams, WinProbParams
 from .sections import DuelsParams, EngineTestsParams, RegistryParams, SLDatasetParams, SLTrainParams, TuneParams
@@ -72,7 +73,5 @@ def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict
 def params_with(overrides: Mapping[str, Any], path: str | Path | None = None) -> Params:
     """The project's params.yaml (or ``path``) with the dotted ``overrides`` set, checked: how tests and
     benchmarks shrink the one real config."""
-    from ..paths import repo_root
-
     path = path or repo_root() / PARAMS_FILE
     return parse_params(with_overrides(read_doc(path), overrides), str(path))

@@ -7,6 +7,10 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..engine import DECISION_NAMES
+from ..runtime.fingerprints import fingerprint
+from ..runtime.hardware import DEVICES, PRECISIONS
+from ..selfplay.rewards import REWARD_MODELS
+from .base import Bf16, Count, ParamError, Positive, PositiveFloat, Section, Seed, Share, tuned
 from ..hardware import DEVICES, PRECISIONS
 from ..limits import MAX_BATCH, MAX_GAMES
 from ..rl.rewards import REWARD_MODELS
@@ -165,15 +169,12 @@ class RLParams(Section):
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
                                      "train_threads": True, "learner_device": True, "final_eval_games": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
-        from ..bookkeeping import fingerprint
 
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})
 
 
 def check_variant(variant: str) -> str:
     """``variant`` when it names a reward model (a stage's argument, not a param: a usage error all the same)."""
-    from .base import ParamError
-
     if variant not in REWARD_MODELS:
         raise ParamError(f"unknown reward model {variant!r}; use one of {', '.join(REWARD_MODELS)}")
     return variant

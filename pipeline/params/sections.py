@@ -9,8 +9,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
+from ..duel.duel_report import key_name
 from ..engine import DECISION_NAMES
+from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
+from ..runtime.hardware import ACCELERATORS, DEVICES, PRECISIONS
+from ..search.spec import parse_options
+from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
 from ..hardware import ACCELERATORS, DEVICES, PRECISIONS
 from ..limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, tuned
@@ -109,8 +113,6 @@ class SearchDuelsParams(Section):
     @field_validator("options")
     @classmethod
     def _options_parse(cls, v: str) -> str:
-        from ..search.spec import parse_options
-
         try:
             parse_options(v)  # a bad option is named here, before any game is played
         except ValueError as e:
@@ -141,14 +143,12 @@ class DuelsParams(Section):
     @field_validator("anchor")
     @classmethod
     def _anchor_key(cls, v: str) -> str:
-        from ..duel.report import key_name  # the metrics key of an agent spec
+        from ..duel.duel_report import key_name  # the metrics key of an agent spec
 
         return key_name(v)
 
     @model_validator(mode="after")
     def _agents_named(self) -> DuelsParams:
-        from ..duel.report import key_name
-
         keys = [key_name(a) for a in self.agents]
         if len(set(keys)) != len(keys):
             raise ValueError(f"agents names must be distinct, got {keys}")

@@ -17,8 +17,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..duel.report import display_name, key_name
-from ..search.spec import model_of
+from ..agents.specs import model_of
+from ..duel.duel_report import display_name, key_name
+from ..params import ParamError, load_params
 from .opponents import RATINGS
 
 
@@ -46,8 +47,6 @@ def rating(spec: str, root: Path) -> dict[str, Any] | None:
 
 def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
     """(reward_scale, baseline) of an RL variant from the project's params.yaml; None when it cannot be read."""
-    from ..params import ParamError, load_params
-
     try:
         rl = load_params(root / "params.yaml").rl
     except ParamError:

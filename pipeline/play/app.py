@@ -29,12 +29,12 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from ..encoding import MAX_POINTS, MAX_ROUNDS
+from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from . import routes, view
+from .game_session import PlayError
 from .games import MAX_SEED, Games
 from .guard import LOOPBACK, Guard, excerpt
 from .opponents import log
-from .session import PlayError
 
 STATIC = Path(__file__).parent / "static"
 

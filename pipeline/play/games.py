@@ -11,9 +11,9 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from ..encoding import MAX_POINTS, MAX_ROUNDS
+from ..net.encoding import MAX_POINTS, MAX_ROUNDS
+from .game_session import GameSession, PlayError, shown
 from .opponents import MODELS_ROOT, Opponents, log
-from .session import GameSession, PlayError, shown
 
 MAX_SEED = 2**53 - 1  # seeds stay exact in the page's JavaScript numbers
 MAX_UNSAVED = 64  # finished games kept in memory while the records directory refuses their records

@@ -15,7 +15,7 @@ from typing import Any
 from ..duel.stats import DuelResult
 from ..engine import RecordError, load_record
 from .about import agent_name
-from .session import HUMAN_NAME
+from .game_session import HUMAN_NAME
 
 RESULTS = ("win", "loss", "draw")
 

@@ -17,11 +17,13 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..agents import Agent, load_agent
+from ..agents.specs import BUILTIN, PREFIX, model_of
+from ..duel.duel_report import key_name
+from ..params import ParamError, load_params
 from ..duel.report import key_name
 from ..duel.strongest import strongest
 from ..search.spec import model_of
 
-BUILTIN = ("random", "heuristic")
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 RATINGS = "results/duels/ratings.json"
@@ -60,8 +62,6 @@ def _strongest(candidates: list[str], ratings: dict[str, dict[str, float]]) -> s
 def search_options(root: Path = Path(".")) -> str:
     """The options of the searcher the duels stage rates (params.yaml ``duels.search.options``), with a think
     budget per decision when they set none, so that a reply never waits long on a slow machine."""
-    from ..params import ParamError, load_params
-
     try:
         search = load_params(root / "params.yaml").duels.search
         options = search.options if search is not None else ""
@@ -78,7 +78,7 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
     models = present_models(root) if models is None else models
     if not models:
         return None
-    return f"search:{_strongest(models, _ratings(root))}?{search_options(root) if options is None else options}"
+    return f"{PREFIX}{_strongest(models, _ratings(root))}?{search_options(root) if options is None else options}"
 
 
 def default_opponent(root: Path = Path(".")) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from ..search.spec import model_of
+from ..agents.specs import model_of
 from .about import describe
 from .games import Games
 from .history import history

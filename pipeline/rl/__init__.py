@@ -1,10 +1,8 @@
-"""Reinforcement learning (paper section IV-C): batched self-play, Monte-Carlo DQN, win-probability model.
+"""Reinforcement learning (paper section IV-C): the training loop over the batched game engine (``selfplay``).
 
-- ``policies``: networks shipped to self-play workers (``NetSpec``) and their batched evaluation.
-- ``selfplay``: the batched game loop (``PlayJob`` -> ``PlayResult``), trajectories turned into samples.
-- ``executor``: where play jobs run (``Executor``: in-process or a local process pool; Ray could be added).
-- ``rewards``: the round reward models RL-Point and RL-WP.
-- ``winprob``: the win-probability table P(win | round, points, dealer), fitted by logistic regression.
-- ``learner``: the Lightning module (Q-learning by Monte-Carlo targets) and the per-type sample buffer.
-- ``training``: the phase loops (phase 1 against SL, phase 2 self-play), evaluation, checkpoints, MLflow.
+- ``algorithms``: one module per ``rl.algorithm`` (``mc_dqn``, ``rollout_pi``) behind ``algorithms.base.Algorithm``.
+- ``learner``: the Lightning module (``PolicyLearner``, the algorithm's loss) and the per-type sample buffer.
+- ``batches``: a loop's samples encoded once for the learner's passes; ``experience``: the replayed loops' samples.
+- ``training``: the phase loops (phase 1 against SL, phase 2 self-play); ``phase_state``: the loop counters and
+  checkpoints; ``phase_tracking``: the phase's MLflow run; ``evaluation``; ``devices``: where a phase runs.
 """

@@ -5,7 +5,7 @@ encode each sample again in each of the ``rl.epochs`` passes (and again in the l
 process, while a GPU learner waits. ``EncodedSamples`` encodes each sample once, when a loop's buffer is first
 fitted, and keeps it bit-packed (``sl.packing``, about 1.5 KB a sample) beside its decision, action, reward and
 target; a mini-batch is sliced out of these tensors, travels packed, and is unpacked to the exact float32
-features on the learner's device after the transfer (``QLearner.on_after_batch_transfer``), as SL's batches are.
+features on the learner's device after the transfer (``PolicyLearner.on_after_batch_transfer``), as SL's batches are.
 The features are bit for bit ``encode``'s, so the results do not change.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..encoding import NUM_FEATURES, NUM_TOKENS, PROGRESS_START, encode
+from ..net.encoding import NUM_FEATURES, NUM_TOKENS, PROGRESS_START, encode
+from ..selfplay.batched import Sample
 from ..sl.packing import Layout, TorchUnpacker, pack
-from .selfplay import Sample
 
 # Rows before the game progress are 0/1 (card bit masks, static card attributes); the progress rows hold one value
 # per sample, repeated over the tokens (encoding.encode). ``pack`` checks both on every chunk.

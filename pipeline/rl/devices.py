@@ -13,7 +13,7 @@ for the GPU there anyway.
 ``execution_key`` is what of this changes the games or the weights, for the checkpoint's fingerprint: the
 resolved devices and precisions, and on CUDA, whose kernels (and so the last bits of an output) vary with the
 batch size, how the games are split over workers and batched (``rl.selfplay.workers``, ``concurrency``) and
-which GPU plays. On the CPU, batched play equals one-by-one play (tests/rl/test_selfplay.py), so the split is
+which GPU plays. On the CPU, batched play equals one-by-one play (tests/selfplay/test_selfplay.py), so the split is
 free to change between a run and its resumption there.
 """
 
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..hardware import Placement, device_name, resolve_device, resolve_precision
 from ..inference import Inference, resolve_inference
 from ..params import RLParams
+from ..runtime.hardware import Placement, device_name, play_precision, resolve_bf16, resolve_device, resolve_precision
 
 
 def play_device(value: str, name: str, backend: str = "process") -> str:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from ..duel.stats import DuelResult
+from ..runtime.progress import progress_bar
+from ..selfplay.batched import GameSpec, PlayJob
+from ..selfplay.executor import Executor
+from ..selfplay.policies import NetSpec
 from ..inference import Inference
 from ..progress import progress_bar
 from .executor import Executor

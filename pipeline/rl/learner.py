@@ -1,4 +1,4 @@
-"""The Monte-Carlo DQN learner (paper IV-C 2): a Lightning module fitting Q(s, a) to the round reward.
+"""The policy network's learner: a Lightning module fitting the network with the RL algorithm's loss.
 
 The buffer keeps one sample list per decision type (discard, pick, koi-koi), as the paper keeps one
 per network; each mini-batch holds one type, so it runs through one of the three networks. A loop's
@@ -13,16 +13,16 @@ from collections.abc import Iterator, Sequence
 import lightning.pytorch as pl
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from ..encoding import encode
 from ..engine import DECISION_NAMES
-from ..model import KoiKoiNet, swap_months
-from ..progress import on_terminal
-from ..train_guards import guards
+from ..net.encoding import encode
+from ..net.model import KoiKoiNet, swap_months
+from ..runtime.progress import on_terminal
+from ..runtime.train_guards import guards
+from ..selfplay.batched import Sample
+from .algorithms.base import Algorithm
 from .batches import EncodedSamples, unpacker
-from .selfplay import Sample
 
 
 class SampleBuffer(Dataset):
@@ -101,25 +101,20 @@ def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
     return x, d, a, r, t, t > 0  # distribution targets: > 0 on the branched actions
 
 
-class QLearner(pl.LightningModule):
-    """The paper's Monte-Carlo DQN loss, or the rollout policy-iteration loss, depending on the batch.
-
-    - Monte-Carlo samples (``mc_dqn``): MSE between the output at the taken action's token and the round reward.
-    - Rollout samples (``rollout_pi``), ``rl.rollout.loss``: ``cross_entropy`` between the softmax of the
-      outputs over the branched tokens and the target distribution, or ``logit_mse``: the squared error
-      between the outputs and the target logits, both centred over the branched tokens. The SL outputs
-      are classification logits, so either continues from them without re-scaling them into values.
+class PolicyLearner(pl.LightningModule):
+    """The policy network's learner: each mini-batch's loss is the RL algorithm's (``algorithms``: the paper's
+    Monte-Carlo DQN, or rollout policy iteration).
 
     The Adam optimizer is created once and kept, so its moments carry over from loop to loop (and
-    into checkpoints) although every loop runs its own ``Trainer.fit``. ``lr``, ``rollout_loss`` and
-    ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.rollout.loss``, ``rl.augment``).
+    into checkpoints) although every loop runs its own ``Trainer.fit``. ``lr``, the algorithm and
+    ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.algorithm``, ``rl.augment``).
     """
 
-    def __init__(self, net: KoiKoiNet, *, lr: float, rollout_loss: str, augment: bool) -> None:
+    def __init__(self, net: KoiKoiNet, *, lr: float, algorithm: Algorithm, augment: bool) -> None:
         super().__init__()
         self.net = net
         self.lr = lr
-        self.rollout_loss = rollout_loss
+        self.algorithm = algorithm
         self.augment = augment  # relabel interchangeable months in training batches (model.swap_months)
         self.optimizer: torch.optim.Optimizer | None = None
         self.unpacker = unpacker()  # a pass's batches arrive with their features packed (batches.py)
@@ -136,21 +131,8 @@ class QLearner(pl.LightningModule):
             return batch
         return (self.unpacker.to(batch[0].device)(batch[0], batch[1]), *batch[2:])
 
-    def q_taken(self, x: torch.Tensor, decision: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return self.net(x, decision).gather(1, action.view(-1, 1)).squeeze(1)
-
     def loss(self, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        x, d, a, r = batch[:4]
-        if len(batch) == 4:
-            return F.mse_loss(self.q_taken(x, d, a).float(), r)
-        target, legal = batch[4:]
-        out = self.net(x, d).float()
-        if self.rollout_loss == "logit_mse":
-            n = legal.sum(1, keepdim=True)
-            centred = out - out.masked_fill(~legal, 0.0).sum(1, keepdim=True) / n
-            return ((centred - target).square().masked_fill(~legal, 0.0).sum(1) / n.squeeze(1)).mean()
-        logp = torch.log_softmax(out.masked_fill(~legal, float("-inf")), dim=1)
-        return -(target * logp.masked_fill(~legal, 0.0)).sum(1).mean()
+        return self.algorithm.loss(self.net, batch)
 
     def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
         if self.augment:
@@ -180,7 +162,7 @@ class QLearner(pl.LightningModule):
 
 
 def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bool) -> pl.Trainer:
-    """The Trainer of one RL optimization pass (the policy's ``fit_pass``, the value's ``value_fit.fit_value``):
+    """The Trainer of one RL optimization pass (the policy's ``fit_pass``, the value's ``value.fit.fit_value``):
     no logger, checkpoint or sanity step; the RL guards; deterministic algorithms asked for on a GPU."""
     return pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
                       enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
@@ -188,7 +170,7 @@ def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bo
                       num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
 
 
-def fit_pass(learner: QLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
+def fit_pass(learner: PolicyLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
              progress: bool = False, epochs: int = 1, accelerator: str = "cpu") -> dict[str, float]:
     """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
 

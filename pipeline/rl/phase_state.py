@@ -1,8 +1,8 @@
-"""What an RL phase is given (``PhaseConfig``) and what it keeps between loops (``RunState``), and how a phase
+"""What an RL phase is given (``PhaseConfig``) and what it keeps between loops (``LoopCounters``), and how a phase
 starts: afresh from its starting weights, or from its checkpoint when the params fingerprint still matches.
 
 ``<ckpt_dir>/state.pt`` (the stages: ``checkpoints/rl_phase1/<variant>``, outside the model directory)
-holds the weights, the Adam state and ``RunState`` (loop and game counters, the curve rows, the evaluation
+holds the weights, the Adam state and ``LoopCounters`` (loop and game counters, the curve rows, the evaluation
 history, the win-probability table, the MLflow run id and the fingerprint); ``PhaseRunner`` rewrites it
 atomically after every loop.
 """
@@ -14,13 +14,16 @@ from pathlib import Path
 
 import torch
 
-from .. import atomic
-from ..bookkeeping import file_fingerprint, read_curve, resume_point
-from ..model import KoiKoiNet
-from ..modelio import MODEL_FILE, load_model, read_training_state
+from ..net.model import KoiKoiNet
+from ..net.model_dir import MODEL_FILE
+from ..net.modelio import load_model, read_training_state
 from ..params import RLParams, WinProbParams
-from .learner import QLearner
-from .winprob import WinProbTable
+from ..runtime import atomic
+from ..runtime.fingerprints import file_fingerprint
+from ..tracking.bookkeeping import read_curve, resume_point
+from ..value.winprob import WinProbTable
+from .algorithms import algorithm_for
+from .learner import PolicyLearner
 
 CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
 STATE_FILE = "state.pt"
@@ -55,7 +58,7 @@ class PhaseConfig:
 
 
 @dataclass
-class RunState:
+class LoopCounters:
     fingerprint: str
     loop: int = 0  # loops completed in this phase
     games: int = 0  # training games played in this phase
@@ -105,9 +108,9 @@ def _same_weights(state_dict: dict, net: KoiKoiNet) -> bool:
     return mine.keys() == state_dict.keys() and all(torch.equal(mine[k], state_dict[k]) for k in mine)
 
 
-def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | None, list]:
+def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, LoopCounters, dict | None, list]:
     """Fresh start: the starting weights, state, optimizer state and replay (phase 2: phase 1's)."""
-    state = RunState(fingerprint=fp)
+    state = LoopCounters(fingerprint=fp)
     opt_state, meta, replay = None, {}, []
     if cfg.phase == 1:
         net, _ = load_model(cfg.sl_dir)
@@ -140,8 +143,8 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, RunState, dict | Non
     return net, state, opt_state, replay
 
 
-def start_or_resume(cfg: PhaseConfig) -> tuple[QLearner, RunState, bool, list]:
-    """The learner, state and packed replay (``replay.Replay``) to go on from, and whether they come from
+def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool, list]:
+    """The learner, state and packed replay (``experience.Replay``) to go on from, and whether they come from
     this phase's checkpoint."""
     cfg.ckpt_dir.mkdir(parents=True, exist_ok=True)
     fp = phase_fingerprint(cfg)
@@ -150,11 +153,11 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[QLearner, RunState, bool, list]:
     if ck is not None:
         net, _ = load_model(cfg.sl_dir)  # architecture; weights from the checkpoint
         net.load_state_dict(ck["model"])
-        learner = QLearner(net, lr=cfg.params.lr, rollout_loss=cfg.params.rollout.loss, augment=cfg.params.augment)
+        learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
-        return learner, RunState(**ck["state"]), True, ck.get("replay", [])
+        return learner, LoopCounters(**ck["state"]), True, ck.get("replay", [])
     net, state, opt_state, replay = _initial(cfg, fp)
-    learner = QLearner(net, lr=cfg.params.lr, rollout_loss=cfg.params.rollout.loss, augment=cfg.params.augment)
+    learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
     if opt_state is not None:
         learner.configure_optimizers().load_state_dict(opt_state)
     return learner, state, False, replay

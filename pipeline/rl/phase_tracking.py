@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..bookkeeping import continuable_run, finish_run
-from ..engine import DECISION_NAMES
-from ..lineage import INIT_RUN, SL_RUN, weights_run
-from ..model import KoiKoiNet
+from ..net.model import KoiKoiNet
 from ..params import RLParams, dotted
-from ..runstate import owner_tags, remember_run, remembered_run
-from ..tracking import setup_experiment
-from .phase_state import RUN_RECORD, PhaseConfig, RunState
+from ..tracking.bookkeeping import continuable_run, finish_run
+from ..tracking.lifecycle import owner_tags, remember_run, remembered_run
+from ..tracking.lineage import INIT_RUN, SL_RUN, weights_run
+from ..tracking.store import setup_experiment
+from .algorithms import algorithm_for
+from .phase_state import RUN_RECORD, LoopCounters, PhaseConfig
 
 EXPERIMENT = "rl"
 
@@ -30,24 +30,14 @@ def loss_units(p: RLParams, variant: str) -> dict[str, str]:
     reward = (f"round points x {scale:g}" if variant == "point"
               else f"(win probability after the round - {p.wp_baseline:g}) x {scale:g}")
     mse = f"mean squared error of the taken action's value against the round reward, in ({reward})^2"
-    rollout = getattr(p, "rollout", None)
-    units = {}
-    for d in DECISION_NAMES:
-        if p.algorithm == "rollout_pi" and rollout is not None and d in rollout.decisions:
-            target = ("cross-entropy in nats between the rollout target policy and the network's softmax"
-                      if rollout.loss == "cross_entropy" else "mean squared error of the centred logits, in logits^2")
-            units[d] = (target if rollout.fraction >= 1
-                        else f"{target} where rolled out ({rollout.fraction:g} of decisions), else {mse}")
-        else:
-            units[d] = mse
-    return units
+    return algorithm_for(p).loss_units(p, mse)
 
 
 class PhaseTracker:
     """The phase's MLflow run, active from construction to ``finish``; ``placement``: the resolved devices' params
     (``hardware.placement_params``), logged with the params."""
 
-    def __init__(self, cfg: PhaseConfig, state: RunState, placement: dict | None = None) -> None:
+    def __init__(self, cfg: PhaseConfig, state: LoopCounters, placement: dict | None = None) -> None:
         import mlflow
 
         self.mlflow = mlflow

@@ -2,7 +2,7 @@
 
 A loop: play ``games_per_loop`` games epsilon-greedily (batched, on the executor's workers), turn
 each recorded round into samples, make ``rl.epochs`` Lightning passes over them and the last
-``rl.replay`` loops' samples (``replay.Replay``), then keep them for the replay or drop them. Every
+``rl.replay`` loops' samples (``experience.Replay``), then keep them for the replay or drop them. Every
 ``eval_every`` loops the greedy learner plays ``eval_games`` duplicate-deal games against the SL
 agent (each deal from both seats) for the learning curve (the paper's Fig. 6).
 
@@ -24,6 +24,18 @@ from dataclasses import asdict, replace
 import numpy as np
 import torch
 
+from ..net.modelio import load_model, save_model
+from ..runtime import atomic
+from ..runtime.hardware import announce, placement_params
+from ..runtime.memory import bound_kernel_caches, release_free_memory
+from ..runtime.progress import progress_bar
+from ..selfplay.batched import GameSpec, PlayJob, PlayResult
+from ..selfplay.executor import Executor, make_executor
+from ..selfplay.policies import NetSpec
+from ..selfplay.rewards import RewardModel
+from ..tracking.bookkeeping import write_curve
+from ..value.winprob import WinProbTable, fit_table, simulate
+from .algorithms import algorithm_for
 from .. import atomic
 from ..bookkeeping import write_curve
 from ..engine import DECISION_NAMES
@@ -33,14 +45,14 @@ from ..modelio import load_model, save_model
 from ..results import write_results
 from .devices import execution_key, resolve_devices
 from .evaluation import curve_row, evaluate
-from .executor import Executor, make_executor
-from .learner import QLearner, SampleBuffer, fit_pass
+from .experience import Replay
+from .learner import PolicyLearner, SampleBuffer, fit_pass
 from .phase_state import (
     CURVE_COLUMNS,
     CURVE_FILE,
     STATE_FILE,
+    LoopCounters,
     PhaseConfig,
-    RunState,
     eval_seed,
     load_snapshot,
     loop_seed,
@@ -49,14 +61,8 @@ from .phase_state import (
     start_or_resume,
 )
 from .phase_tracking import PhaseTracker
-from .policies import NetSpec
-from .replay import Replay
-from .rewards import RewardModel
-from .rollouts import RolloutSpec
-from .selfplay import GameSpec, PlayJob, PlayResult
-from .winprob import WinProbTable, fit_table, simulate
 
-__all__ = ["CURVE_FILE", "STATE_FILE", "PhaseConfig", "PhaseRunner", "RunState"]
+__all__ = ["CURVE_FILE", "STATE_FILE", "PhaseConfig", "PhaseRunner", "LoopCounters"]
 
 
 class PhaseRunner:
@@ -83,7 +89,7 @@ class PhaseRunner:
             print(f"rl_phase{self.cfg.phase}[{self.cfg.variant}]: {msg}", flush=True)
 
     # ------------------------------------------------------------------ one loop
-    def _loop_job(self, learner: QLearner, state: RunState, loop: int, epsilon: float) -> PlayJob:
+    def _loop_job(self, learner: PolicyLearner, state: LoopCounters, loop: int, epsilon: float) -> PlayJob:
         p, c = self.p, self.cfg
         me = NetSpec.from_net(learner.net, "learner", epsilon)
         base = loop_seed(p, c.phase, loop, 0)
@@ -107,36 +113,24 @@ class PhaseRunner:
                     games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = getattr(p.reward_scale, c.variant)
-        rollout = None
-        if p.algorithm == "rollout_pi":
-            anchor = None
-            if p.rollout.prior == "sl":  # the SL net rides along unseated in phase 2
-                if self.sl_spec not in players:
-                    players = (*players, self.sl_spec)
-                anchor = players.index(self.sl_spec)
-            temperature = getattr(p.rollout.temperature, c.variant)
-            rollout = RolloutSpec(p.rollout.fraction, temperature,
-                                  tuple(DECISION_NAMES.index(d) for d in p.rollout.decisions), anchor=anchor,
-                                  loss=p.rollout.loss, samples=p.rollout.samples, flat=p.rollout.prior == "none")
+        players, rollout = algorithm_for(p).rollout_spec(players, self.sl_spec, c.variant)
         return PlayJob(players=players, games=tuple(games), inference=self.inference,
                        concurrency=p.selfplay.concurrency, reward=RewardModel(c.variant, scale, table, p.wp_baseline),
                        rollout=rollout, explore_seed=base)
 
-    def _save_snapshot(self, learner: QLearner, state: RunState) -> None:
+    def _save_snapshot(self, learner: PolicyLearner, state: LoopCounters) -> None:
         save_snapshot(self.cfg, learner.net, state.loop)
         state.snapshots.append(state.loop)
         while len(state.snapshots) > self.p.phase2.pool_size:  # files go after the next checkpoint no longer lists them
             self._dropped.append(state.snapshots.pop(0))
 
     def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
-        from ..progress import progress_bar
-
         t0 = time.perf_counter()
         with progress_bar(total=len(job.games), desc=desc, unit="game", leave=False, enabled=self.cfg.progress) as bar:
             result = self.executor.run(job, progress=bar.update)
         return result, time.perf_counter() - t0
 
-    def _evaluate(self, learner: QLearner, state: RunState, label: str) -> dict:
+    def _evaluate(self, learner: PolicyLearner, state: LoopCounters, label: str) -> dict:
         p = self.p
         ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.eval_games,
                       eval_seed(p, final=False), self.inference, p.selfplay.concurrency, self.cfg.progress, desc=label)
@@ -144,7 +138,7 @@ class PhaseRunner:
         state.curve.append(row)
         return row
 
-    def _final_evaluation(self, learner: QLearner, state: RunState) -> dict:
+    def _final_evaluation(self, learner: PolicyLearner, state: LoopCounters) -> dict:
         """``rl.final_eval_games`` games against SL on deals of their own (not the curve's); made once. Both
         phases play the same deals, so phase 2 with no loop keeps phase 1's (``phase_state._initial``)."""
         if state.final is None:
@@ -156,9 +150,8 @@ class PhaseRunner:
             self._checkpoint(learner, state)
         return state.final
 
-    def _refit_winprob(self, learner: QLearner, state: RunState) -> dict:
+    def _refit_winprob(self, learner: PolicyLearner, state: LoopCounters) -> dict:
         wp = self.cfg.winprob
-        from ..progress import progress_bar
 
         with progress_bar(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
                           enabled=self.cfg.progress) as bar:
@@ -169,7 +162,7 @@ class PhaseRunner:
         state.winprob = table.to_dict()
         return {"winprob/refit_games": wp.refit_games}
 
-    def _target_reached(self, state: RunState) -> bool:
+    def _target_reached(self, state: LoopCounters) -> bool:
         p = self.p
         return (self.cfg.phase == 1 and len(state.evals) >= p.phase1.window
                 and float(np.mean(state.evals[-p.phase1.window:])) >= p.phase1.target_win_rate)
@@ -204,7 +197,6 @@ class PhaseRunner:
             self._checkpoint(learner, state)
         if c.phase == 2 and not state.snapshots:
             self._save_snapshot(learner, state)  # the phase-1 result opens the opponent pool
-        from ..progress import progress_bar
 
         loops = progress_bar(total=budget, initial=state.loop, desc=f"rl_phase{c.phase}[{c.variant}] loops",
                              unit="loop", enabled=c.progress and budget > state.loop)  # a log's line a minute
@@ -250,7 +242,7 @@ class PhaseRunner:
         self._final_evaluation(learner, state)
         return self._finish(learner, state, tracker)
 
-    def _checkpoint(self, learner: QLearner, state: RunState) -> None:
+    def _checkpoint(self, learner: PolicyLearner, state: LoopCounters) -> None:
         atomic.torch_save({"state": asdict(state), "model": learner.net.state_dict(),
                            "optimizer": learner.configure_optimizers().state_dict(), "replay": self.replay.pack()},
                           self.cfg.ckpt_dir / STATE_FILE)
@@ -259,7 +251,7 @@ class PhaseRunner:
         self._dropped.clear()
         release_free_memory()  # glibc keeps a loop's freed buffers otherwise (docs/faults.md, "RL main-process memory")
 
-    def _finish(self, learner: QLearner, state: RunState, tracker: PhaseTracker | None) -> dict:
+    def _finish(self, learner: PolicyLearner, state: LoopCounters, tracker: PhaseTracker | None) -> dict:
         c = self.cfg
         final = state.final
         summary = {"phase": c.phase, "variant": c.variant, "algorithm": self.p.algorithm, "loops": state.loop,

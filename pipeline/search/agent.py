@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..agents.base import Agent
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
+from ..selfplay.rewards import RewardModel
+from ..value.lookahead import LookaheadSpec
+from ..value.winprob import WinProbTable
 from ..rl.lookahead import LookaheadSpec
 from ..rl.policies import NetSpec
 from ..rl.rewards import RewardModel
@@ -23,7 +27,7 @@ class SearchAgent(ModelAgent):
 
     player: SearchPlayer
 
-    def q_values(self, observations: Sequence[Observation]) -> np.ndarray:
+    def action_scores(self, observations: Sequence[Observation]) -> np.ndarray:
         return self.player.model.values(observations)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
@@ -35,8 +39,6 @@ class SearchAgent(ModelAgent):
 def search_reward(spec: str, base: object, options: SearchOptions) -> RewardModel:
     """The reward the search maximises: the model's value net's when it has one (unless ``reward`` says
     otherwise), else ``wp`` from the ``winprob`` table (or ``point``). ``ValueError`` naming the option."""
-    from ..rl.winprob import WinProbTable
-
     own = base.reward if isinstance(base, LookaheadSpec) else None
     kind = options.reward or (own.kind if own is not None else "wp")
     if options.truncate:
@@ -58,16 +60,14 @@ def search_reward(spec: str, base: object, options: SearchOptions) -> RewardMode
     return RewardModel("wp", 10.0, table, 0.5)  # the probes' units; a scale changes no choice
 
 
-def search_belief(spec: str, options: SearchOptions) -> NetSpec | None:
-    """The opponent model of ``belief`` as a policy network (a model with a value network: its policy), or None
-    for uniform deals; ``ValueError`` (one line) naming the option."""
-    from ..agents.loader import load_agent
-
+def search_belief(spec: str, options: SearchOptions, load_base: Callable[..., Agent]) -> NetSpec | None:
+    """The opponent model of ``belief`` as a policy network (a model with a value network: its policy), loaded by
+    ``load_base``, or None for uniform deals; ``ValueError`` (one line) naming the option."""
     model = belief_model(options)
     if model is None:
         return None
     try:
-        agent = load_agent(model)
+        agent = load_base(model)
     except ValueError as e:
         raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {e}") from None
     if not isinstance(agent, ModelAgent) or not isinstance(agent.spec, (NetSpec, LookaheadSpec)):
@@ -76,16 +76,15 @@ def search_belief(spec: str, options: SearchOptions) -> NetSpec | None:
     return agent.spec.prior if isinstance(agent.spec, LookaheadSpec) else agent.spec
 
 
-def load_search_agent(spec: str, seed: int = 0, inference: str = "auto") -> SearchAgent:
-    """The agent of a ``search:`` spec; ``ValueError`` (one line) for a bad option or model."""
-    from ..agents.loader import load_agent
-
+def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inference: str = "auto") -> SearchAgent:
+    """The agent of a ``search:`` spec, its model loaded by ``load_base(model, seed=seed, inference=...)``
+    (``agents.load_agent``); ``ValueError`` (one line) for a bad option or model."""
     model, options = parse_search(spec)
-    base = load_agent(model, seed=seed, inference=inference)
+    base = load_base(model, seed=seed, inference=inference)
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, base.spec, options)
-    search = SearchSpec(spec, base.spec, reward, options, seed, belief=search_belief(spec, options))
+    search = SearchSpec(spec, base.spec, reward, options, seed, belief=search_belief(spec, options, load_base))
     # the fastest setup here: a searched decision is thousands of forward passes
     agent = SearchAgent(base.net, name=spec, seed=seed, inference=inference, spec=search)
     agent.meta = getattr(base, "meta", {})

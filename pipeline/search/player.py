@@ -6,7 +6,7 @@ two best actions), each candidate action (every legal one, or the model's ``top`
 the same deals, built by ``engine.determinize`` from the player's observation alone, then played
 greedily by the model's policy network for both seats to the end of the round (or, with ``truncate``,
 until the searcher's n-th further decision, priced by the model's value network) on the shared
-rollout engine (``rl.playout``), every searched decision of a batch in the same forward passes. The
+rollout engine (``selfplay.playout``), every searched decision of a batch in the same forward passes. The
 action of best mean reward wins. Elsewhere it plays as its model does.
 
 With ``belief``, each deal's rewards are weighted by how likely an opponent model finds the opponent's
@@ -31,6 +31,10 @@ import numpy as np
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
+from ..selfplay.playout import branch, play_out
+from ..selfplay.policies import NetSpec
+from ..selfplay.rewards import RewardModel
+from ..value.lookahead import LookaheadPlayer, LookaheadSpec
 from ..inference import Inference
 from ..rl.lookahead import LookaheadPlayer, LookaheadSpec
 from ..rl.playout import branch, play_out

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, fields
 from urllib.parse import parse_qsl
 
+from ..agents.specs import split_spec
 from ..engine import DECISION_NAMES
 
-PREFIX = "search:"
 SL = "models/sl"  # the model of ``belief=sl``
 THINK_DEALS = 256  # the most deals per action under a time budget when ``deals`` is not given
 WINPROB = "models/winprob/winprob.json"
@@ -56,21 +56,6 @@ OPTIONS = tuple(f.name for f in fields(SearchOptions))
 def belief_model(options: SearchOptions) -> str | None:
     """The model directory of the opponent model (``belief``); None for uniform deals."""
     return None if options.belief == "uniform" else SL if options.belief == "sl" else options.belief
-
-
-def is_search(spec: str) -> bool:
-    return spec.startswith(PREFIX)
-
-
-def model_of(spec: str) -> str:
-    """The model directory a ``search:`` spec searches with; any other spec as it is (no checks)."""
-    return split_spec(spec)[0] if is_search(spec) else spec
-
-
-def split_spec(spec: str) -> tuple[str, str]:
-    """``search:DIR?QUERY`` -> ``(DIR, QUERY)`` (no checks)."""
-    model, _, query = spec[len(PREFIX):].partition("?")
-    return model, query
 
 
 def parse_search(spec: str) -> tuple[str, SearchOptions]:

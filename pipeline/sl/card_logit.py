@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..encoding import NUM_TOKENS
-from ..model import CardLogit, KoiKoiNet
+from ..net.encoding import NUM_TOKENS
+from ..net.model import CardLogit, KoiKoiNet
 from . import DECISION_NAMES
 from .datamodule import SLDataModule
 from .module import masked_cross_entropy

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..encoding import same_choice
+from ..net.encoding import same_choice
 from ..params import SLTrainParams
 from . import DECISION_NAMES
 from .datamodule import SLDataModule

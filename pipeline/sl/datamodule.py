@@ -12,8 +12,8 @@ import lightning.pytorch as pl
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from ..encoding import NUM_FEATURES
-from ..model import swap_months
+from ..net.encoding import NUM_FEATURES
+from ..net.model import swap_months
 from .dataset import SampleSet, load_split
 from .packing import Layout, TorchUnpacker
 

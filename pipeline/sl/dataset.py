@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import atomic, encoding
 from ..engine import Observation, RecordError, load_record, replay_record
 from ..engine.records import record_files
-from ..progress import progress_bar
+from ..net import encoding
+from ..runtime import atomic
+from ..runtime.progress import progress_bar
 from . import DECISION_NAMES
 from .packing import Layout, LayoutPlanner, pack
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import encoding
-from ..model import KoiKoiNet, masked
+from ..net import encoding
+from ..net.model import KoiKoiNet, masked
 from . import DECISION_NAMES
 from .datamodule import SLDataModule, tensor_dataset
 from .dataset import read_games

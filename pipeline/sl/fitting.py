@@ -11,6 +11,10 @@ from typing import Any
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
+from ..net.model import KoiKoiNet, ModelConfig
+from ..runtime.progress import on_terminal
+from ..runtime.train_guards import AtomicCheckpointIO, guards
+from ..tracking import bookkeeping
 from .. import bookkeeping
 from ..model import KoiKoiNet, ModelConfig
 from ..progress import on_terminal

@@ -9,8 +9,8 @@ import torch
 from torch import nn
 from torchmetrics.classification import MulticlassAccuracy
 
-from ..encoding import CANONICAL_TOKEN, NUM_TOKENS
-from ..model import masked
+from ..net.encoding import CANONICAL_TOKEN, NUM_TOKENS
+from ..net.model import masked
 from ..params.sections import SCHEDULERS
 from . import DECISION_NAMES
 

@@ -17,7 +17,7 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.trainer.states import TrainerFn
 
-from ..model import KoiKoiNet
+from ..net.model import KoiKoiNet
 from . import DECISION_NAMES
 
 

@@ -19,10 +19,21 @@ from typing import Any
 import torch
 from lightning.pytorch.callbacks import Callback
 
-from .. import bookkeeping
-from ..hardware import Placement, announce, placement_params, resolve_accelerator, resolve_precision, torch_device
-from ..modelio import save_model
+from ..net.modelio import save_model
 from ..params import SLTrainParams
+from ..runtime import fingerprints
+from ..runtime.hardware import (
+    Placement,
+    announce,
+    placement_params,
+    resolve_accelerator,
+    resolve_precision,
+    torch_device,
+)
+from ..tracking import bookkeeping
+from ..tracking.lifecycle import ending_runs, owner_tags
+from ..tracking.lineage import log_sl_dataset, sl_dataset
+from ..tracking.store import setup_experiment, tracking_uri
 from ..runstate import ending_runs, owner_tags
 from ..train_guards import read_checkpoint
 from .datamodule import SLDataModule
@@ -63,7 +74,7 @@ def fingerprint(p: dict, info: dict) -> str:
     """What a resumable checkpoint must match: the params (but those in ``_RESUMABLE_ACROSS``) and the data."""
     data = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
             info.get("samples")]
-    return bookkeeping.fingerprint({**p, "data": data}, _RESUMABLE_ACROSS)
+    return fingerprints.fingerprint({**p, "data": data}, _RESUMABLE_ACROSS)
 
 
 def _read_checkpoint(path: Path, who: str) -> dict | None:
@@ -115,7 +126,7 @@ def train_sl(
     ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model);
     ``False`` logs nothing; any Lightning logger is used as given. ``max_epochs`` overrides
     ``params["max_epochs"]``. ``log_model`` (default: only with the built-in MLflow logger) logs the
-    model as a pyfunc (``pipeline.registry``); ``register`` (only the ``sl_train`` stage) also
+    model as a pyfunc (``pipeline.tracking.registry``); ``register`` (only the ``sl_train`` stage) also
     registers it as ``koikoi-sl``. ``ckpt_dir``: the Lightning checkpoints (the stage: ``checkpoints/sl``,
     outside the model directory); default ``out_dir/checkpoints``.
 
@@ -155,7 +166,6 @@ def train_sl(
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
                                 "train_samples": len(dm.train_set), "val_samples": len(dm.val_set), **placement})
         logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
-        from ..lineage import log_sl_dataset
 
         log_sl_dataset(logger.experiment, run_id, dataset_dir)  # digest, records' source and counts
     client = logger.experiment if own_logger else None
@@ -197,8 +207,6 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
     """An MLFlowLogger on experiment ``sl``, continuing run ``run_id`` when the store still has it."""
     from lightning.pytorch.loggers import MLFlowLogger
 
-    from ..tracking import setup_experiment, tracking_uri
-
     exp = setup_experiment(EXPERIMENT)
     kwargs = {"experiment_name": EXPERIMENT, "tracking_uri": tracking_uri(), "run_name": "sl_train"}
     if (run_id := bookkeeping.continuable_run(run_id, exp)) is not None:  # else the store lost it: a new run
@@ -211,9 +219,6 @@ def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | N
     """Final metrics (linked to the model and the dataset) and the curves into the logger's MLflow run; the
     model as a pyfunc model, registered as ``koikoi-sl`` when ``register``."""
     import mlflow
-
-    from ..lineage import sl_dataset
-    from ..tracking import tracking_uri
 
     run_id = getattr(logger, "run_id", None)
     if run_id is None:

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 from ruamel.yaml import YAML
 
-from .. import atomic
 from ..params import parse_params
+from ..runtime import atomic
 
 
 def yaml_scalar(value: Any) -> str:

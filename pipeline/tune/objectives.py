@@ -16,6 +16,10 @@ from optuna_integration.pytorch_lightning import PyTorchLightningPruningCallback
 
 from ..params import RLParams, SLTrainParams, WinProbParams, overridden
 from ..params.base import deep_merge
+from ..rl.devices import resolve_devices
+from ..runtime.hardware import Placement, announce, torch_device
+from ..tracking.bookkeeping import read_curve
+from ..tracking.store import tracking_uri
 from .space import derive, first_values, sample
 
 Objective = Callable[[optuna.Trial, str], float]
@@ -43,8 +47,6 @@ def mlflow_logger(run_id: str):
     """A Lightning logger writing into the trial's (already started) MLflow run."""
     from lightning.pytorch.loggers import MLFlowLogger
 
-    from ..tracking import tracking_uri
-
     return MLFlowLogger(tracking_uri=tracking_uri(), run_id=run_id)
 
 
@@ -57,8 +59,7 @@ def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[st
                  max_epochs: int | None, source: str = "params.yaml") -> Objective:
     """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc. ``source`` is the
     params file, for messages."""
-    from ..hardware import Placement, announce, torch_device
-    from ..sl.train import resolved, train_sl
+    from ..sl.train import resolved, train_sl  # torch: loaded only when this runs
 
     overridden(base, _probe(space), "sl_train", f"tune.space.sl over {source}")
     p = resolved(base)
@@ -87,10 +88,7 @@ def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, spa
     The evaluations along the way become the trial's intermediate values (step = loop); a phase
     cannot be paused, so RL trials are not pruned.
     """
-    from ..bookkeeping import read_curve
-    from ..hardware import announce
-    from ..rl.devices import resolve_devices
-    from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner
+    from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner  # torch: loaded only when this runs
 
     budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,
               "final_eval_games": eval_games}

@@ -17,10 +17,10 @@ from typing import Any
 
 import optuna
 
-from ..bookkeeping import continuable_run
-from ..runstate import owner_tags, tracked_run
-from ..store_lock import named_lock
-from ..tracking import setup_experiment
+from ..tracking.bookkeeping import continuable_run
+from ..tracking.lifecycle import owner_tags, tracked_run
+from ..tracking.store import setup_experiment
+from ..tracking.store_lock import named_lock
 
 EXPERIMENT = "tune"
 PARENT_ATTR = "mlflow_parent_run_id"

@@ -23,7 +23,7 @@ from pydantic.fields import FieldInfo
 
 from ..params import ParamError, RLParams, SLTrainParams
 from ..params.base import Section, message, nested
-from ..rl.rewards import REWARD_MODELS
+from ..selfplay.rewards import REWARD_MODELS
 
 Space = Mapping[str, Any]
 # sl_train.width is sampled per head (width = heads x head_dim): it always divides by the heads, and every

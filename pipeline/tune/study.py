@@ -16,10 +16,11 @@ import numpy as np
 import optuna
 
 from ..params import TuneParams
-from ..progress import on_terminal
-from ..store_lock import sqlite_lock
-from ..tracking import store_dir
-from . import report, runs
+from ..runtime.progress import on_terminal
+from ..tracking.store import store_dir
+from ..tracking.store_lock import sqlite_lock
+from . import runs
+from . import study_report as report
 from .objectives import Objective
 
 STORAGE_FILE = "optuna.db"

@@ -12,6 +12,7 @@ import termios
 
 import pytest
 from koikoi_cli import run_cli
+from tiny import TINY
 
 from pipeline.cli import build_parser
 
@@ -58,10 +59,10 @@ def test_replay_of_a_directory_without_records_is_an_error(tmp_path, capsys):
 
 
 def test_attention_out_into_a_missing_directory_is_refused(tmp_path, capsys):
-    from pipeline.model import KoiKoiNet, ModelConfig
-    from pipeline.modelio import save_model
+    from pipeline.net.model import KoiKoiNet
+    from pipeline.net.modelio import save_model
 
-    model = save_model(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1)), tmp_path / "m", {"kind": "sl"})
+    model = save_model(KoiKoiNet(TINY), tmp_path / "m", {"kind": "sl"})
     out = tmp_path / "a" / "b" / "x.png"
     code, _, err = run_cli(["attention", "--model", str(model), "--out", str(out)], capsys)
     assert code == 2 and "no such directory" in err and not (tmp_path / "a").exists()
@@ -113,7 +114,7 @@ def test_progress_bars_only_on_a_terminal():
 def test_progress_bar_helper_follows_the_output(monkeypatch):
     import io
 
-    from pipeline import progress
+    from pipeline.runtime import progress
 
     log = io.StringIO()
     bar = progress.progress_bar(range(3), file=log)

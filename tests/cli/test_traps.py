@@ -11,6 +11,7 @@ import time
 
 import pytest
 from koikoi_cli import run_cli
+from tiny import TINY
 
 from pipeline.cli import build_parser, summary
 
@@ -73,15 +74,15 @@ def _play_banner(cwd) -> str:
 
 
 def test_play_outside_the_project_says_it_plays_the_heuristic_agent(tmp_path):
-    from pipeline.model import KoiKoiNet, ModelConfig
-    from pipeline.modelio import save_model
+    from pipeline.net.model import KoiKoiNet
+    from pipeline.net.modelio import save_model
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     banner = _play_banner(outside)
     assert f"koikoi play: no trained model under {outside / 'models'}" in banner and "against heuristic" in banner
     project = tmp_path / "project"
-    save_model(KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1)), project / "models/sl", {"kind": "sl"})
+    save_model(KoiKoiNet(TINY), project / "models/sl", {"kind": "sl"})
     banner = _play_banner(project)
     assert "no trained model" not in banner and "against models/sl" in banner
 
@@ -108,7 +109,7 @@ def test_bench_help_lists_whole_descriptions():
 
 LOGGED_RUN = """
 import sys, time
-from pipeline import progress
+from pipeline.runtime import progress
 progress.LOG_EVERY = 0.3
 with progress.progress_bar(total=40, desc="outer", unit="loop") as outer:
     for _ in range(4):
@@ -140,8 +141,8 @@ def test_log_line_says_done_total_rate_and_eta(monkeypatch):
     import gc
     import io
 
-    from pipeline import progress
-    from pipeline.progress import log_line, progress_bar, report_open_bars
+    from pipeline.runtime import progress
+    from pipeline.runtime.progress import log_line, progress_bar, report_open_bars
 
     monkeypatch.setattr(progress, "_open", [])  # this test's bars alone
 

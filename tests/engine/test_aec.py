@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from pipeline.encoding import encode
 from pipeline.engine import GameState, IllegalActionError
 from pipeline.engine.aec import AGENTS, env, raw_env
+from pipeline.net.encoding import encode
 
 
 @pytest.mark.parametrize("make", [env, raw_env], ids=["env", "raw_env"])

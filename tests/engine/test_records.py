@@ -20,7 +20,7 @@ from pipeline.engine import (
     replay_record,
     write_record,
 )
-from pipeline.records_source import RECORDS_HELP, shared_records_dir
+from pipeline.sl.records_source import RECORDS_HELP, shared_records_dir
 
 RECORDS = shared_records_dir()
 needs_records = pytest.mark.skipif(RECORDS is None, reason=f"no human records found; {RECORDS_HELP}")

@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 from fastapi.testclient import TestClient
 
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
 from pipeline.play.app import create_app
 from pipeline.play.games import Games
 
@@ -20,15 +17,6 @@ BASE = "http://127.0.0.1"  # the server answers only the addresses it serves (lo
 def one_thread(one_thread):
     """Every test here on one torch thread (tests/conftest.py)."""
     yield one_thread
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory) -> str:
-    """A saved untrained model at the test sizes (width 16, one layer): a real model agent, fast."""
-    torch.manual_seed(0)
-    net = KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0, yaku_cross=("pick",),
-                                card_logit=("pick",)))
-    return str(save_model(net, tmp_path_factory.mktemp("models") / "tiny", {"kind": "sl"}))
 
 
 @pytest.fixture

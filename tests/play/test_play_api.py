@@ -168,7 +168,7 @@ def test_hint_is_the_models_view_of_the_humans_options(client, tiny_model):
     # the same numbers as the model's own values on the human's observation
     games = client.app.state.games
     game = games.get(gid)
-    expected = load_agent(tiny_model).q_values([game.state.observation(0)])[0]
+    expected = load_agent(tiny_model).action_scores([game.state.observation(0)])[0]
     assert [o["value"] for o in hint["options"]] == pytest.approx([expected[o["action"]] for o in hint["options"]],
                                                                   abs=1e-4)
     no_values = client.post("/api/games", json={"opponent": "heuristic"}).json()["id"]

@@ -12,14 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tiny import free_port
 
 from pipeline.cli import main
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_usage_errors_exit_2_with_one_line(capsys, tmp_path, monkeypatch):

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_play_leak import check
 
-from pipeline.encoding import MAX_POINTS
 from pipeline.engine import GAME_OVER, PICK, replay_record
 from pipeline.engine.cards import ALL_CARDS
+from pipeline.net.encoding import MAX_POINTS
 
 EXAMPLES = 200  # up to 60 requests each: about 3,000 requests
 

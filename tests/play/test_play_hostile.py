@@ -13,9 +13,11 @@ from fastapi.testclient import TestClient
 from test_play_api import BASE, play_out
 
 from pipeline.commands.play import _addresses
-from pipeline.encoding import MAX_POINTS
+from pipeline.net.encoding import MAX_POINTS
 from pipeline.play.app import create_app
+from pipeline.play.game_session import shown
 from pipeline.play.games import MAX_SEED, Games
+from pipeline.play.opponents import Opponents
 from pipeline.play.opponents import Opponents, networks
 from pipeline.play.session import shown
 
@@ -110,7 +112,7 @@ def test_an_exception_in_a_request_rolls_the_game_back(games, tiny_model):
         def failing(observations):
             raise Boom("the agent failed")
 
-        game.agent = type("Failing", (), {"act": staticmethod(failing), "q_values": agent.q_values,
+        game.agent = type("Failing", (), {"act": staticmethod(failing), "action_scores": agent.action_scores,
                                           "meta": agent.meta})()
         action = state["legal_actions"][0]
         for _ in range(2):

@@ -1,69 +1,11 @@
-"""Fixtures for the RL tests: tiny networks and the project's params document shrunk to a tiny run."""
+"""The RL tests run on one torch thread."""
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
-
 import pytest
-import torch
-
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
-from pipeline.params import PARAMS_FILE, read_doc
-from pipeline.params.base import deep_merge
-
-ROOT = Path(__file__).resolve().parents[2]
-TINY = ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)
-
-# params.yaml with these sections' values overridden (a mapping document: tests change it, then parse it)
-TINY_PARAMS = {
-    "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0, "refit_every": 1, "refit_games": 4,
-                "workers": 0, "concurrency": 8, "inference": "fp32", "device": "cpu"},
-    "rl": {
-        "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
-        "epochs": 1, "replay": 0, "augment": False,
-        "rollout": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
-                    "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
-                    "samples": 1},
-        "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
-        "eval_every": 1, "eval_games": 4, "final_eval_games": 6, "train_precision": "32-true", "train_threads": 1,
-        "learner_device": "cpu",
-        "selfplay": {"workers": 0, "concurrency": 8, "inference": "fp32", "start_method": "spawn", "backend": "process",
-                     "device": "cpu"},
-        "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
-        "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},
-    },
-}
-
-
-def tiny_net(seed: int = 0) -> KoiKoiNet:
-    torch.manual_seed(seed)
-    return KoiKoiNet(TINY).eval()
 
 
 @pytest.fixture(autouse=True)
 def one_thread(one_thread):
     """Every test here on one torch thread (tests/conftest.py)."""
     yield one_thread
-
-
-@pytest.fixture
-def make_net():
-    """``make_net(seed)``: a tiny network with seeded weights (tests import no helper module)."""
-    return tiny_net
-
-
-@pytest.fixture
-def params() -> dict:
-    """The project's params.yaml as a mapping, shrunk: tests edit it and pass ``parse_params(params)`` on."""
-    return deep_merge(read_doc(ROOT / PARAMS_FILE), copy.deepcopy(TINY_PARAMS))
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    """A project dir with a tiny untrained "SL" model in models/sl and MLflow in tmp_path; cwd set there."""
-    save_model(tiny_net(1), tmp_path / "models/sl", {"kind": "sl"})
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path

@@ -1,7 +1,7 @@
 """The default paths on a real CUDA GPU: spawned CUDA workers, batched against one-by-one play, rollout_pi with bf16
 play, Ray with a GPU, the learner's pass in every precision, a phase with its devices on auto, a NaN stop, and the
 benches. Each test skips where torch sees no CUDA GPU (CI and the development machines have none); the choices
-themselves are tested everywhere with a faked GPU (tests/rl/test_devices.py, tests/model/test_hardware.py). The
+themselves are tested everywhere with a faked GPU (tests/rl/test_devices.py, tests/runtime/test_hardware.py). The
 resumed phase on CUDA is tests/rl/test_training.py's resume test, parametrized by device."""
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from pipeline.agents.model_agent import NetPlayer
 from pipeline.hardware import resolve_precision
 from pipeline.inference import FP32, Inference
 from pipeline.params import parse_params
-from pipeline.rl.executor import ProcessExecutor
-from pipeline.rl.learner import QLearner, SampleBuffer, fit_pass
-from pipeline.rl.policies import NetSpec
-from pipeline.rl.rewards import RewardModel
-from pipeline.rl.rollouts import RolloutSpec
-from pipeline.rl.selfplay import GameSpec, PlayJob, PlayResult, play_job, play_one_by_one
+from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
+from pipeline.rl.learner import PolicyLearner, SampleBuffer, fit_pass
+from pipeline.runtime.hardware import resolve_precision
+from pipeline.selfplay.batched import GameSpec, PlayJob, PlayResult, play_job, play_one_by_one
+from pipeline.selfplay.executor import ProcessExecutor
+from pipeline.selfplay.policies import NetSpec
+from pipeline.selfplay.rewards import RewardModel
+from pipeline.selfplay.rollouts import RolloutSpec
 from stages.rl_phase import PhasePaths, rl_stage
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
@@ -80,7 +82,7 @@ def test_rollout_pi_with_bf16_play_on_the_gpu(make_net):
 
 
 def test_ray_with_a_gpu_plays_the_process_backends_games(make_net):
-    from pipeline.rl import ray_executor
+    from pipeline.selfplay import ray_executor
 
     ray = ray_executor.ray
     job = _job(make_net)
@@ -98,7 +100,7 @@ def test_a_gpu_pass_trains_and_leaves_the_weights_on_the_cpu(make_net, precision
     if precision == "bf16-mixed" and not torch.cuda.is_bf16_supported(including_emulation=False):
         pytest.skip("this GPU has no native bf16")
     buffer = SampleBuffer(play_job(_job(make_net, "cpu")).samples)
-    learner = QLearner(make_net(0), lr=1e-3, rollout_loss="cross_entropy", augment=False)
+    learner = PolicyLearner(make_net(0), lr=1e-3, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     before = {k: v.clone() for k, v in learner.net.state_dict().items()}
     losses = fit_pass(learner, buffer, 64, seed=0, precision=resolve_precision(precision, "gpu"), accelerator="gpu")
     assert losses and all(np.isfinite(v) for v in losses.values())

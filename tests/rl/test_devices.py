@@ -14,11 +14,12 @@ from pipeline import hardware
 from pipeline.inference import resolve_inference
 from pipeline.params import ParamError, parse_params
 from pipeline.rl import devices
-from pipeline.rl.executor import InlineExecutor
 from pipeline.rl.phase_state import PhaseConfig, phase_fingerprint
-from pipeline.rl.policies import NetSpec
-from pipeline.rl.rewards import RewardModel
-from pipeline.rl.selfplay import GameSpec, PlayJob
+from pipeline.runtime import hardware
+from pipeline.selfplay.batched import GameSpec, PlayJob
+from pipeline.selfplay.executor import InlineExecutor
+from pipeline.selfplay.policies import NetSpec
+from pipeline.selfplay.rewards import RewardModel
 from stages.rl_phase import PhasePaths, rl_stage
 
 no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machines without a GPU")

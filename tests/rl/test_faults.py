@@ -63,15 +63,15 @@ def _write_project_params(project: Path, params: dict) -> None:
 
 def test_ctrl_c_in_training_is_one_line_exit_130_and_a_killed_run_the_rerun_finishes(project, params,
                                                                                      monkeypatch, capfd):
-    from pipeline.rl.learner import QLearner
+    from pipeline.rl.learner import PolicyLearner
 
     _write_project_params(project, params)
-    real_step = QLearner.training_step
+    real_step = PolicyLearner.training_step
 
     def interrupted(self, batch, batch_idx):
         raise KeyboardInterrupt  # as Ctrl-C inside Lightning's fit
 
-    monkeypatch.setattr(QLearner, "training_step", interrupted)
+    monkeypatch.setattr(PolicyLearner, "training_step", interrupted)
     with pytest.raises(SystemExit) as e:
         rl_phase.main(["1", "point", *PhasePaths.layout(1, "point").argv()])
     assert e.value.code == 130
@@ -81,7 +81,7 @@ def test_ctrl_c_in_training_is_one_line_exit_130_and_a_killed_run_the_rerun_fini
     (run,) = _runs()
     assert run.info.status == "KILLED"
 
-    monkeypatch.setattr(QLearner, "training_step", real_step)
+    monkeypatch.setattr(PolicyLearner, "training_step", real_step)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False)
     (again,) = _runs()  # the rerun continued the same run and finished it
     assert again.info.run_id == run.info.run_id and again.info.status == "FINISHED"
@@ -199,8 +199,8 @@ def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_i
 
 
 def test_close_dead_runs_only_closes_runs_of_ended_processes(tmp_path, monkeypatch):
-    from pipeline.runstate import HOST_TAG, PID_TAG, STARTED_TAG, owner_tags
-    from pipeline.tracking import setup_experiment
+    from pipeline.tracking.lifecycle import HOST_TAG, PID_TAG, STARTED_TAG, owner_tags
+    from pipeline.tracking.store import setup_experiment
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     exp = setup_experiment("rl")
@@ -218,9 +218,9 @@ def test_close_dead_runs_only_closes_runs_of_ended_processes(tmp_path, monkeypat
 
 
 def test_bench_rl_memory_reports_the_main_process_rss_after_every_loop(monkeypatch, capsys):
-    from pipeline import memory
     from pipeline.cli import main
     from pipeline.rl import training
+    from pipeline.runtime import memory
 
     released = []
     monkeypatch.setattr(training, "release_free_memory", lambda: released.append(1) or memory.release_free_memory())

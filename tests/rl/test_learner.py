@@ -1,10 +1,11 @@
 import pytest
 import torch
 
-from pipeline.rl.learner import QLearner, SampleBuffer, TypedBatchSampler, collate, fit_pass
-from pipeline.rl.policies import NetSpec
-from pipeline.rl.rewards import RewardModel
-from pipeline.rl.selfplay import GameSpec, PlayJob, play_job
+from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
+from pipeline.rl.learner import PolicyLearner, SampleBuffer, TypedBatchSampler, collate, fit_pass
+from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
+from pipeline.selfplay.policies import NetSpec
+from pipeline.selfplay.rewards import RewardModel
 
 
 def _samples(tiny_net, n_games: int = 3):
@@ -19,7 +20,7 @@ def test_learner_steps_decrease_the_loss_on_a_fixed_batch(make_net):
     torch.manual_seed(0)
     buffer = SampleBuffer(_samples(tiny_net))
     batch = collate([buffer[i] for i in buffer.by_type[0][:64]])
-    learner = QLearner(tiny_net(0), lr=1e-3, rollout_loss="cross_entropy", augment=False)
+    learner = PolicyLearner(tiny_net(0), lr=1e-3, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     opt = learner.configure_optimizers()
     learner.net.train()
     before = float(learner.loss(batch))
@@ -47,7 +48,7 @@ def test_a_lightning_pass_trains_and_keeps_the_optimizer(make_net, tmp_path, mon
     tiny_net = make_net
     monkeypatch.chdir(tmp_path)
     buffer = SampleBuffer(_samples(tiny_net))
-    learner = QLearner(tiny_net(0), lr=1e-3, rollout_loss="cross_entropy", augment=False)
+    learner = PolicyLearner(tiny_net(0), lr=1e-3, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     w0 = [p.detach().clone() for p in learner.net.parameters()]
     losses = fit_pass(learner, buffer, batch_size=32, seed=0)
     assert "loss/discard" in losses and losses["loss/discard"] > 0
@@ -59,7 +60,7 @@ def test_a_lightning_pass_trains_and_keeps_the_optimizer(make_net, tmp_path, mon
 
 
 def _rollout_samples(make_net, loss: str):
-    from pipeline.rl.rollouts import RolloutSpec
+    from pipeline.selfplay.rollouts import RolloutSpec
 
     spec = NetSpec.from_net(make_net(0), "a")
     job = PlayJob(players=(spec,), games=tuple(GameSpec(i, (0, 0), (True, True)) for i in range(2)),
@@ -72,7 +73,7 @@ def test_the_loaders_packed_batches_unpack_to_collates(make_net, kind):
     # a pass's batches are encoded once and travel packed; on the device they are exactly collate's tensors
     samples = _samples(make_net) if kind == "mc" else _rollout_samples(make_net, kind)
     buffer = SampleBuffer(samples)
-    learner = QLearner(make_net(0), lr=1e-4, rollout_loss="cross_entropy", augment=False)
+    learner = PolicyLearner(make_net(0), lr=1e-4, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     batches = list(TypedBatchSampler(buffer, 16, seed=0))
     assert len(batches) > 2
     for idx in batches:
@@ -91,12 +92,12 @@ def test_a_pass_encodes_each_sample_once(make_net, monkeypatch):
     real = batches.encode
     monkeypatch.setattr(batches, "encode", lambda obs: encoded.append(len(obs)) or real(obs))
     buffer = SampleBuffer(_samples(make_net))
-    learner = QLearner(make_net(0), lr=1e-3, rollout_loss="cross_entropy", augment=False)
+    learner = PolicyLearner(make_net(0), lr=1e-3, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     losses = fit_pass(learner, buffer, batch_size=16, seed=0, epochs=3)
     assert sum(encoded) == len(buffer) and set(losses) == {f"loss/{k}" for k, n in buffer.counts().items() if n}
     buffer.extend(_samples(make_net, 1))  # a buffer that grows is encoded anew
-    fit_pass(QLearner(make_net(0), lr=1e-3, rollout_loss="cross_entropy", augment=False), buffer, batch_size=16,
-             seed=0)
+    fit_pass(PolicyLearner(make_net(0), lr=1e-3, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False),
+             buffer, batch_size=16, seed=0)
     assert sum(encoded) == 2 * len(buffer) - len(_samples(make_net, 1))
 
 

@@ -4,7 +4,7 @@ import json
 import pytest
 import torch
 
-from pipeline.modelio import load_model
+from pipeline.net.modelio import load_model
 from pipeline.params import ParamError, parse_params
 from pipeline.rl.training import STATE_FILE
 from stages.rl_phase import PhasePaths, rl_stage
@@ -89,7 +89,7 @@ def test_changed_params_start_afresh(project, params):
 def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
     import mlflow
 
-    from pipeline.tracking import tracking_uri
+    from pipeline.tracking.store import tracking_uri
 
     metrics = winprob_stage(parse_params(params).winprob, "models/winprob", "results/winprob", progress=False)
     assert (project / "models/winprob/winprob.json").is_file() and (project / "results/winprob/winprob.png").is_file()
@@ -115,7 +115,7 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
     assert [m.step for m in history] == [3]
     # phase 2 alone registers, and the version holds exactly the weights of models/rl/wp
     assert [m.name for m in client.search_registered_models()] == ["koikoi-rl-wp"]
-    from pipeline.registry import find_version
+    from pipeline.tracking.registry import find_version
 
     assert find_version(project / "models/rl/wp").run_id == runs["rl-phase2-wp"].info.run_id
     assert runs["rl-phase1-wp"].data.params["rl.games_per_loop"] == "4"

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+from tiny import tiny_net
 
 from pipeline.agents import load_agent
 from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES, GameState, determinize, ids_of, resample_hidden
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
-from pipeline.rl.probe import rollout_values
-from pipeline.rl.rewards import RewardModel
+from pipeline.net.model import KoiKoiNet
+from pipeline.net.modelio import save_model
+from pipeline.probes.rollout_gain import rollout_values
 from pipeline.search.player import SearchPlayer
 from pipeline.search.spec import THINK_DEALS, SearchOptions, parse_options, parse_search
+from pipeline.selfplay.rewards import RewardModel
 
 ALL = tuple(range(len(DECISION_NAMES)))  # discard, pick, koikoi
 
@@ -26,8 +26,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tiny nets: one torch threa
 
 @pytest.fixture(scope="module")
 def net() -> KoiKoiNet:
-    torch.manual_seed(0)
-    return KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval()
+    return tiny_net(0)
 
 
 @pytest.fixture(scope="module")

@@ -103,7 +103,7 @@ def test_stage_deps_cover_the_modules_its_command_imports(name, cmd, deps):
 
 def test_the_walk_follows_relative_and_lazy_imports():
     files = {str(f.relative_to(ROOT)) for f in closure("stages.duels")}
-    assert {"pipeline/arena.py", "pipeline/duel/attention.py", "pipeline/engine/state.py"} <= files
+    assert {"pipeline/duel/arena.py", "pipeline/duel/attention.py", "pipeline/engine/state.py"} <= files
     assert "pipeline/play/app.py" not in files
 
 

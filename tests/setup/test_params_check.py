@@ -30,7 +30,7 @@ FAKE_TRAIN = '''
 import json, sys
 from pathlib import Path
 from pipeline.params import load_params
-from pipeline.runstate import stage_exit
+from pipeline.tracking.lifecycle import stage_exit
 
 with stage_exit("sl_train"):
     p = load_params().sl_train  # the real stage's first step (stages.run_stage)

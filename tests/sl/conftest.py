@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.records_source import shared_records_dir
+from pipeline.sl.records_source import shared_records_dir
 
 RECORDS = shared_records_dir()
 SKIP_MSG = ("human records not found: set KOIKOI_RECORDS or place the folder gamerecords_dataset of "
@@ -36,8 +36,8 @@ def two_game_dataset(two_records, tmp_path_factory) -> tuple[Path, dict]:
 @pytest.fixture(scope="session")
 def synthetic_dataset(tmp_path_factory) -> Path:
     """Three heuristic self-play games as a dataset: for tests that must run without the human records."""
-    from pipeline.records_source import synthesize_records
     from pipeline.sl.dataset import build_dataset
+    from pipeline.sl.records_source import synthesize_records
 
     d = tmp_path_factory.mktemp("synthetic")
     synthesize_records(d / "records", 3, seed=0, progress=False)

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline import records_source as rs
 from pipeline.engine import replay_dir
 from pipeline.params import read_doc, with_overrides
+from pipeline.sl import records_source as rs
+from stages import sl_dataset
 from pipeline.results import read_run, split_results
 from stages import records, sl_dataset
 

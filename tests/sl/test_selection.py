@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from pipeline.encoding import same_choice
 from pipeline.engine.cards import CANONICAL, card_id
-from pipeline.model import KoiKoiNet, ModelConfig
+from pipeline.net.encoding import same_choice
+from pipeline.net.model import KoiKoiNet, ModelConfig
 from pipeline.sl.evaluate import agreement
 from pipeline.sl.selection import PerDecisionBest
 

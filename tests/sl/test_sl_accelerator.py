@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny import sl_params as tiny_sl_params
 
-from pipeline.modelio import load_model
-from pipeline.params import ParamError, dotted, params_with
+from pipeline.net.modelio import load_model
+from pipeline.params import ParamError
 from pipeline.sl.train import resolved, train_sl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,8 +18,8 @@ TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_e
 
 
 def sl_params(**over):
-    """The project's params.yaml sl_train section with TINY and ``over`` on top (checked: a ParamError if bad)."""
-    return params_with(dotted({**TINY, **over}, "sl_train"), ROOT / "params.yaml").sl_train
+    """``tiny.sl_params`` with these sizes (no dropout or precision set: the accelerator's own)."""
+    return tiny_sl_params(TINY, **over)
 
 
 def test_accelerator_is_checked():

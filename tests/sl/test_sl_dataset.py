@@ -7,8 +7,8 @@ import json
 import numpy as np
 import torch
 
-from pipeline import encoding
 from pipeline.engine import load_record
+from pipeline.net import encoding
 from pipeline.sl.dataset import game_decisions, load_info, load_split, split_games
 from pipeline.sl.packing import TorchUnpacker, pack, plan_layout, unpack
 

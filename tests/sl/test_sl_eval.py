@@ -6,10 +6,11 @@ import json
 
 import numpy as np
 import torch
+from tiny import TINY
 
 from pipeline.cli import main
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
+from pipeline.net.model import KoiKoiNet
+from pipeline.net.modelio import save_model
 from pipeline.sl import DECISION_NAMES
 from pipeline.sl.datamodule import SLDataModule
 from pipeline.sl.dataset import SampleSet, load_split
@@ -18,7 +19,7 @@ from pipeline.sl.evaluate import agreement, predict
 
 def _tiny_model(tmp_path):
     torch.manual_seed(0)
-    net = KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1, dropout=0.0)).eval()
+    net = KoiKoiNet(TINY).eval()
     return net, save_model(net, tmp_path / "model", {"kind": "sl"})
 
 

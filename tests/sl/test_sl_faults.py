@@ -12,19 +12,14 @@ import lightning.pytorch as pl
 import mlflow
 import pytest
 import yaml
+from tiny import SL_TINY, sl_params
 
-from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
+from pipeline.params import ParamError, dotted, read_doc, with_overrides
 from pipeline.sl.train import train_sl
 from stages import sl_dataset, sl_train
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
-        "precision": "32-true", "threads": 1}
-
-
-def sl_params(**over):
-    """The project's params.yaml sl_train section with TINY and ``over`` on top (checked: a ParamError if bad)."""
-    return params_with(dotted({**TINY, **over}, "sl_train"), ROOT / "params.yaml").sl_train
+TINY = SL_TINY
 
 
 @pytest.mark.parametrize("key", ["lr", "weight_decay", "dropout", "ema", "label_smoothing", "card_logit_c"])

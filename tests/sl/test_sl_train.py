@@ -9,19 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from tiny import SL_TINY, sl_params
 
-from pipeline.params import ParamError, dotted, params_with, read_doc, with_overrides
+from pipeline.params import ParamError, dotted, read_doc, with_overrides
 from pipeline.sl.module import masked_cross_entropy
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TINY = {"width": 16, "ff": 32, "heads": 2, "layers": 1, "batch_size": 64, "max_epochs": 1, "dropout": 0.0,
-        "precision": "32-true", "threads": 1}
-
-
-def sl_params(**over):
-    """The project's params.yaml sl_train section with TINY and ``over`` on top (checked: a ParamError if bad)."""
-    return params_with(dotted({**TINY, **over}, "sl_train"), ROOT / "params.yaml").sl_train
+TINY = SL_TINY
 
 
 def test_loss_ignores_illegal_tokens():
@@ -68,7 +63,7 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
     import lightning.pytorch as pl
     import mlflow
 
-    from pipeline.modelio import load_model
+    from pipeline.net.modelio import load_model
     from pipeline.sl.train import train_sl
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -147,7 +142,7 @@ def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeyp
     header = (tmp_path / "results/sl/curves.csv").read_text().splitlines()[0]
     assert header.startswith("epoch,train_loss,train_acc,val_loss,val_acc")
     assert (tmp_path / "models/sl/model.pt").is_file() and (tmp_path / "models/sl/config.json").is_file()
-    from pipeline.registry import find_version
+    from pipeline.tracking.registry import find_version
 
     version = find_version(tmp_path / "models/sl")  # the stage registers (registry.register defaults to true)
     assert version.name == "koikoi-sl" and version.run_id == run["mlflow_run_id"]
@@ -169,7 +164,7 @@ def test_cross_validation_covers_every_game_once(two_game_dataset, capsys):
 
 
 def test_precision_auto_follows_the_cpu(monkeypatch):
-    from pipeline import hardware
+    from pipeline.runtime import hardware
     from pipeline.sl.train import resolved
 
     for native, want in ((True, "bf16-mixed"), (False, "32-true")):
@@ -218,8 +213,8 @@ def test_bench_train_times_steps_of_the_mix():
 def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monkeypatch):
     import mlflow
 
-    from pipeline.model import KoiKoiNet
-    from pipeline.modelio import load_model
+    from pipeline.net.model import KoiKoiNet
+    from pipeline.net.modelio import load_model
     from pipeline.sl.card_logit import fit_card_logits
     from pipeline.sl.datamodule import SLDataModule
     from pipeline.sl.fitting import model_config

@@ -6,31 +6,25 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tiny import free_port
 
 
 @pytest.fixture(scope="session")
 def tiny_dataset(tmp_path_factory) -> Path:
     """Three synthetic games as an SL dataset: a trial on it is a second or two of training."""
-    from pipeline.records_source import synthesize_records
     from pipeline.sl.dataset import build_dataset
+    from pipeline.sl.records_source import synthesize_records
 
     d = tmp_path_factory.mktemp("sl")
     synthesize_records(d / "records", 3, seed=0, progress=False)
     build_dataset(d / "records", d / "sl", val_fraction=0.34, seed=0, source="synthetic", progress=False)
     return d / "sl"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _postgres_bindir() -> Path | None:

@@ -71,7 +71,7 @@ def test_sessions_started_at_once_on_fresh_stores_all_finish_with_one_parent_run
 def test_setup_experiment_finds_an_experiment_created_meanwhile(tmp_path, monkeypatch):
     from mlflow.exceptions import MlflowException
 
-    from pipeline.tracking import setup_experiment
+    from pipeline.tracking.store import setup_experiment
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     first = setup_experiment("race")

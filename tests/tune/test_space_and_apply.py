@@ -12,7 +12,8 @@ import yaml
 
 from pipeline.cli import main
 from pipeline.params import ParamError, load_params, overridden
-from pipeline.tune import apply, report
+from pipeline.tune import apply
+from pipeline.tune import study_report as report
 from pipeline.tune.space import default_space, derive, merged_space, sample
 
 ROOT = Path(__file__).resolve().parents[2]

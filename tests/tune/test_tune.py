@@ -22,7 +22,8 @@ from pipeline.params import (
     read_doc,
     with_overrides,
 )
-from pipeline.tune import report, runs
+from pipeline.tune import runs
+from pipeline.tune import study_report as report
 from pipeline.tune.objectives import sl_objective
 from pipeline.tune.space import derive, merged_space, sample
 from pipeline.tune.study import open_study, run_tune

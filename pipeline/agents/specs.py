@@ -1,0 +1,27 @@
+"""What an agent spec names, without loading it: a built-in agent (``random``, ``heuristic``), a model directory,
+or ``search:<model>?<options>`` (the model searching at decision time, ``pipeline.search``)."""
+
+from __future__ import annotations
+
+BUILTIN = ("random", "heuristic")
+PREFIX = "search:"
+
+
+def is_search(spec: str) -> bool:
+    return spec.startswith(PREFIX)
+
+
+def is_model_spec(spec: str) -> bool:
+    """Whether ``spec`` names a model directory itself (not a built-in agent, not a searcher over a model)."""
+    return spec not in BUILTIN and not is_search(spec)
+
+
+def model_of(spec: str) -> str:
+    """The model directory a ``search:`` spec searches with; any other spec as it is (no checks)."""
+    return split_spec(spec)[0] if is_search(spec) else spec
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``search:DIR?QUERY`` -> ``(DIR, QUERY)`` (no checks)."""
+    model, _, query = spec[len(PREFIX):].partition("?")
+    return model, query

@@ -1,0 +1,130 @@
+"""Names, the paper's Table II and the markdown report of a round-robin."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..agents.specs import is_search, model_of
+from .runner import DuelResult
+
+# Table II of the paper: (row agent, column agent) -> (win rate, point difference), 2,000 games each.
+PAPER_TABLE_II: dict[tuple[str, str], tuple[float, float]] = {
+    ("rl_wp", "rl_point"): (0.515, -2.88),
+    ("rl_wp", "sl"): (0.636, 3.44),
+    ("rl_wp", "random"): (0.992, 27.41),
+    ("rl_point", "sl"): (0.616, 6.13),
+    ("rl_point", "random"): (0.982, 31.01),
+    ("sl", "random"): (0.982, 20.05),
+}
+DISPLAY = {"rl_wp": "RL-WP", "rl_point": "RL-Point", "sl": "SL", "heuristic": "Heuristic", "random": "Random"}
+
+
+SEARCH = "search_"  # the key prefix of a search agent over a model (``search:models/rl/wp?...`` -> ``search_rl_wp``)
+
+
+def key_name(spec: str) -> str:
+    """A metrics key for an agent spec: ``models/rl/wp`` -> ``rl_wp``; other directories by their name; a search
+    agent by its model's key after ``search_`` (its options are not part of its name)."""
+    if is_search(spec):
+        return SEARCH + key_name(model_of(spec))
+    p = spec.rstrip("/")
+    if p.startswith("models/"):
+        p = p[len("models/"):]
+    elif Path(p).is_absolute():
+        p = Path(p).name
+    return re.sub(r"[^A-Za-z0-9]+", "_", p).strip("_").lower() or "agent"
+
+
+def display_name(key: str) -> str:
+    if key.startswith(SEARCH):
+        return f"{display_name(key[len(SEARCH):])} + search"
+    return DISPLAY.get(key, key)
+
+
+def oriented(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> tuple[float, float, tuple, int] | None:
+    """(win rate, point diff, ci95, games) of ``a`` against ``b``, whichever way the pairing was played."""
+    if (a, b) in results:
+        r = results[(a, b)]
+        return r.win_rate, r.point_diff, r.ci95, r.games
+    if (b, a) in results:
+        r = results[(b, a)]
+        lo, hi = r.ci95
+        return 1.0 - r.win_rate, -r.point_diff, (1.0 - hi, 1.0 - lo), r.games
+    return None
+
+
+def rl_vs_sl_sentence(results: dict[tuple[str, str], DuelResult]) -> str:
+    """A plain statement of where each RL variant stands against SL (a 95% Wilson interval decides)."""
+    parts = []
+    for rl in ("rl_wp", "rl_point"):
+        o = oriented(results, rl, "sl")
+        if o is None:
+            continue
+        w, p, (lo, hi), n = o
+        if lo > 0.5:
+            verdict = "beats SL"
+        elif hi < 0.5:
+            verdict = "loses to SL"
+        else:
+            verdict = "is not distinguishable from SL at this game count"
+        paper = PAPER_TABLE_II[(rl, "sl")]
+        parts.append(f"{display_name(rl)} {verdict}: win rate {w:.3f} (95% CI {lo:.3f}-{hi:.3f}, {n} games), "
+                     f"{p:+.2f} points per game (paper: {paper[0]:.3f}, {paper[1]:+.2f}).")
+    if not parts:
+        return "RL against SL was not measured (the agents list lacks models/sl or the RL models)."
+    return " ".join(parts)
+
+
+def search_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
+    """Where each searcher stands against its model and SL (a 95% Wilson interval decides); None without one."""
+    parts = []
+    for a, b in results:
+        if not a.startswith(SEARCH):
+            continue
+        w, p, (lo, hi), n = oriented(results, a, b)
+        verdict = "beats" if lo > 0.5 else "loses to" if hi < 0.5 else "is not distinguishable from"
+        parts.append(f"{display_name(a)} {verdict} {display_name(b)}: win rate {w:.3f} (95% CI {lo:.3f}-{hi:.3f}, "
+                     f"{n} games), {p:+.2f} points per game.")
+    return " ".join(parts) or None
+
+
+def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
+                   ratings: dict[str, dict[str, float]] | None = None) -> str:
+    """Table II layout: row agent against column agent, ours next to the paper's numbers."""
+    cols = keys[1:]
+    lines = ["# Duels (Table II layout)", "",
+             "Each cell: the row agent's win rate against the column agent (a draw counts as half a win) and its",
+             "mean point difference relative to the initial points; the paper's value follows where it has one.",
+             "", "| | " + " | ".join(display_name(c) for c in cols) + " |",
+             "|---|" + "---|" * len(cols)]
+    for i, a in enumerate(keys[:-1]):
+        cells = []
+        for j, b in enumerate(cols, start=1):
+            o = oriented(results, a, b) if j > i else None
+            if o is None:
+                cells.append("-")
+                continue
+            w, p, _, _ = o
+            cell = f"{w:.3f} / {p:+.2f}"
+            if (a, b) in PAPER_TABLE_II:
+                pw, pp = PAPER_TABLE_II[(a, b)]
+                cell += f" (paper {pw:.3f} / {pp:+.2f})"
+            cells.append(cell)
+        lines.append(f"| {display_name(a)} | " + " | ".join(cells) + " |")
+    lines += ["", "## Pairings", "", "| A vs B | games | win rate of A | 95% CI (Wilson) | draws | point diff |",
+              "|---|---|---|---|---|---|"]
+    for (a, b), r in results.items():
+        lo, hi = r.ci95
+        lines.append(f"| {display_name(a)} vs {display_name(b)} | {r.games} | {r.win_rate:.3f} | "
+                     f"{lo:.3f}-{hi:.3f} | {r.draws} | {r.point_diff:+.2f} |")
+    if ratings:
+        lines += ["", "## Bradley-Terry ratings (Elo scale, 95% interval)", "",
+                  "| agent | Elo | 95% interval |", "|---|---|---|"]
+        for k, v in sorted(ratings.items(), key=lambda kv: -kv[1]["elo"]):
+            lines.append(f"| {display_name(k)} | {v['elo']:+.0f} | {v['elo_lo']:+.0f} to {v['elo_hi']:+.0f} |")
+    lines += ["", "## RL against SL", "", rl_vs_sl_sentence(results), ""]
+    searched = search_sentence(results)
+    if searched:
+        lines += ["## Search at decision time", "", searched, ""]
+    return "\n".join(lines)

@@ -1,0 +1,150 @@
+"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
+model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config").
+
+A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
+``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from ..runtime import atomic
+from .encoding import FEATURE_VERSION, NUM_FEATURES
+from .model import KoiKoiNet, ModelConfig
+from .model_dir import CONFIG_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
+from .value_model import ValueNet
+
+
+def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None) -> Path:
+    """Write ``net`` (and ``value``, if any) to ``directory`` (created if needed); returns the directory.
+
+    Each file is written beside its target and renamed over it, so a kill leaves the old file or the
+    new one, never a truncated one (the weights go first: a config always describes whole weights)."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
+    doc = {"config": net.config.to_dict(), "meta": meta}
+    atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
+    if value is not None:
+        atomic.torch_save({k: v.detach().cpu() for k, v in value.state_dict().items()}, d / VALUE_FILE)
+        doc["value_config"] = value.config.to_dict()
+    atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
+    if value is None:
+        (d / VALUE_FILE).unlink(missing_ok=True)  # the config no longer describes one
+    return d
+
+
+def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
+    """Load ``(net, meta)`` from a model directory; the net is on CPU in eval mode.
+
+    Raises ``FileNotFoundError`` when ``directory`` lacks model.pt/config.json, and ``ValueError``
+    for a malformed config or a model built for another feature layout.
+    """
+    d = Path(directory)
+    if not is_model_dir(d):
+        raise FileNotFoundError(f"not a model directory (needs {MODEL_FILE} and {CONFIG_FILE}): {d}")
+    try:
+        doc = json.loads((d / CONFIG_FILE).read_text())
+        config = ModelConfig.from_dict(doc["config"])
+        meta = dict(doc.get("meta", {}))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
+    version = meta.get("feature_version")
+    if config.num_features != NUM_FEATURES or version != FEATURE_VERSION:
+        raise ValueError(f"model in {d} was built for features {version!r} ({config.num_features} rows), "
+                         f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
+    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
+    check_size(lambda: KoiKoiNet(config), d / MODEL_FILE, d / CONFIG_FILE, fix)
+    net = KoiKoiNet(config)
+    try:
+        net.load_state_dict(read_weights(d / MODEL_FILE, fix))
+    except RuntimeError as e:  # other tensor names or shapes than config.json describes
+        raise ValueError(f"weights {d / MODEL_FILE} do not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
+                         f"{fix}") from None
+    net.eval()
+    return net, meta
+
+
+def load_value(directory: str | Path) -> ValueNet | None:
+    """The model directory's afterstate value network (CPU, eval mode), or None when it has none."""
+    d = Path(directory)
+    try:
+        doc = json.loads((d / CONFIG_FILE).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
+    if "value_config" not in doc:
+        return None
+    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
+    if not (d / VALUE_FILE).is_file():
+        raise ValueError(f"{d / CONFIG_FILE} describes a value network but {d / VALUE_FILE} is missing: {fix}")
+    try:
+        config = ModelConfig.from_dict(doc["value_config"])
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"bad value config in {d / CONFIG_FILE}: {e}") from None
+    try:
+        check_size(lambda: ValueNet(config), d / VALUE_FILE, d / CONFIG_FILE, fix)
+        net = ValueNet(config)
+        net.load_state_dict(read_weights(d / VALUE_FILE, fix))
+    except (TypeError, RuntimeError) as e:
+        raise ValueError(f"value {d / VALUE_FILE} does not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
+                         f"{fix}") from None
+    return net.eval()
+
+
+MIN_BYTES = 2  # bytes per number of the smallest precision weights are saved in (bf16, fp16)
+
+
+def check_size(build: Callable[[], torch.nn.Module], weights: Path, config_file: Path, fix: str) -> None:
+    """``ValueError`` (one line) unless ``weights`` is large enough to hold the network ``build`` makes: the
+    network is built on the meta device (shapes, no memory), so a config that asks for more than its weight
+    file holds is refused before anything is allocated (``ModelConfig`` bounds each size first)."""
+    with torch.device("meta"):
+        numbers = sum(t.numel() for t in build().state_dict().values())
+    size = weights.stat().st_size if weights.is_file() else 0
+    if size < MIN_BYTES * numbers:
+        raise ValueError(f"{config_file} describes {numbers:,} weights but {weights} holds {size:,} bytes (at least "
+                         f"{MIN_BYTES * numbers:,} needed): {fix}")
+
+
+def read_weights(path: str | Path, fix: str = "restore or rebuild it") -> dict:
+    """A state dict saved with ``torch.save``, loaded safely (tensors and plain containers only) on the CPU.
+
+    ``ValueError`` with one line naming the file and what to do (``fix``) when it is empty, cut short or
+    not a torch file at all (torch's own message would advise turning safe loading off: never do that here).
+    """
+    path = Path(path)
+    size = path.stat().st_size if path.is_file() else 0
+    if size == 0:
+        raise ValueError(f"{path} is empty (a kill while it was written?): {fix}")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated zip, random bytes, a pickle with objects: all unreadable here
+        reason = type(e).__name__ if "weights_only" in str(e) else f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        raise ValueError(f"{path} is corrupt or not a torch file ({reason[:120]}): "
+                         f"{fix}") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path} holds a {type(state).__name__}, not a state dict: {fix}")
+    return state
+
+
+def read_training_state(path: str | Path, who: str, set_aside: bool = True) -> dict | None:
+    """A training state file (``torch.save`` of plain containers and tensors), loaded safely; ``None``
+    when it is empty, cut short or corrupt (a kill while it was written by an older version, a full
+    disk), after one line on stderr naming it. ``set_aside`` moves such a file to ``corrupt-<name>`` so
+    that training restarts afresh and the file stays for a look."""
+    path = Path(path)
+    aside = path.with_name(f"corrupt-{path.name}")
+    try:
+        return read_weights(path, f"moved to {aside.name}, starting afresh" if set_aside else "not used")
+    except ValueError as e:
+        if set_aside:
+            os.replace(path, aside)
+        print(f"{who}: {e}", file=sys.stderr, flush=True)
+        return None

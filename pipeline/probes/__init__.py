@@ -1,0 +1,1 @@
+"""Probes of what rollout improvement can gain over a policy (``koikoi probe``)."""

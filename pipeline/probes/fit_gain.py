@@ -1,0 +1,124 @@
+"""How well the network learns the koi-koi rollout targets: the gain of the fitted choice on unseen states.
+
+``koikoi probe search`` gives the ceiling of distilling rollout values into the network (the search
+itself); this probe measures how much of it a fit reaches, and what it takes (``koikoi probe fit``):
+
+- :func:`koikoi_states`: the koi-koi calls of the network's greedy games against itself (both seats),
+  each action valued on ``k`` redealt deals (:func:`rollout_gain.rollout_values`).
+- :func:`fit_gain`: the network fitted on the states of three games in four with ``rollout_pi``'s
+  ``logit_mse`` targets (SL prior + mean reward / temperature), then, on the fourth game's states, the
+  gain per call of its choice over the original network's, valued by the ``k``-deal means. The fit never
+  saw those states, so their means value its choice without bias. The search's own gain is measured on
+  the same held-out states, split-half (chosen on half the deals, valued on the other half).
+- :func:`choice_gain` and :func:`search_gain`: the same per-call measures for any network's choices on
+  the calls (``koikoi probe calls``: trained models compared on the calls of SL's games, pairwise).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import numpy as np
+
+from ..agents.base import legal_list
+from ..agents.model_agent import NetPlayer
+from ..engine import GAME_OVER, KOIKOI_DECISION, GameState
+from ..net.model import KoiKoiNet
+from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
+from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
+from ..selfplay.batched import Sample
+from ..selfplay.rewards import RewardModel
+from ..selfplay.rollouts import Pending, target
+from .rollout_gain import mean_ci, rollout_values
+from ..inference import FP32, Inference
+from ..model import KoiKoiNet
+from .learner import QLearner, SampleBuffer, fit_pass
+from .probe import mean_ci, rollout_values
+from .rewards import RewardModel
+from .rollouts import Pending, target
+from .selfplay import Sample
+
+HOLDOUT = 4  # every 4th game's states are held out
+
+
+def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, seed: int,
+                  progress: Callable[[int], None] | None = None, decisions: tuple[int, ...] = (KOIKOI_DECISION,),
+                  fraction: float = 1.0) -> list[dict]:
+    """The decisions with a choice of the types ``decisions`` (a ``fraction`` of them, drawn at random) in
+    ``games`` greedy games: obs, legal actions, the network's values of them, rewards ``(actions, k)`` and
+    the game's index. By default every koi-koi call."""
+    rng = np.random.default_rng(seed)
+    pick = np.random.default_rng((seed, 1))  # its own stream: the rollouts' deals do not depend on it
+    out = []
+    for g in range(games):
+        s = GameState(seed=seed + g)
+        while s.phase != GAME_OVER:
+            obs = s.observation(s.player)
+            q = player.values([obs])[0]
+            acts = legal_list(obs)
+            if obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
+                out.append({"obs": obs, "acts": acts, "prior": q[acts], "values": rollout_values(player, s, acts, k,
+                                                                                                    reward, rng),
+                            "game": g})
+            s.step(int(q.argmax()))
+        if progress:
+            progress(1)
+    return out
+
+
+def _target(st: dict, temperature: float, deals: int) -> np.ndarray:
+    """``rollout_pi``'s ``logit_mse`` target of a call, from its first ``deals`` deals."""
+    p = Pending(st["acts"], st["prior"], deals)
+    p.rewards = st["values"][:, :deals].sum(axis=1).tolist()
+    return target(p, temperature, "logit_mse")
+
+
+def choice_gain(states: list[dict], values: list[np.ndarray]) -> tuple[dict, np.ndarray]:
+    """The gain per call of the choices by ``values`` (a network's outputs, one array per call) over the
+    calls' own network's choice, valued by the calls' k-deal means; and the per-call gains (to pair)."""
+    gains, flips = np.zeros(len(states)), 0
+    for i, (s, q) in enumerate(zip(states, values)):
+        v, mine = s["values"], int(np.argmax(s["prior"]))
+        choice = int(np.argmax(np.asarray(q)[s["acts"]]))
+        gains[i] = v[choice].mean() - v[mine].mean()
+        flips += choice != mine
+    g, ci = mean_ci(gains.tolist())
+    return {"gain": g, "gain_ci95": ci, "flip_rate": flips / len(states)}, gains
+
+
+def search_gain(states: list[dict]) -> dict:
+    """The search's gain per call: the best action by its k-deal mean (in sample, which counts the luck of
+    the deals a little), and split-half (chosen on half the deals, valued on the other half)."""
+    half, in_sample = [], []
+    for s in states:
+        v, mine = s["values"], int(np.argmax(s["prior"]))
+        k = v.shape[1]
+        best = int(np.argmax(v[:, : k // 2].mean(axis=1)))
+        half.append(float(v[best, k // 2:].mean() - v[mine, k // 2:].mean()))
+        in_sample.append(float(v[int(np.argmax(v.mean(axis=1)))].mean() - v[mine].mean()))
+    (h, h_ci), (g, g_ci) = mean_ci(half), mean_ci(in_sample)
+    return {"search_gain": h, "search_gain_ci95": h_ci, "search_in_sample": g, "search_in_sample_ci95": g_ci}
+
+
+def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int = 8, lr: float = 3e-4,
+             batch_size: int = 64, deals: int | None = None, train_states: int = 0, seed: int = 0,
+             precision: str = "32-true", inference: Inference = FP32) -> dict:
+    """Fit a copy of ``net`` on the training states (targets from their first ``deals`` deals), and measure
+    the held-out gain per call of its choice over ``net``'s, and the split-half gain of the search."""
+    train = [s for s in states if s["game"] % HOLDOUT]
+    test = [s for s in states if s["game"] % HOLDOUT == 0]
+    if len(test) < 2 or not train:
+        raise ValueError(f"probe fit: {len(states)} koi-koi calls, {len(test)} held out: play more games")
+    train = train[:train_states] if train_states else train
+    k = test[0]["values"].shape[1]
+    deals = min(deals or k, k)
+    learner = PolicyLearner(copy.deepcopy(net), lr=lr, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
+    if epochs:
+        samples = [Sample(s["obs"], s["acts"][0], 0.0, _target(s, temperature, deals)) for s in train]
+        fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)
+    fit, _ = choice_gain(test, NetPlayer(learner.net, inference=inference).values([s["obs"] for s in test]))
+    search = search_gain(test)
+    return {"train_states": len(train), "test_states": len(test), "deals": deals, "fit_gain": fit["gain"],
+            "fit_gain_ci95": fit["gain_ci95"], "fit_flip_rate": fit["flip_rate"],
+            "search_gain": search["search_gain"], "search_gain_ci95": search["search_gain_ci95"]}

@@ -1,0 +1,2 @@
+"""What every process runs on: atomic files, the repository's paths, progress bars, memory release, devices and
+precision, Lightning guards."""

@@ -1,0 +1,59 @@
+"""What an executor is (:class:`Executor`: ``run(job) -> PlayResult`` over a backend's ``map``), and the one that
+plays in this process (:class:`InlineExecutor`). The backends (``executor``, ``ray_executor``) build on it."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .batched import PlayJob, PlayResult, play_job
+from .reporting import Progress, progress_sink
+
+
+class Executor(ABC):
+    """Runs play jobs; ``workers`` is how many jobs it runs at once, ``device`` where their networks run."""
+
+    workers: int = 1
+    device: str = "cpu"
+
+    @abstractmethod
+    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
+        """``[fn(job) for job in jobs]``, possibly in parallel, in job order."""
+
+    def run(self, job: PlayJob, progress: Progress | None = None) -> PlayResult:
+        """Split ``job`` over the workers, play it on this executor's device, and merge the results."""
+        return PlayResult.merge(self.map(play_job, self.parts(job), progress))
+
+    def parts(self, job: PlayJob) -> list[PlayJob]:
+        """``job`` split into parts for the workers, each to run on this executor's device.
+
+        One part per worker, but four with rollouts: a game's branches make its cost vary a lot, and
+        with one part each a worker that drew cheap games would sit idle while the other finishes.
+        """
+        per_worker = 4 if job.rollout is not None and self.workers > 1 else 1
+        return [replace(j, device=self.device) for j in job.split(self.workers * per_worker)]
+
+    def close(self) -> None:
+        """Release workers (a no-op for in-process execution)."""
+        return None
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class InlineExecutor(Executor):
+    """Runs jobs one after another in this process, with this process's torch threads."""
+
+    workers = 1
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+
+    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
+        with progress_sink(progress):
+            return [fn(j) for j in jobs]

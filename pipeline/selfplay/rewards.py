@@ -1,0 +1,75 @@
+"""Round rewards (paper IV-C 1): each round is an episode; all of a player's decisions in it share one reward.
+
+- RL-Point (``point``): the points the player won or lost in the round, times ``scale``.
+- RL-WP (``wp``): the player's probability of winning the game given the points and dealer after the
+  round (from a :class:`~pipeline.value.winprob.WinProbTable`), minus ``baseline``, times ``scale``; a
+  round that ends the game gets the actual outcome instead (win 1, draw 0.5, loss 0). A constant
+  baseline shifts every target of a round alike, so it leaves the best action unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..engine import GAME_OVER, GameState, RoundResult
+
+REWARD_MODELS = ("point", "wp")
+
+
+class WinProbability(Protocol):
+    """P(win | round, points, dealer): ``value.winprob.WinProbTable``."""
+
+    def prob(self, round: int, points: int, dealer: bool) -> float: ...
+
+
+def next_dealer(result: RoundResult) -> int:
+    """Who deals the next round: the round's winner, or the dealer again on Dealer's Priority."""
+    return result.dealer if result.winner is None else result.winner
+
+
+def game_outcome(winner: int | None, player: int) -> float:
+    """1 for a win, 0.5 for a draw, 0 for a loss."""
+    return 0.5 if winner is None else float(winner == player)
+
+
+@dataclass(frozen=True)
+class RewardModel:
+    """Turns a finished game's round results into one reward per (round, player)."""
+
+    kind: str
+    scale: float = 1.0
+    table: WinProbability | None = None
+    baseline: float = 0.0  # wp: subtracted from the probability before scaling (0.5 centres the targets)
+
+    def __post_init__(self) -> None:
+        if self.kind not in REWARD_MODELS:
+            raise ValueError(f"unknown reward model {self.kind!r}; use one of {', '.join(REWARD_MODELS)}")
+        if self.kind == "wp" and self.table is None:
+            raise ValueError("the wp reward model needs a win-probability table")
+
+    def reward(self, result: RoundResult, player: int, game_over: bool, winner: int | None) -> float:
+        """``player``'s reward for one finished round; ``game_over``: the game ended with it (its winner given)."""
+        if self.kind == "point":
+            value = float(result.points[player])
+        elif game_over:  # the game ended with this round: its real outcome
+            value = game_outcome(winner, player) - self.baseline
+        else:
+            dealer = next_dealer(result)
+            value = self.table.prob(result.round + 1, result.totals[player], dealer == player) - self.baseline
+        return value * self.scale
+
+    def round_rewards(self, results: Sequence[RoundResult], winner: int | None) -> list[tuple[float, float]]:
+        """``[(reward of player 0, reward of player 1)]`` per round of a finished game, in order."""
+        last = len(results) - 1
+        return [(self.reward(r, 0, i == last, winner), self.reward(r, 1, i == last, winner))
+                for i, r in enumerate(results)]
+
+
+def terminal_reward(after: GameState, rnd: int, player: int, reward: RewardModel) -> float | None:
+    """The exact reward of an afterstate that ended round ``rnd``, or None while it goes on."""
+    if len(after.results) < rnd:
+        return None
+    over = after.phase == GAME_OVER and len(after.results) == rnd
+    return reward.reward(after.results[rnd - 1], player, over, after.winner)

@@ -1,0 +1,100 @@
+"""Rollout targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth.
+
+``batched.play_job`` clones a game once per legal action at a branching decision and plays the
+clones to the end of the round (``playout``, the rollout engine); this module holds the bookkeeping:
+a :class:`Pending` decision with one reward slot per branched action, the :class:`Link` from a branch
+(or a greedy game itself) to its slot, and the target distribution once every slot is filled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..engine import GAME_OVER, GameState, Observation
+from ..net.encoding import NUM_TOKENS
+from .rewards import RewardModel
+
+
+@dataclass(frozen=True)
+class RolloutSpec:
+    """Rollout targets: which recorded decisions branch, and how branch rewards tilt the prior."""
+
+    fraction: float = 1.0  # share of recorded decisions (with 2+ legal actions) that branch
+    temperature: float = 1.0  # reward units per nat of the target's log-probability
+    decisions: tuple[int, ...] = (0, 1, 2)  # decision types that branch (discard, pick, koi-koi); others record nothing
+    top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
+    anchor: int | None = None  # the job's player whose outputs are the prior (e.g. SL); None: the recording player
+    loss: str = "cross_entropy"  # cross_entropy (a distribution target) | logit_mse (a logit target, linear in rewards)
+    samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again
+    flat: bool = False  # no prior: the target is the rewards alone (softmax(reward / temperature), or their logits)
+
+    def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
+        """Whether this recorded decision branches (only where there is a choice)."""
+        return (obs.decision in self.decisions and bool(obs.legal_mask & (obs.legal_mask - 1))
+                and (self.fraction >= 1.0 or rng.random() < self.fraction))
+
+
+class Pending:
+    """A decision whose branches are playing: one reward slot per legal action, summed over ``samples`` deals."""
+
+    __slots__ = ("actions", "prior", "rewards", "left", "samples")
+
+    def __init__(self, actions: list[int], prior: np.ndarray, samples: int = 1) -> None:
+        self.actions, self.prior, self.samples = actions, prior, samples
+        self.rewards = [0.0] * len(actions)
+        self.left = len(actions) * samples
+
+    def reward(self, slot: int) -> float:
+        """The mean round reward of the slot's action over its deals."""
+        return self.rewards[slot] / self.samples
+
+
+class Link(NamedTuple):
+    """Where a branch's round reward goes: its game's decision, the slot of its action, whose reward."""
+
+    game: Any  # the game that branched (selfplay._Game)
+    pending: Pending
+    slot: int
+    round: int
+    player: int
+
+
+def round_reward(s: GameState, rnd: int, player: int, reward: RewardModel) -> float:
+    """``player``'s reward for round ``rnd``, which state ``s`` has just finished (the game's outcome if it ended)."""
+    over = s.phase == GAME_OVER and len(s.results) == rnd
+    return reward.reward(s.results[rnd - 1], player, over, s.winner)
+
+
+def credit(link: Link, reward: float) -> None:
+    """Add one deal's round ``reward`` to ``link``'s slot."""
+    game, pending, slot, _, _ = link
+    pending.rewards[slot] += reward
+    pending.left -= 1
+    game.open -= 1
+
+
+def round_over(s: GameState, rnd: int) -> bool:
+    """Whether round ``rnd`` of ``s`` has ended (a new round began, or the game is over)."""
+    return s.round != rnd or s.phase == GAME_OVER
+
+
+def target(p: Pending, temperature: float, loss: str = "cross_entropy") -> np.ndarray:
+    """The learner's target over the branched actions, float32 ``(50,)``.
+
+    - ``cross_entropy``: the distribution ``softmax(prior + reward / temperature)``, 0 elsewhere.
+    - ``logit_mse``: the logits ``prior + reward / temperature``, centred over the branched actions, NaN
+      elsewhere. Linear in the rewards, so the mean of many noisy one-sample targets is the target of the
+      mean reward: the softmax of a noisy reward is not, and favours actions whose outcomes vary most.
+    """
+    z = p.prior + np.asarray(p.rewards) / (p.samples * temperature)
+    if loss == "logit_mse":
+        out = np.full(NUM_TOKENS, np.nan, dtype=np.float32)  # finite marks the branched actions (the support)
+        out[p.actions] = z - z.mean()
+        return out
+    z = np.exp(z - z.max())
+    out = np.zeros(NUM_TOKENS, dtype=np.float32)
+    out[p.actions] = np.maximum(z / z.sum(), 1e-30)  # > 0 marks the branched actions (the loss's support)
+    return out

@@ -1,0 +1,186 @@
+"""MLflow runs whose state says what happened to their process.
+
+- Every run the project starts carries ``owner_tags()``: host, pid and the pid's start time, and the
+  tags that group the runs of one pipeline execution (``executions.execution_tags``).
+  ``close_dead_runs`` (called by ``store.setup_experiment``, so by every later run of the
+  experiment) closes as KILLED the runs still RUNNING whose process is gone (a kill -9, a power
+  cut), and marks their half-logged models FAILED.
+- ``tracked_run`` is ``mlflow.start_run`` with those tags and an end state that says how it ended;
+  ``ending_runs`` ends the runs a block started and left active when an exception leaves it: KILLED
+  after Ctrl-C, FAILED after an error. (Left alone, MLflow's exit hook would mark them FINISHED.)
+- ``log_metrics_once`` logs only the values a run does not hold yet, so a rerun that finishes a run
+  again does not repeat its ``final/*`` metrics.
+- ``remember_run`` / ``remembered_run`` keep a run's id beside a checkpoint from the moment it starts.
+- ``stage_exit`` gives a stage script's Ctrl-C one line and exit code 130 instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..params import ParamError
+from ..runtime.atomic import write_text
+from .executions import execution_tags
+
+HOST_TAG = "koikoi.host"
+PID_TAG = "koikoi.pid"
+STARTED_TAG = "koikoi.pid_started"
+CLOSED_TAG = "koikoi.closed"
+INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+
+
+def owner_tags() -> dict[str, str]:
+    """Tags naming this process, to tell later whether it is still alive, and its pipeline execution."""
+    import psutil
+
+    me = psutil.Process()
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(me.pid), STARTED_TAG: f"{me.create_time():.3f}",
+            **execution_tags()}
+
+
+def process_gone(tags: Mapping[str, str]) -> bool:
+    """Whether the process named by ``owner_tags`` has ended. False when it cannot be told (another
+    host, a run without the tags)."""
+    import psutil
+
+    if tags.get(HOST_TAG) != socket.gethostname():
+        return False
+    try:
+        pid, started = int(tags[PID_TAG]), float(tags[STARTED_TAG])
+    except (KeyError, ValueError):
+        return False
+    try:
+        p = psutil.Process(pid)
+        # the pid was reused by another process, or it is a zombie waiting for its parent to reap it
+        return abs(p.create_time() - started) > 0.5 or p.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def fail_pending_models(client: Any, experiment_id: str, run_id: str) -> None:
+    """Mark FAILED the logged models of ``run_id`` left PENDING (a kill while they were logged)."""
+    from mlflow.entities import LoggedModelStatus
+
+    for m in client.search_logged_models([experiment_id]):
+        if m.source_run_id == run_id and m.status == LoggedModelStatus.PENDING:
+            client.finalize_logged_model(m.model_id, LoggedModelStatus.FAILED)
+
+
+def close_dead_runs(client: Any, experiment_id: str) -> list[str]:
+    """Close as KILLED the RUNNING runs of ``experiment_id`` whose process (on this host) is gone; returns
+    their ids. A run that is later resumed (RL, SL) is simply reopened."""
+    closed = []
+    for run in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'", max_results=1000):
+        if process_gone(run.data.tags):
+            run_id = run.info.run_id
+            fail_pending_models(client, experiment_id, run_id)
+            client.set_tag(run_id, CLOSED_TAG, "its process ended without closing it; closed by a later run")
+            client.set_terminated(run_id, "KILLED")
+            closed.append(run_id)
+    return closed
+
+
+def _active_run_id() -> str | None:
+    mlflow = sys.modules.get("mlflow")
+    run = mlflow.active_run() if mlflow is not None else None
+    return run.info.run_id if run is not None else None
+
+
+def end_runs_above(run_id: str | None, status: str) -> None:
+    """End, with ``status``, the runs this process made active (MLflow's fluent stack) above ``run_id``."""
+    mlflow = sys.modules.get("mlflow")
+    while mlflow is not None and (top := _active_run_id()) is not None and top != run_id:
+        mlflow.end_run(status)
+
+
+@contextmanager
+def ending_runs(client: Any = None, run_id: str | None = None) -> Iterator[None]:
+    """Leaving by an exception ends the runs started inside and still active (and run ``run_id`` through
+    ``client``, for a run held by a client, e.g. Lightning's logger): KILLED after Ctrl-C, FAILED after an
+    error. Runs active before the block (a tuner's trial run) are left to their owner."""
+    outer = _active_run_id()
+    try:
+        yield
+    except BaseException as e:
+        status = "KILLED" if isinstance(e, KeyboardInterrupt) else "FAILED"
+        end_runs_above(outer, status)
+        if client is not None and run_id is not None:
+            client.set_terminated(run_id, status)
+        raise
+
+
+@contextmanager
+def tracked_run(**start_run: Any) -> Iterator[Any]:
+    """``mlflow.start_run(**start_run)`` with ``owner_tags``, active inside; it ends FINISHED, or KILLED
+    after Ctrl-C, FAILED after an error (``with mlflow.start_run()`` would say FAILED for both)."""
+    import mlflow
+
+    run = mlflow.start_run(**{**start_run, "tags": {**owner_tags(), **(start_run.get("tags") or {})}})
+    try:
+        yield run
+    except BaseException as e:
+        mlflow.end_run("KILLED" if isinstance(e, KeyboardInterrupt) else "FAILED")
+        raise
+    mlflow.end_run()
+
+
+def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], step: int = 0,
+                     model_id: str | None = None, dataset: Any = None) -> dict[str, float]:
+    """Log the ``metrics`` that run ``run_id`` does not hold yet with the same value; returns those logged.
+    ``model_id``: the logged model they describe; ``dataset``: the MLflow dataset they were measured on."""
+    from mlflow.entities import Metric
+
+    have = client.get_run(run_id).data.metrics
+    new = {k: float(v) for k, v in metrics.items() if have.get(k) != float(v)}
+    if new:
+        import time
+
+        now = int(time.time() * 1000)
+        on = {"dataset_name": dataset.name, "dataset_digest": dataset.digest} if dataset is not None else {}
+        client.log_batch(run_id, metrics=[Metric(k, v, now, step, model_id=model_id, **on) for k, v in new.items()])
+    return new
+
+
+def remember_run(path: str | Path, run_id: str, fingerprint: str) -> None:
+    """Keep ``run_id`` beside a checkpoint (atomically) as soon as the run starts, so that a kill before
+    the first checkpoint does not make the rerun open a second run."""
+    write_text(path, json.dumps({"run_id": run_id, "fingerprint": fingerprint}) + "\n")
+
+
+def remembered_run(path: str | Path, fingerprint: str) -> str | None:
+    """The run kept by ``remember_run`` for the same ``fingerprint`` (params), unless it finished."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("fingerprint") != fingerprint or not doc.get("run_id"):
+        return None
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    try:
+        status = mlflow.MlflowClient().get_run(doc["run_id"]).info.status
+    except MlflowException:  # another store
+        return None
+    return None if status == "FINISHED" else str(doc["run_id"])
+
+
+@contextmanager
+def stage_exit(stage: str) -> Iterator[None]:
+    """Around a stage script's ``main()``: Ctrl-C ends it with one line on stderr and exit code 130, a bad
+    param (``ParamError``) with one line and exit code 2."""
+    try:
+        yield
+    except ParamError as e:
+        print(f"{stage}: error: {e}", file=sys.stderr, flush=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print(f"{stage}: interrupted", file=sys.stderr, flush=True)
+        sys.exit(INTERRUPTED)

@@ -1,0 +1,239 @@
+"""MLflow models that work outside the repository, their registration, and the ``champion`` alias.
+
+``log_model(model_dir, register)`` logs a model directory into the active MLflow run (once: a rerun
+reuses what a killed run logged) as a
+pyfunc model with MLflow's loader-module workflow: the directory (``model.pt`` + ``config.json``)
+is the model's data, the project's ``pipeline`` package travels with it (``code_paths``) and
+``_load_pyfunc`` below rebuilds the network, so from any directory with torch and mlflow installed::
+
+    m = mlflow.pyfunc.load_model("models:/koikoi-rl-wp@champion")
+    values = m.predict({"x": x, "decision": d})   # x (B, 270, 50) float32, d (B,) int64 -> (B, 50) float32
+    net = m.get_raw_model()                        # the KoiKoiNet itself
+
+Registration happens only where a DVC stage asks for it (``registry.register`` in params.yaml); a
+registered version carries the SHA-256 of its ``model.pt``, which is how the ``duels`` stage finds the
+version of each model it played and points that model's ``champion`` alias at it. A logged model is named
+after its registered model (``koikoi-sl``, ``koikoi-rl-wp``; phase 1: ``koikoi-rl-wp-phase1``), and a
+registered version is made from the logged model of the run that trained its weights and described with
+its lineage (``lineage.describe_version``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..engine import GameState
+from ..net.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode
+from ..net.model_dir import CONFIG_FILE, MODEL_FILE
+from .lineage import SHA_TAG, describe_version
+
+CHAMPION = "champion"
+# Registered model per model directory kind (meta "kind", and "variant" for RL).
+REGISTERED = {"sl": "koikoi-sl", "rl/point": "koikoi-rl-point", "rl/wp": "koikoi-rl-wp"}
+
+
+def registered_name(meta: dict) -> str | None:
+    """The registered model for a model directory's meta: ``koikoi-sl``, ``koikoi-rl-point``, ``koikoi-rl-wp``."""
+    key = meta.get("kind") if meta.get("kind") != "rl" else f"rl/{meta.get('variant')}"
+    return REGISTERED.get(key)
+
+
+def model_name(meta: dict) -> str:
+    """A logged model's name: its registered model's, with the phase for an RL phase-1 model."""
+    base = registered_name(meta) or f"koikoi-{meta.get('kind', 'model')}"
+    return f"{base}-phase1" if meta.get("kind") == "rl" and meta.get("phase") == 1 else base
+
+
+def _meta(model_dir: str | Path) -> dict:
+    return json.loads((Path(model_dir) / CONFIG_FILE).read_text()).get("meta", {})
+
+
+def weights_sha256(model_dir: str | Path) -> str:
+    return hashlib.sha256((Path(model_dir) / MODEL_FILE).read_bytes()).hexdigest()
+
+
+def signature() -> Any:
+    """Inputs ``x`` (B, 270, 50) float32 and ``decision`` (B,) int64; output (B, 50) float32."""
+    from mlflow.models import ModelSignature
+    from mlflow.types.schema import Schema, TensorSpec
+
+    inputs = Schema([TensorSpec(np.dtype(np.float32), (-1, NUM_FEATURES, NUM_TOKENS), "x"),
+                     TensorSpec(np.dtype(np.int64), (-1,), "decision")])
+    return ModelSignature(inputs=inputs, outputs=Schema([TensorSpec(np.dtype(np.float32), (-1, NUM_TOKENS))]))
+
+
+def input_example() -> dict[str, np.ndarray]:
+    """Two real decisions (a discard, then the next player's) of a seeded game, encoded."""
+    s = GameState(seed=0)
+    obs = [s.observation(s.current_player)]
+    s.step(s.legal_actions()[0])
+    obs.append(s.observation(s.current_player))
+    return {"x": encode(obs), "decision": decisions(obs)}
+
+
+@dataclass(frozen=True)
+class LoggedModelRef:
+    """What ``log_model`` logged (or found already logged): its URI, id and run, and the registered version."""
+
+    model_uri: str
+    model_id: str | None
+    registered_model_version: str | int | None = None
+    run_id: str | None = None
+
+
+def log_model(model_dir: str | Path, register: bool = False, weights_from: str | None = None) -> LoggedModelRef:
+    """Log ``model_dir`` into the active MLflow run as a model named ``model_name(meta)``; with ``register``,
+    also as a new version of its registered model (``registered_name`` of its meta), described with its
+    lineage.
+
+    ``weights_from``: a run that logged these very weights (phase 2 after no loop: phase 1's run). Its
+    logged model is used (and registered) instead of a copy, so that the version leads to the run that
+    trained the weights.
+
+    Idempotent within a run, so a rerun that finishes a killed run again adds nothing twice: a model
+    of the run that holds the same weights (tag ``model_sha256``) is reused, and a half-logged one
+    (PENDING, left by a kill while it was logged, or FAILED) is deleted first."""
+    import mlflow
+    import torch
+
+    meta = _meta(model_dir)
+    registered_model_name = registered_name(meta) if register else None
+    if register and registered_model_name is None:
+        raise ValueError(f"{model_dir}: no registered model for meta kind {meta.get('kind')!r}")
+    sha = weights_sha256(model_dir)
+    run = mlflow.active_run()
+    if run is None:
+        raise ValueError("log_model: no active MLflow run")
+    client = mlflow.MlflowClient()
+    done = _logged_before(client, run.info.experiment_id, run.info.run_id, sha)
+    if done is None and weights_from:
+        source = client.get_run(weights_from)
+        done = _logged_before(client, source.info.experiment_id, weights_from, sha, tidy=False)
+    if done is not None:
+        version = (_version_of(client, registered_model_name, done.source_run_id, sha)
+                   if registered_model_name else None)
+        if registered_model_name and version is None:
+            version = mlflow.register_model(done.model_uri, registered_model_name).version
+        ref = LoggedModelRef(done.model_uri, done.model_id, None if version is None else str(version),
+                             done.source_run_id)
+    else:
+        with tempfile.TemporaryDirectory(prefix="koikoi-model-") as tmp:
+            data = Path(tmp) / "model_dir"
+            data.mkdir()
+            for f in (MODEL_FILE, CONFIG_FILE):  # not the checkpoints beside them
+                shutil.copy2(Path(model_dir) / f, data / f)
+            code = Path(tmp) / "pipeline"
+            shutil.copytree(Path(__file__).resolve().parent, code, ignore=shutil.ignore_patterns("__pycache__"))
+            info = mlflow.pyfunc.log_model(
+                name=model_name(meta), loader_module=__name__, data_path=str(data), code_paths=[str(code)],
+                signature=signature(), input_example=input_example(),
+                pip_requirements=[f"torch=={torch.__version__.split('+')[0]}", f"numpy=={np.__version__}"],
+                registered_model_name=registered_model_name, tags={SHA_TAG: sha},
+            )
+        ref = LoggedModelRef(info.model_uri, info.model_id, info.registered_model_version, run.info.run_id)
+    if registered_model_name is not None:
+        client.set_model_version_tag(registered_model_name, ref.registered_model_version, SHA_TAG, sha)
+        describe_version(client, registered_model_name, str(ref.registered_model_version))
+    return ref
+
+
+def _logged_before(client: Any, experiment_id: str, run_id: str, sha: str, tidy: bool = True) -> Any | None:
+    """The READY logged model of run ``run_id`` holding weights ``sha``; with ``tidy``, the run's half-logged
+    ones are deleted."""
+    from mlflow.entities import LoggedModelStatus
+
+    found = None
+    for m in client.search_logged_models([experiment_id]):
+        if m.source_run_id != run_id:
+            continue
+        if m.status != LoggedModelStatus.READY:
+            if tidy:
+                client.delete_logged_model(m.model_id)
+        elif m.tags.get(SHA_TAG) == sha and found is None:
+            found = m
+    return found
+
+
+def _version_of(client: Any, name: str, run_id: str, sha: str) -> str | None:
+    """The version of registered model ``name`` made from run ``run_id`` with weights ``sha``, if any."""
+    for v in client.search_model_versions(f"name='{name}'"):
+        if v.run_id == run_id and v.tags.get(SHA_TAG, sha) == sha:
+            return str(v.version)
+    return None
+
+
+class KoiKoiPredictor:
+    """What ``mlflow.pyfunc.load_model`` wraps: the network in eval mode, on CPU."""
+
+    def __init__(self, net: Any, meta: dict) -> None:
+        self.net, self.meta = net, meta
+
+    def predict(self, model_input: dict[str, np.ndarray], params: dict | None = None) -> np.ndarray:
+        """The network's value of each of the 50 tokens, ``(B, 50)`` float32 (illegal tokens included:
+        mask them with the observation's legal actions)."""
+        import torch
+
+        x = np.asarray(model_input["x"], dtype=np.float32)
+        d = np.asarray(model_input["decision"], dtype=np.int64)
+        if x.ndim != 3 or x.shape[1:] != (NUM_FEATURES, NUM_TOKENS) or d.shape != (x.shape[0],):
+            raise ValueError(f"predict: x must be (B, {NUM_FEATURES}, {NUM_TOKENS}) and decision (B,), "
+                             f"got {x.shape} and {d.shape}")
+        if ((d < 0) | (d > 2)).any():
+            raise ValueError("predict: decision must be 0 (discard), 1 (pick) or 2 (koi-koi)")
+        with torch.inference_mode():
+            return self.net(torch.from_numpy(x), torch.from_numpy(d)).float().numpy()
+
+    def get_raw_model(self) -> Any:
+        return self.net
+
+
+def _load_pyfunc(data_path: str) -> KoiKoiPredictor:
+    """MLflow's loader-module entry point: ``data_path`` is the logged model directory."""
+    from ..net.modelio import load_model  # torch: loaded only when this runs
+
+    return KoiKoiPredictor(*load_model(data_path))
+
+
+def find_version(model_dir: str | Path) -> Any | None:
+    """The registered version holding exactly ``model_dir``'s weights (the newest such), or None."""
+    import mlflow
+
+    name = registered_name(_meta(model_dir))
+    if name is None:
+        return None
+    sha = weights_sha256(model_dir)
+    versions = [v for v in mlflow.MlflowClient().search_model_versions(f"name='{name}'")
+                if v.tags.get(SHA_TAG) == sha]
+    return max(versions, key=lambda v: int(v.version), default=None)
+
+
+def set_champions(model_dirs: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Point each model's ``champion`` alias at the registered version of the weights in its directory
+    and tag that version (``model_dirs``: directory -> tags, e.g. the duels' Elo and rank).
+
+    Returns ``{registered model: version}``; a directory with no registered version is named on stderr.
+    """
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    crowned: dict[str, str] = {}
+    for d, tags in model_dirs.items():
+        v = find_version(d)
+        if v is None:
+            print(f"registry: no registered version holds the weights of {d}; no {CHAMPION} alias set "
+                  "(was it trained with registry.register false, or into another MLflow store?)", file=sys.stderr)
+            continue
+        client.set_registered_model_alias(v.name, CHAMPION, v.version)
+        for k, value in tags.items():
+            client.set_model_version_tag(v.name, v.version, k, str(value))
+        crowned[v.name] = str(v.version)
+    return crowned

@@ -1,0 +1,65 @@
+"""From params to a finished session: the config, the target's objective, the run. Shared by
+``koikoi tune`` and the ``tune`` stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..params import Params, TuneParams, overridden
+from ..runtime import atomic
+from ..runtime.paths import repo_root
+from .objectives import Objective, rl_objective, sl_objective
+from .space import merged_space
+from .study import run_tune
+
+SL_DATASET = "data/sl"
+SL_MODEL = "models/sl"
+WINPROB_TABLE = "models/winprob"
+RESULTS = "results/tune"
+
+
+def config_from_params(section: TuneParams, **overrides: Any) -> TuneParams:
+    """The ``tune`` section (from ``load_params``) with the non-None ``overrides`` (command-line options) on top,
+    checked again."""
+    return overridden(section, {k: v for k, v in overrides.items() if v is not None}, "tune")
+
+
+def make_objective(cfg: TuneParams, params: Params, root: Path,
+                   dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None,
+                   source: str = "params.yaml") -> Objective:
+    """The target's objective over the project's data; a clear error when its input is missing. ``source``
+    (the params file) is what messages about the space name."""
+    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant, source, params.rl.algorithm)
+    if cfg.target == "sl":
+        ds = Path(dataset_dir) if dataset_dir else root / SL_DATASET
+        if not (ds / "info.json").is_file():
+            raise FileNotFoundError(f"no SL dataset at {ds}: run `dvc repro sl_dataset` first")
+        return sl_objective(ds, params.sl_train, space, cfg.max_epochs, source)
+    sl = Path(sl_dir) if sl_dir else root / SL_MODEL
+    if not ((sl / "model.pt").is_file() and (sl / "config.json").is_file()):
+        raise FileNotFoundError(f"no SL model at {sl}: run `dvc repro sl_train` first")
+    wp_table = None
+    if cfg.rl.variant == "wp":
+        wp_table = root / WINPROB_TABLE
+        if not wp_table.exists():
+            raise FileNotFoundError(f"no win-probability table at {wp_table}: run `dvc repro winprob` first")
+    return rl_objective(sl, params.rl, params.winprob, space, cfg.rl.loops, cfg.rl.eval_games, cfg.rl.variant,
+                        wp_table, source)
+
+
+def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: str | Path | None = None,
+         dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None,
+         progress: bool = True, source: str = "params.yaml") -> dict[str, Any]:
+    """Run one session of ``cfg`` over the project at ``root``; returns the study summary. ``source``: the
+    params file ``params`` came from."""
+    root = root or repo_root()
+    runs_trials = cfg.trials is None or cfg.trials > 0
+    objective = make_objective(cfg, params, root, dataset_dir, sl_dir, source) if runs_trials else None
+    out = Path(out_root) if out_root else root / RESULTS
+    out.mkdir(parents=True, exist_ok=True)
+    # No DVC stage declares results/tune as an output (see dvc.yaml): keep it out of git by itself.
+    atomic.write_text(out / ".gitignore", "*\n")
+    summary = run_tune(cfg, objective, out, progress=progress)
+    summary["output_dir"] = str(out / cfg.study_name)
+    return summary

@@ -1,0 +1,153 @@
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from tiny import TINY, save_tiny
+
+from pipeline.cli import main
+from pipeline.params import read_doc, with_overrides
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tiny_model(tmp_path):
+    """Two layers: the attention figure draws each."""
+    return save_tiny(tmp_path / "tiny", layers=2)
+
+
+def _stage(params: dict, tmp_path: Path, monkeypatch) -> Path:
+    from stages import duels
+
+    pfile = tmp_path / "params.yaml"
+    duels_section = {**read_doc(ROOT / "params.yaml")["duels"], **params}
+    pfile.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), {"duels": duels_section})))
+    monkeypatch.chdir(tmp_path)
+    duels.main(["results"])
+    return tmp_path / "results"
+
+
+@pytest.mark.slow
+def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    curve = tmp_path / "curve.csv"
+    curve.write_text("loop,games,win_rate,point_diff,ci_low,ci_high\n1,100,0.4,-1.0,0.3,0.5\n2,200,0.55,0.5,0.48,0.62\n")
+    params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",
+              "rl_curves": {"RL-Point": str(curve), "RL-WP": str(tmp_path / "absent.csv")},
+              "attention": {"model": str(tiny_model), "seed": 0, "turn": 1},
+              "search": {"model": "strongest", "options": "decisions=koikoi,discard&deals=2&reward=point", "games": 4}}
+    import mlflow
+
+    from pipeline.tracking.registry import log_model
+    from pipeline.tracking.store import setup_experiment
+
+    with mlflow.start_run(experiment_id=setup_experiment("sl")):  # as sl_train registers it
+        log_model(tiny_model, register=True)
+    out = _stage(params, tmp_path, monkeypatch)
+    metrics = json.loads((out / "metrics.json").read_text())
+    # the searcher over the only (so the strongest) model plays that model; no models/sl among the agents
+    assert set(metrics) == {"tiny_vs_heuristic", "tiny_vs_random", "heuristic_vs_random", "search_tiny_vs_tiny"}
+    run = json.loads((out / "run.json").read_text())  # numbers only in metrics.json, the rest in run.json
+    for pair, m in metrics.items():
+        assert set(m) == {"win_rate", "point_diff", "ci95_low", "ci95_high"}
+        assert run[pair]["games"] == 4 and 0 <= m["ci95_low"] <= m["win_rate"] <= m["ci95_high"] <= 1
+    ratings = json.loads((out / "ratings.json").read_text())
+    assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random", "search_tiny"}
+    assert ratings["ratings"]["random"]["elo"] == 0.0
+    assert ratings["search"] == {"agent": f"search:{tiny_model}?decisions=koikoi,discard&deals=2&reward=point",
+                                 "games": 4}
+    table = (out / "table.md").read_text()
+    assert "| Heuristic |" in table and "RL against SL was not measured" in table
+    assert "## Search at decision time" in table and "tiny + search" in table
+    for png in ("winrate_matrix.png", "rl_curves.png", "attention.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+
+    runs = mlflow.search_runs(experiment_names=["duels"])
+    assert len(runs) == 1 and runs.iloc[0]["metrics.heuristic_vs_random/win_rate"] == metrics[
+        "heuristic_vs_random"]["win_rate"]
+    import torch
+
+    assert runs.iloc[0]["params.device.play"] == ("cuda" if torch.cuda.is_available() else "cpu")  # duels.device auto
+    champion = mlflow.MlflowClient().get_model_version_by_alias("koikoi-sl", "champion")
+    assert str(champion.version) == "1" and float(champion.tags["duels.elo"]) == ratings["ratings"]["tiny"]["elo"]
+    assert champion.tags["duels.run_id"] == runs.iloc[0]["run_id"] and champion.tags["duels.rank"].endswith("of 4")
+
+
+def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
+    params = {"agents": [str(tmp_path / "models/sl"), "heuristic", "random"], "games": 2, "attention": None}
+    with pytest.raises(SystemExit, match=r"duels: error: missing model directory .*models/sl"):
+        _stage(params, tmp_path, monkeypatch)
+    small = {"agents": ["heuristic", "random"], "attention": None}
+    for over, message in (({"games": 3}, "duels.games must be even"), ({"gmes": 3}, "duels.gmes is an unknown key"),
+                          ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents"),
+                          ({"search": {"model": "strongest", "options": "deals=0", "games": 2}},
+                           "duels.search.options is not valid: search option deals='0': must be an integer >= 1, "
+                           "got 'deals=0'")):
+        with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
+            _stage({**small, **over}, tmp_path, monkeypatch)
+        assert e.value.code == 2 and capsys.readouterr().err.startswith(f"duels: error: params.yaml: {message}")
+    # the searcher over the strongest model needs a model among the agents: said before any game
+    with pytest.raises(SystemExit, match=r"duels\.search\.model strongest: duels\.agents has no model directory"):
+        _stage(small, tmp_path, monkeypatch)
+
+
+def test_table_and_rl_vs_sl_sentence():
+    from pipeline.duel.duel_report import key_name, rl_vs_sl_sentence, table_markdown
+    from pipeline.duel.runner import DuelResult
+
+    def res(w, losses, pd):
+        n = w + losses
+        return DuelResult(games=n, wins=w, losses=losses, draws=0, points=round(pd * n), seconds=1.0)
+
+    results = {("rl_wp", "sl"): res(130, 70, 3.0), ("rl_point", "sl"): res(95, 105, -0.5),
+               ("sl", "random"): res(196, 4, 20.0), ("rl_wp", "rl_point"): res(100, 100, 0.0),
+               ("rl_wp", "random"): res(198, 2, 25.0), ("rl_point", "random"): res(197, 3, 30.0)}
+    s = rl_vs_sl_sentence(results)
+    assert "RL-WP beats SL: win rate 0.650" in s and "RL-Point is not distinguishable from SL" in s
+    assert "RL-Point loses to SL" in rl_vs_sl_sentence({("sl", "rl_point"): res(150, 50, 4.0)})
+    table = table_markdown(["rl_wp", "rl_point", "sl", "random"], results)
+    assert "| RL-WP | 0.500 / +0.00 (paper 0.515 / -2.88) | 0.650 / +3.00 (paper 0.636 / +3.44) |" in table
+    assert key_name("models/rl/wp") == "rl_wp" and key_name("/tmp/x/my-model/") == "my_model"
+
+
+def test_attention_command(tiny_model, tmp_path, capsys):
+    out = tmp_path / "att.png"
+    assert main(["attention", "--model", str(tiny_model), "--seed", "2", "--turn", "1", "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert main(["attention", "--model", str(tiny_model), "--turn", "17", "--out", str(out)]) == 2
+    assert "argument --turn: must be 1..16, got 17" in capsys.readouterr().err
+    assert main(["attention", "--model", str(tmp_path), "--out", str(out)]) == 2
+    assert "not a model directory" in capsys.readouterr().err
+
+
+def test_the_attention_figure_names_what_the_outputs_are():
+    from pipeline.duel.attention import value_axis
+
+    for meta in ({"kind": "sl"}, {"kind": "rl", "algorithm": "rollout_pi"}, {}):  # policy logits
+        softmax, label, _ = value_axis(meta)
+        assert softmax and label.startswith("probability") and "Q value" not in label
+    assert value_axis({"kind": "rl", "algorithm": "mc_dqn"})[:2] == (False, "Q value (expected round reward, "
+                                                                         "training units)")
+
+
+def test_rl_vs_sl_pairings_play_their_own_game_count(tmp_path):
+    from pipeline.duel.tournament import is_rl_vs_sl, round_robin
+    from pipeline.net.model import KoiKoiNet
+    from pipeline.net.modelio import save_model
+
+    assert is_rl_vs_sl("models/rl/wp", "models/sl") and is_rl_vs_sl("models/sl", "models/rl/point")
+    assert not is_rl_vs_sl("models/rl/wp", "models/rl/point") and not is_rl_vs_sl("models/sl", "heuristic")
+    tiny = TINY
+    specs = [str(save_model(KoiKoiNet(tiny), tmp_path / "models" / d, {"kind": "rl"})) for d in ("rl/wp", "sl")]
+    specs = [s.replace(str(tmp_path) + "/", "") for s in specs]
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        results = round_robin([*specs, "random"], games=2, seed=0, rounds=1, progress=False, rl_vs_sl_games=6)
+    finally:
+        os.chdir(cwd)
+    assert {k: r.games for k, r in results.items()} == {("rl_wp", "sl"): 6, ("rl_wp", "random"): 2,
+                                                         ("sl", "random"): 2}

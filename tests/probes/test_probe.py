@@ -1,0 +1,119 @@
+"""The rollout probes (``pipeline.probes.rollout_gain``, ``koikoi probe``): no hidden information, reproducible,
+counted."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.agents.base import legal_list
+from pipeline.agents.model_agent import NetPlayer
+from pipeline.cli import main
+from pipeline.engine import GAME_OVER, GameState, resample_hidden
+from pipeline.probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
+from pipeline.probes.rollout_gain import rollout_gain, rollout_values, search_duel
+from pipeline.selfplay.rewards import RewardModel
+
+POINT = RewardModel("point")
+
+
+def _midgame(player: NetPlayer, seed: int, steps: int) -> GameState:
+    s = GameState(seed=seed)
+    for _ in range(steps):
+        s.step(int(player.values([s.observation(s.player)])[0].argmax()))
+    assert s.phase != GAME_OVER
+    return s
+
+
+def test_rollout_values_depend_only_on_what_the_player_sees(make_net):
+    player = NetPlayer(make_net(0))
+    s = _midgame(player, 3, 5)
+    other = resample_hidden(s, s.player, np.random.default_rng(9))  # same observation, other hidden cards
+    assert other.hands[s.player ^ 1] != s.hands[s.player ^ 1] or other.stock != s.stock
+    acts = legal_list(s.observation(s.player))
+    a = rollout_values(player, s, acts, 6, POINT, np.random.default_rng(1))
+    b = rollout_values(player, other, acts, 6, POINT, np.random.default_rng(1))
+    assert a.shape == (len(acts), 6)
+    np.testing.assert_array_equal(a, b)
+    c = rollout_values(player, s, acts, 6, POINT, np.random.default_rng(2))
+    assert not np.array_equal(a, c)  # other redeals, other values: the deals are not the true one
+
+
+def test_search_duel_is_reproducible_and_counts_its_searches(make_net):
+    player = NetPlayer(make_net(0))
+    r1, searched, changed = search_duel(player, POINT, 4, 3, (0, 2), seed=5)
+    r2, searched2, changed2 = search_duel(player, POINT, 4, 3, (0, 2), seed=5)
+    assert r1.games == 4 and r1.summary() == r2.summary() and (searched, changed) == (searched2, changed2)
+    assert 0 < changed <= searched  # discards of an untrained net are often not its best by rollout value
+    with pytest.raises(ValueError, match="even"):
+        search_duel(player, POINT, 3, 3, (2,), seed=5)
+
+
+def test_rollout_gain_reports_every_decision_type(make_net):
+    player = NetPlayer(make_net(0))
+    out = rollout_gain(player, POINT, 1, 4, 0.5, seed=2)
+    assert set(out) == {"discard", "pick", "koikoi"}
+    assert out["discard"]["decisions"] > 0 and 0 <= out["discard"]["flip_rate"] <= 1
+    assert out == rollout_gain(player, POINT, 1, 4, 0.5, seed=2)
+    with pytest.raises(ValueError, match="at least 2"):
+        rollout_gain(player, POINT, 1, 1, 0.5, seed=2)
+
+
+def test_fit_probe_holds_out_whole_games_and_measures_the_fitted_choice(make_net):
+    net = make_net(0)
+    states = koikoi_states(NetPlayer(net), POINT, 8, 4, seed=1)
+    assert states and all(s["values"].shape == (2, 4) and s["obs"].decision == 2 for s in states)
+    assert {s["game"] for s in states} & {0, 4}, "the held-out games must have koi-koi calls"
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    unfitted = fit_gain(net, states, 0.25, epochs=0)
+    assert unfitted["fit_gain"] == 0.0 and unfitted["fit_flip_rate"] == 0.0  # no fit: the network's own choice
+    assert unfitted["train_states"] + unfitted["test_states"] == len(states)
+    fitted = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
+    assert fitted["deals"] == 2 and np.isfinite(fitted["fit_gain"]) and fitted["search_gain"] == unfitted["search_gain"]
+    assert fitted["fit_flip_rate"] > 0  # the fit moved the choices (targets of a random net's rollouts)
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())  # a copy is fitted, not the net
+    assert fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3) == fitted  # reproducible
+    with pytest.raises(ValueError, match="held out"):
+        fit_gain(net, [s for s in states if s["game"] % 4], 0.25)
+
+
+def test_calls_probe_values_other_networks_choices_on_the_same_calls(make_net):
+    net, other = make_net(0), make_net(1)
+    states = koikoi_states(NetPlayer(net), POINT, 6, 4, seed=1)
+    obs = [s["obs"] for s in states]
+    own, own_gains = choice_gain(states, NetPlayer(net).values(obs))
+    assert own == {"gain": 0.0, "gain_ci95": 0.0, "flip_rate": 0.0} and not own_gains.any()  # its own choices
+    theirs, gains = choice_gain(states, NetPlayer(other).values(obs))
+    assert 0 < theirs["flip_rate"] <= 1 and gains.shape == (len(states),)
+    for s, g, q in zip(states, gains, NetPlayer(other).values(obs)):  # a gain only where the choice differs
+        assert (g != 0) <= (int(np.argmax(q[s["acts"]])) != int(np.argmax(s["prior"])))
+    search = search_gain(states)
+    assert search["search_in_sample"] >= 0 and search["search_in_sample"] >= theirs["gain"]  # no choice beats the best
+
+
+def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
+    assert main(["probe", "search", "models/sl", "--reward", "point", "--games", "2", "--samples", "2"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["games"] == 2 and out["decisions"] == ["koikoi"]
+    assert main(["probe", "gain", "models/sl", "--games", "1", "--samples", "2"]) == 2  # no table for wp
+    assert "win-probability table" in capsys.readouterr().err
+    assert main(["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2",
+                 "--epochs", "1", "--deals", "1", "2"]) in (0, 2)  # 2: too few koi-koi calls held out in 4 games
+    err = capsys.readouterr()
+    if err.err:
+        assert "held out" in err.err
+    else:
+        out = json.loads(err.out.strip().splitlines()[-1])
+        assert out["epochs"] == 1 and out["temperature"] == 0.25 and [f["deals"] for f in out["fits"]] == [1, 2]
+    assert main(["probe", "calls", "models/sl", "--reward", "point", "--games", "3", "--samples", "2",
+                 "--compare", "models/sl", "models/sl"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["calls"] > 0 and list(out["models"]) == ["models/sl"]  # the same directory once
+    assert out["models"]["models/sl"]["gain"] == 0.0 and "search_gain" in out
+    assert main(["probe", "calls", "models/sl", "--reward", "point", "--compare", "models/none"]) == 2
+    assert "models/none" in capsys.readouterr().err
+    assert main(["probe", "search", "models/none", "--reward", "point"]) == 2
+    assert "models/none" in capsys.readouterr().err

@@ -1,0 +1,43 @@
+"""The RL algorithms: one module each behind ``Algorithm``, one registry line each, one name in the params."""
+
+from __future__ import annotations
+
+import torch
+
+from pipeline.params import parse_params
+from pipeline.params.rl import ALGORITHMS as PARAM_NAMES
+from pipeline.rl.algorithms import ALGORITHMS, algorithm_for
+from pipeline.rl.algorithms.mc_dqn import MonteCarloDQN
+from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
+from pipeline.rl.learner import collate
+
+
+def test_every_params_name_has_its_algorithm():
+    assert tuple(ALGORITHMS) == PARAM_NAMES
+
+
+def test_the_params_pick_the_algorithm_and_its_rollouts(params, make_net):
+    from pipeline.selfplay.policies import NetSpec
+
+    sl = NetSpec.from_net(make_net(1), "sl")
+    me = NetSpec.from_net(make_net(0), "learner")
+    for name in ALGORITHMS:
+        params["rl"]["algorithm"] = name
+        algorithm = algorithm_for(parse_params(params).rl)
+        players, rollout = algorithm.rollout_spec((me,), sl, "point")
+        if name == "mc_dqn":
+            assert isinstance(algorithm, MonteCarloDQN) and players == (me,) and rollout is None
+        else:  # the SL net rides along unseated as the rollouts' prior (rl.rollout.prior: sl)
+            assert isinstance(algorithm, RolloutPolicyIteration) and players == (me, sl) and rollout.anchor == 1
+        assert set(algorithm.loss_units(parse_params(params).rl, "mse")) == {"discard", "pick", "koikoi"}
+
+
+def test_a_decision_without_rollouts_keeps_the_monte_carlo_loss(make_net):
+    from pipeline.engine import GameState
+    from pipeline.selfplay.batched import Sample
+
+    s = GameState(seed=0)
+    obs = s.observation(s.current_player)
+    batch = collate([Sample(obs, s.legal_actions()[0], 1.0)])
+    net = make_net(0)
+    assert torch.equal(MonteCarloDQN().loss(net, batch), RolloutPolicyIteration("logit_mse").loss(net, batch))

@@ -1,0 +1,94 @@
+"""The run bookkeeping shared by SL, RL and tuning: fingerprints, resume points, run continuation, curves."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pipeline.runtime.fingerprints import fingerprint
+from pipeline.tracking.bookkeeping import continuable_run, finish_run, read_curve, resume_point, write_curve
+
+
+def test_fingerprint_ignores_the_skipped_keys_and_the_key_order():
+    base = fingerprint({"lr": 0.1, "width": 16, "loops": 3}, skip=("loops",))
+    assert base == fingerprint({"loops": 9, "width": 16, "lr": 0.1}, skip=("loops",))
+    assert base != fingerprint({"lr": 0.2, "width": 16, "loops": 3}, skip=("loops",))
+    assert len(base) == 16
+
+
+def _load(path, who):
+    return {"fp": path.read_text(), "loop": 2}
+
+
+def test_resume_point_returns_a_matching_checkpoint_and_sets_a_stale_one_aside(tmp_path, capsys):
+    path = tmp_path / "state.pt"
+    assert resume_point(path, "aaa", "who", lambda c: c["fp"], _load) is None  # none yet
+    path.write_text("aaa")
+    assert resume_point(path, "aaa", "who", lambda c: c["fp"], _load) == {"fp": "aaa", "loop": 2}
+    assert resume_point(path, "aaa", "who", lambda c: c["fp"], _load, usable=lambda c: c["loop"] <= 1) is None
+    assert not path.exists() and (tmp_path / "stale-aaa.pt").read_text() == "aaa"
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("who: ")
+    assert err.endswith("moved to stale-aaa.pt, starting afresh")
+
+    path.write_text("bbb")
+    assert resume_point(path, "aaa", "who", lambda c: c["fp"], _load, keep_stale=False) is None
+    assert not path.exists() and not (tmp_path / "stale-bbb.pt").exists()
+    path.write_text("ccc")  # unreadable: the loader said so and gave None; the file is the loader's business
+    assert resume_point(path, "ccc", "who", lambda c: c["fp"], lambda p, w: None) is None and path.exists()
+
+
+def test_curve_round_trip_keeps_types_and_ignores_other_keys(tmp_path):
+    rows = [{"loop": 0, "win_rate": 0.5, "ci_low": 1.0, "note": "x"}, {"loop": 1, "win_rate": float("nan")}]
+    path = write_curve(rows, tmp_path / "sub" / "curve.csv", ("loop", "win_rate", "ci_low"))
+    assert path.read_text().splitlines()[0] == "loop,win_rate,ci_low"
+    back = read_curve(path)
+    assert back[0] == {"loop": 0, "win_rate": 0.5, "ci_low": 1.0}
+    assert type(back[0]["loop"]) is int and type(back[0]["ci_low"]) is float
+    assert math.isnan(back[1]["win_rate"]) and back[1]["ci_low"] == ""  # missing: empty
+    assert [p.name for p in path.parent.iterdir()] == ["curve.csv"]  # no temp file left
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    from pipeline.tracking.store import setup_experiment
+
+    return setup_experiment("bookkeeping-test")
+
+
+def test_continuable_run_only_for_a_live_run_of_the_experiment(store, tmp_path):
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    run = client.create_run(store).info.run_id
+    assert continuable_run(run, store) == run and continuable_run(run) == run
+    assert continuable_run(None, store) is None and continuable_run("0" * 32, store) is None
+    other = client.create_experiment("other", artifact_location=(tmp_path / "other").as_uri())
+    assert continuable_run(run, other) is None
+    client.delete_run(run)
+    assert continuable_run(run, store) is None
+
+
+def test_finish_run_logs_final_metrics_once_and_the_artifacts(store, tmp_path):
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    run = client.create_run(store).info.run_id
+    curve = write_curve([{"loop": 0}], tmp_path / "curve.csv", ("loop",))
+    finish_run(client, run, {"final/win_rate": 0.5}, step=3, artifacts=[curve, tmp_path / "missing.csv"])
+    finish_run(client, run, {"final/win_rate": 0.5}, step=3)  # a rerun finishing again repeats nothing
+    assert [m.value for m in client.get_metric_history(run, "final/win_rate")] == [0.5]
+    assert [a.path for a in client.list_artifacts(run)] == ["curve.csv"]
+
+
+def test_file_fingerprint_follows_the_bytes(tmp_path):
+    from pipeline.runtime.fingerprints import file_fingerprint
+
+    path = tmp_path / "model.pt"
+    assert file_fingerprint(path) == "-"
+    path.write_bytes(b"a")
+    first = file_fingerprint(path)
+    path.write_bytes(b"b")
+    assert len(first) == 16 and file_fingerprint(path) != first

@@ -1,0 +1,136 @@
+"""The MLflow registry: pyfunc models with a signature and their code, loadable elsewhere; champion aliases;
+and a store whose artifacts stay beside it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pytest
+import torch
+from tiny import TINY, tiny_net
+
+from pipeline.engine import GameState
+from pipeline.net.encoding import decisions, encode
+from pipeline.net.model import KoiKoiNet
+from pipeline.net.modelio import save_model
+from pipeline.tracking.registry import CHAMPION, SHA_TAG, find_version, log_model, set_champions
+from pipeline.tracking.store import setup_experiment
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Path:
+    (tmp_path / "store").mkdir()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/store/mlflow.db")
+    return tmp_path / "store"
+
+
+def tiny_model(path: Path, seed: int, meta: dict) -> tuple[Path, KoiKoiNet]:
+    net = tiny_net(seed)
+    return save_model(net, path, meta), net
+
+
+def batch(n: int = 6) -> dict[str, np.ndarray]:
+    s, obs = GameState(seed=3), []
+    while len(obs) < n:
+        obs.append(s.observation(s.current_player))
+        s.step(s.legal_actions()[-1])
+    return {"x": encode(obs), "decision": decisions(obs)}
+
+
+def log_in_run(model_dir: Path, register: bool):
+    with mlflow.start_run(experiment_id=setup_experiment("rl")):
+        return log_model(model_dir, register=register)
+
+
+def test_pyfunc_predicts_the_networks_values_and_carries_signature_and_code(store, tmp_path):
+    d, net = tiny_model(tmp_path / "m", 0, {"kind": "rl", "variant": "point"})
+    info = log_in_run(d, register=False)
+    assert info.registered_model_version is None and mlflow.MlflowClient().search_registered_models() == []
+    model = mlflow.pyfunc.load_model(info.model_uri)
+    inputs = model.metadata.get_input_schema().input_dict()
+    assert inputs["x"].shape == (-1, 270, 50) and inputs["x"].type == np.dtype(np.float32)
+    assert inputs["decision"].shape == (-1,) and inputs["decision"].type == np.dtype(np.int64)
+    assert model.metadata.get_output_schema().inputs[0].shape == (-1, 50)
+    assert model.metadata.flavors["python_function"]["code"]  # the project's code travels with it
+    b = batch()
+    values = model.predict(b)
+    assert values.shape == (6, 50) and values.dtype == np.float32
+    with torch.inference_mode():
+        want = net(torch.from_numpy(b["x"]), torch.from_numpy(b["decision"])).numpy()
+    np.testing.assert_allclose(values, want, rtol=1e-5, atol=1e-6)
+    assert isinstance(model.get_raw_model(), KoiKoiNet)
+    with pytest.raises(Exception, match="decision"):
+        model.predict({"x": b["x"], "decision": np.full(6, 3, dtype=np.int64)})
+    # artifacts beside the store (mlruns/artifacts/ in the project), never in the working directory
+    assert str(store / "artifacts") in mlflow.get_experiment_by_name("rl").artifact_location
+
+
+@pytest.mark.slow
+def test_champion_loads_from_another_directory_without_the_project_installed(store, tmp_path):
+    wp, net = tiny_model(tmp_path / "models/rl/wp", 1, {"kind": "rl", "variant": "wp"})
+    sl, _ = tiny_model(tmp_path / "models/sl", 2, {"kind": "sl"})
+    info = log_in_run(wp, register=True)
+    log_in_run(sl, register=True)
+    assert info.registered_model_version == 1
+    client = mlflow.MlflowClient()
+    assert client.get_model_version("koikoi-rl-wp", "1").tags[SHA_TAG]
+    assert set_champions({str(wp): {"duels.elo": 12.5}, str(sl): {}}) == {"koikoi-rl-wp": "1", "koikoi-sl": "1"}
+    assert client.get_model_version_by_alias("koikoi-rl-wp", CHAMPION).tags["duels.elo"] == "12.5"
+
+    b = batch()
+    np.save(tmp_path / "x.npy", b["x"])
+    np.save(tmp_path / "d.npy", b["decision"])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # A fresh interpreter in another directory, with this checkout's editable install switched off:
+    # `pipeline` can come only from the code packed with the model.
+    script = f"""
+import json, sys
+sys.meta_path = [f for f in sys.meta_path if "Editable" not in getattr(f, "__name__", "")]
+try:
+    import pipeline
+    sys.exit("pipeline was importable before loading the model")
+except ImportError:
+    pass
+import mlflow, numpy as np
+m = mlflow.pyfunc.load_model("models:/koikoi-rl-wp@{CHAMPION}")
+v = m.predict({{"x": np.load("{tmp_path}/x.npy"), "decision": np.load("{tmp_path}/d.npy")}})
+np.save("{tmp_path}/values.npy", v)
+print(json.dumps({{"module": sys.modules["pipeline"].__file__}}))
+"""
+    out = subprocess.run([sys.executable, "-c", script], cwd=elsewhere, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.splitlines()[-1])["module"].startswith(str(store / "artifacts"))
+    with torch.inference_mode():
+        want = net(torch.from_numpy(b["x"]), torch.from_numpy(b["decision"])).numpy()
+    np.testing.assert_allclose(np.load(tmp_path / "values.npy"), want, rtol=1e-5, atol=1e-6)
+
+
+def test_champion_needs_a_registered_version_with_the_same_weights(store, tmp_path, capsys):
+    d, _ = tiny_model(tmp_path / "m", 0, {"kind": "sl"})
+    log_in_run(d, register=False)
+    assert find_version(d) is None
+    assert set_champions({str(d): {}}) == {}
+    assert "no registered version" in capsys.readouterr().err
+    log_in_run(d, register=True)
+    assert str(find_version(d).version) == "1"
+    save_model(KoiKoiNet(TINY), d, {"kind": "sl"})  # retrained: other weights, not registered yet
+    assert find_version(d) is None
+
+
+def test_default_store_keeps_artifacts_in_mlruns_artifacts(tmp_path, monkeypatch):
+    """The layout of docs/mlflow.md: mlruns/mlflow.db and mlruns/artifacts/, whatever directory a run starts in."""
+    from pipeline.tracking.store import artifact_location, tracking_uri
+
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    monkeypatch.chdir(tmp_path)
+    assert tracking_uri() == f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"
+    assert artifact_location() == (tmp_path / "mlruns" / "artifacts").as_uri()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    assert artifact_location() is None  # a server decides
