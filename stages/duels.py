@@ -19,17 +19,17 @@ from pipeline.duel.attention import AttentionError, render_attention
 from pipeline.duel.duel_report import key_name, table_markdown
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search_duels, strongest_model
+from pipeline.net.inference import resolve_inference
 from pipeline.net.model_dir import VALUE_FILE, is_model_dir
 from pipeline.params import DuelsParams
 from pipeline.rl.devices import play_device
 from pipeline.runtime import atomic
-from pipeline.runtime.hardware import Placement, announce, play_precision, resolve_bf16
+from pipeline.runtime.hardware import Placement, announce
+from pipeline.runtime.results import write_results
 from pipeline.search.spec import parse_options
 from pipeline.tracking.lifecycle import tracked_run
 from pipeline.tracking.registry import CHAMPION, set_champions
 from pipeline.tracking.store import setup_experiment
-from pipeline.results import write_results
-from pipeline.search.spec import model_of
 from stages import run_stage, stage_parser
 
 STAGE = "duels"
@@ -75,9 +75,6 @@ def check_search_reward(cfg: DuelsParams) -> None:
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
     """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
     into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
-    from pipeline.hardware import Placement, announce
-    from pipeline.inference import resolve_inference
-    from pipeline.rl.devices import play_device
 
     check_models(cfg)
     device = play_device(cfg.device, "duels.device")

@@ -15,8 +15,8 @@ from pipeline.benchmarks.engine import play_random_games
 from pipeline.engine import replay_dir
 from pipeline.params.sections import EngineTestsParams
 from pipeline.runtime import atomic
+from pipeline.runtime.results import write_results
 from pipeline.sl.records_source import shared_records_dir
-from pipeline.results import write_results
 from stages import run_stage, stage_parser
 
 STAGE = "engine_tests"

@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.params import load_params
+from pipeline.params.needs import check_needs
 from pipeline.runtime import atomic
 from pipeline.tracking.lifecycle import stage_exit
-from pipeline.params.needs import check_needs
-from pipeline.runstate import stage_exit
 from stages import stage_parser
 
 STAGE = "params_check"

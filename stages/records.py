@@ -15,9 +15,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline import atomic
+from pipeline.engine.records import record_files
 from pipeline.params import ParamError, SLDatasetParams, load_params
-from pipeline.runstate import stage_exit
+from pipeline.runtime import atomic
+from pipeline.sl.records_source import NoHumanRecords, find_records
+from pipeline.tracking.lifecycle import stage_exit
 from stages import one_line_errors, stage_parser
 
 STAGE = "records"
@@ -27,9 +29,7 @@ def records_source(p: SLDatasetParams) -> dict:
     """What the records ``sl_dataset`` would learn from are: ``{"kind": "synthetic"}`` (the games follow from
     sl_dataset's params) or ``{"kind": "human", "files": n, "fingerprint": hash of their names and bytes}``
     (the same records give the same file on any machine, wherever they lie)."""
-    from pipeline.engine.records import record_files
-    from pipeline.records_source import NoHumanRecords, find_records
-    from pipeline.sl.dataset import records_fingerprint
+    from pipeline.sl.dataset import records_fingerprint  # torch: loaded only when this runs
 
     try:
         src = find_records(p.records_dir or None, synthetic=p.synthetic)

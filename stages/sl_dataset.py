@@ -12,12 +12,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.params import SLDatasetParams
-from pipeline.runtime import atomic
-from pipeline.sl.records_source import resolve_records
-from pipeline import atomic
+from pipeline.engine.records import record_files
 from pipeline.params import ParamError, SLDatasetParams
-from pipeline.results import write_results
+from pipeline.runtime import atomic
+from pipeline.runtime.results import write_results
+from pipeline.sl.records_source import resolve_records
 from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_dataset"
@@ -29,9 +28,8 @@ def sl_dataset(p: SLDatasetParams, out_dir: str | Path, results_dir: str | Path,
                source_file: str | Path | None = None) -> dict:
     """Find the records (``resolve_records``; none and ``p.synthetic`` false: ``ParamError``), check them against
     ``source_file`` (the records stage's hash), build the dataset in ``out_dir``, write its results."""
-    from pipeline.engine.records import record_files
-    from pipeline.records_source import NoHumanRecords, resolve_records
-    from pipeline.sl.dataset import build_dataset, records_fingerprint
+    from pipeline.sl.dataset import build_dataset, records_fingerprint  # torch: loaded only when this runs
+    from pipeline.sl.records_source import NoHumanRecords
 
     with one_line_errors(STAGE, FileNotFoundError, ValueError):
         try:

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.params import Params
-from pipeline.runtime import atomic
+from pipeline.runtime.results import write_results
 from pipeline.sl import DECISION_NAMES
-from pipeline.results import write_results
 from stages import one_line_errors, run_stage, stage_parser
 
 STAGE = "sl_train"
@@ -25,8 +24,7 @@ def sl_train(params: Params, data_dir: str | Path, model_dir: str | Path, ckpt_d
     """``train_sl`` on ``data_dir`` (registered when ``registry.register``), then the DVC metrics in
     ``results_dir/metrics.json`` (numbers; ``run.json``: the rest) and the epoch curves in
     ``results_dir/curves.csv``."""
-    from pipeline.sl import DECISION_NAMES
-    from pipeline.sl.train import train_sl
+    from pipeline.sl.train import train_sl  # lightning, torch: loaded only when this runs
 
     res = Path(results_dir)
     res.mkdir(parents=True, exist_ok=True)

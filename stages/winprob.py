@@ -10,21 +10,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.net.inference import resolve_inference
 from pipeline.net.model_dir import need_model_dir
 from pipeline.net.modelio import load_model
 from pipeline.params import WinProbParams, dotted
 from pipeline.rl.devices import play_device
-from pipeline.runtime import atomic
-from pipeline.runtime.hardware import Placement, announce, placement_params, play_precision, resolve_bf16
+from pipeline.runtime.hardware import Placement, announce, placement_params
 from pipeline.runtime.progress import progress_bar
+from pipeline.runtime.results import write_results
 from pipeline.selfplay.executor import make_executor
 from pipeline.selfplay.policies import NetSpec
 from pipeline.tracking.lifecycle import tracked_run
 from pipeline.tracking.store import setup_experiment
 from pipeline.value.winprob import fit_table, log_loss, plot_table, simulate
-from pipeline.modelio import need_model_dir
-from pipeline.params import WinProbParams
-from pipeline.results import write_results
 from stages import run_stage, stage_parser
 
 STAGE = "winprob"
@@ -33,14 +31,6 @@ STAGE = "winprob"
 def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Path, progress: bool = True,
                   mlflow: bool = True) -> dict:
     """Simulate greedy self-play games of ``winprob.agent``, fit the table, write JSON + Fig. 5."""
-    from pipeline.hardware import Placement, announce, placement_params
-    from pipeline.inference import resolve_inference
-    from pipeline.modelio import load_model
-    from pipeline.progress import progress_bar
-    from pipeline.rl.devices import play_device
-    from pipeline.rl.executor import make_executor
-    from pipeline.rl.policies import NetSpec
-    from pipeline.rl.winprob import fit_table, log_loss, plot_table, simulate
 
     results_dir = Path(results_dir)
     need_model_dir(Path(wp.agent), "winprob.agent")

@@ -17,7 +17,7 @@ SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/p
 
 def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
     """The agent named by ``spec``; model agents play greedily (their forward passes in the ``inference`` setup,
-    ``pipeline.inference``), search agents by search.
+    ``pipeline.net.inference``), search agents by search.
 
     Raises ``ValueError`` with a one-line message for an unknown spec or a directory
     that holds no saved model.

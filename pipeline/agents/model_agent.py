@@ -13,9 +13,8 @@ import torch
 
 from ..engine import Observation
 from ..net.encoding import NUM_TOKENS, decisions, encode, legal_masks
+from ..net.inference import FP32, Inference, resolve_inference
 from ..net.model import KoiKoiNet
-from ..inference import FP32, Inference, resolve_inference
-from ..model import KoiKoiNet
 from .base import Agent
 
 # Observations per forward pass on a CPU: a duel's 512 games at once made 512-sample passes whose activations

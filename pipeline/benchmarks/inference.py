@@ -1,4 +1,4 @@
-"""Forward speed of each inference setup (``pipeline.inference``): decisions per CPU-second of the paper-size
+"""Forward speed of each inference setup (``pipeline.net.inference``): decisions per CPU-second of the paper-size
 network on encoded random-game observations, at several batch sizes, each setup's ratio to fp32 measured in the
 same run, with the CPU's name and flags."""
 
@@ -9,13 +9,13 @@ import statistics
 import time
 
 from ..cli import UserError, int_range
-from ..net.encoding import decisions, encode
+from ..net.encoding import encode
+from ..net.inference import SETUPS, resolve_inference
+from ..runtime.hardware import cpu_name
 from .encode import collect_observations
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..inference import SETUPS
-
     p.add_argument("--batch", type=int_range(1), nargs="+", default=[16, 64, 256],
                    help="samples per forward pass, one or more (default 16 64 256)")
     p.add_argument("--setups", nargs="+", choices=(*SETUPS, "auto"), default=list(SETUPS),
@@ -33,8 +33,6 @@ def cpu_summary() -> dict:
     from pathlib import Path
 
     import torch
-
-    from ..hardware import cpu_name
 
     try:
         flags = set(Path("/proc/cpuinfo").read_text().split())
@@ -60,13 +58,11 @@ def _rate(run, x, d, seconds: float, rounds: int) -> float:
 def run(args: argparse.Namespace) -> dict:
     import torch
 
-    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
-    from ..net.modelio import load_model  # torch: loaded only when this runs
-    from ..encoding import encode
-    from ..inference import resolve_inference
-    from ..model import KoiKoiNet, ModelConfig
-    from ..modelio import load_model
-    from .encode import collect_observations
+    from ..net.model import (  # torch: loaded only when this runs  # torch: loaded only when this runs
+        KoiKoiNet,
+        ModelConfig,
+    )
+    from ..net.modelio import load_model  # torch: loaded only when this runs  # torch: loaded only when this runs
 
     if args.seconds <= 0:
         raise UserError(f"--seconds must be > 0, got {args.seconds}")

@@ -8,17 +8,18 @@ import time
 from ..cli import UserError, float_range, int_range
 from ..engine import DISCARD, GameState
 from ..net.encoding import encode
-from ..runtime.hardware import gpu_available, resolve_bf16
+from ..net.inference import CHOICES, resolve_inference
+from ..runtime.hardware import gpu_available
 from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
 from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import RolloutSpec
+from .encode import collect_observations
+from .inference import cpu_summary
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..inference import CHOICES
-
     p.add_argument("--games", type=int_range(1), default=1024, help="self-play games per setup (default 1024)")
     p.add_argument("--threads", type=int_range(1), default=2,
                    help="workers (processes or Ray tasks), one torch thread each (default 2)")
@@ -30,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="games played at once per worker (default 64)")
     p.add_argument("--inference", nargs="+", choices=CHOICES, default=["auto"],
                    help="inference setups to measure, one after the other in this run (default auto); fp32 is "
-                        "always measured too, as the ratios' base (pipeline/inference.py)")
+                        "always measured too, as the ratios' base (pipeline/net/inference.py)")
     p.add_argument("--epsilon", type=float_range(0.0, 1.0), default=0.0,
                    help="exploration rate of both seats (default 0)")
     p.add_argument("--rollout", type=float_range(0.0, 1.0), default=0.0,
@@ -45,9 +46,7 @@ def _warm(args: tuple) -> int:
     spec, setup, device = args
     import torch
 
-    from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)
-    from ..rl.selfplay import play_job  # noqa: F401  (the imports a play job needs, before the clock)
-    from .encode import collect_observations
+    from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)  # noqa: F401  (the imports a play job needs, before the clock)
 
     player = spec.player(setup, device)
     obs = collect_observations(64, 0)
@@ -63,8 +62,6 @@ def forward_benchmark(args: tuple) -> float:
     import numpy as np
     import torch
 
-    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
-    from ..engine import DISCARD, GameState
 
     rng = np.random.default_rng(0)
     obs = []
@@ -77,7 +74,6 @@ def forward_benchmark(args: tuple) -> float:
                 obs.append(s.observation(s.player))
             legal = s.legal_actions()
             s.step(legal[int(rng.integers(len(legal)))])
-    from ..encoding import encode
 
     x = torch.from_numpy(encode(obs))
     return spec.player(setup, device).forward_throughput(x, DISCARD, seconds)
@@ -90,11 +86,8 @@ def run(args: argparse.Namespace) -> dict:
         raise UserError(f"--rollout must be in [0, 1], got {args.rollout}")
     import torch
 
-    from ..hardware import gpu_available
-    from ..inference import resolve_inference
-    from ..model import KoiKoiNet, ModelConfig
-    from ..rl.policies import NetSpec
-    from .inference import cpu_summary
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
 
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
@@ -121,11 +114,6 @@ def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
     """Self-play of ``args.games`` games in ``setup`` on fresh workers, and their pure forward passes."""
     import torch
 
-    from ..progress import progress_bar
-    from ..rl.executor import make_executor
-    from ..rl.rewards import RewardModel
-    from ..rl.rollouts import RolloutSpec
-    from ..rl.selfplay import GameSpec, PlayJob
 
     record = (args.rollout > 0, False)
     games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=record) for i in range(args.games))

@@ -10,8 +10,8 @@ from ..agents import load_agent
 from ..cli import UserError, int_range
 from ..duel.runner import duel_agents, set_torch_threads
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
-from ..encoding import MAX_POINTS, MAX_ROUNDS
-from ..inference import CHOICES, resolve_inference
+from ..net.inference import CHOICES, resolve_inference
+from ..runtime.hardware import Placement, announce, resolve_device
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UserError(str(e)) from None
     set_torch_threads(args.threads)
-    from ..hardware import Placement, announce, resolve_device
 
     try:
         device = resolve_device(args.device, "--device") if args.workers else "cpu"

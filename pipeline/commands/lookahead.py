@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
-from ..runtime.hardware import resolve_bf16
+from ..runtime.hardware import cpu_has_bf16
 from ..value.build_spec import BuildSpec
 
 
@@ -49,10 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..value.build import build_lookahead  # lightning, torch: loaded only when this runs
-    from ..hardware import cpu_has_bf16
-    from ..rl.value_build import build_lookahead
-    from ..rl.value_build_spec import BuildSpec
+    from ..value.build import (
+        build_lookahead,  # lightning, torch: loaded only when this runs  # lightning, torch: loaded only when this runs
+    )
+    from ..value.build_spec import BuildSpec
 
     if args.width % 4:
         raise UserError(f"--width must be a multiple of 4 (the value network's heads), got {args.width}")

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from ..cli import UserError
 from ..duel.runner import set_torch_threads
+from ..engine import GameState
 from ..play.games import Games
+from ..play.guard import LOOPBACK
 from ..play.opponents import MODELS_ROOT, default_opponent, find_models
 
 RECORDS_DIR = "data/played"
@@ -71,8 +73,6 @@ def served_hosts(address: str) -> list[str]:
     """The names a client may call the server by (its ``Host`` header; any other is refused): the address it
     listens on, the loopback names when it listens there, and for every interface this machine's name and
     addresses."""
-    from ..play.guard import LOOPBACK
-
     ip = ipaddress.ip_address(address.split("%")[0])
     hosts = [address, *(LOOPBACK if ip.is_loopback or ip.is_unspecified else ())]
     if ip.is_unspecified:
@@ -115,7 +115,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--opponent: {e}") from None
     set_torch_threads(args.threads)
     if opponent not in ("random", "heuristic"):  # a compiled setup pays its compile now, not in the first reply
-        from ..engine import GameState
 
         state = GameState(seed=0)
         agent.act([state.observation(state.player)])

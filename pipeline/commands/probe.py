@@ -11,8 +11,9 @@ from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
-from ..runtime.hardware import resolve_bf16
+from ..net.inference import resolve_inference
 from ..runtime.progress import progress_bar
+from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
 
@@ -90,20 +91,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_discards(args: argparse.Namespace) -> int:
-    from ..inference import resolve_inference
-    from ..modelio import load_model
-    from ..progress import progress_bar
-    from ..rl.discard_bench import (
+    from ..net.modelio import load_model  # torch: loaded only when this runs
+    from ..probes.discard_bench import (
         bench_document,
         collect_positions,
         rank_correlation,
         reward_models,
         value_positions,
         write_bench,
-    )
-    from ..rl.executor import make_executor
-    from ..rl.policies import NetSpec
-    from ..rl.winprob import WinProbTable
+    )  # torch: loaded only when this runs
+    from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
 
     try:
         net, _ = load_model(args.model)
@@ -139,9 +136,8 @@ def run_discards(args: argparse.Namespace) -> int:
 
 
 def run_discards_score(args: argparse.Namespace) -> int:
-    from ..inference import resolve_inference
-    from ..rl.discard_bench import rank_correlation, read_bench, rebuild
-    from ..rl.lookahead import player_spec
+    from ..probes.discard_bench import rank_correlation, read_bench, rebuild  # torch: loaded only when this runs
+    from ..value.lookahead import player_spec  # torch: loaded only when this runs
 
     try:
         bench = read_bench(args.bench)
@@ -165,20 +161,16 @@ def run(args: argparse.Namespace) -> int:
         return run_discards_score(args)
     import torch
 
-    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
-    from ..net.modelio import load_model  # torch: loaded only when this runs
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs  # torch: loaded only when this runs
     from ..probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
-    from ..probes.rollout_gain import mean_ci, rollout_gain, search_duel  # torch: loaded only when this runs
-    from ..value.lookahead import player_spec  # torch: loaded only when this runs
-    from ..agents.model_agent import NetPlayer
-    from ..inference import resolve_inference
-    from ..modelio import load_model
-    from ..progress import progress_bar
-    from ..rl.lookahead import player_spec
-    from ..rl.probe import mean_ci, rollout_gain, search_duel
-    from ..rl.probe_fit import choice_gain, fit_gain, koikoi_states, search_gain
-    from ..rl.rewards import RewardModel
-    from ..rl.winprob import WinProbTable
+    from ..probes.rollout_gain import (  # torch: loaded only when this runs  # torch: loaded only when this runs
+        mean_ci,
+        rollout_gain,
+        search_duel,
+    )
+    from ..value.lookahead import player_spec  # torch: loaded only when this runs  # torch: loaded only when this runs
+    from ..value.winprob import WinProbTable
 
     if args.probe == "search" and args.games % 2:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 
 from ..agents.base import Agent
 from ..engine import GameState
+from ..net.inference import Inference, resolve_inference
 from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
 from ..selfplay.executor import make_executor
 from .arena import CONCURRENCY, stream_games
-from ..inference import Inference, resolve_inference
 from .stats import DuelResult, search_summary
 
 

@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import hardware
+from ..runtime import hardware
 
 if TYPE_CHECKING:
     import torch
@@ -153,7 +153,7 @@ class _CompiledForward:
 def _compile_trunks(net: nn.Module, setup: Inference) -> None:
     import torch
 
-    from .model import Trunk
+    from .model import Trunk  # torch: loaded only when this runs
 
     # The fused encoder-layer kernel of eval mode fails a stride check under torch.compile (seen with torch
     # 2.13); the compiled graph fuses the same ops itself.

@@ -15,8 +15,6 @@ from torch import nn
 from ..engine import DECISION_NAMES
 from ..engine.cards import MONTH_SWAPS
 from .encoding import NUM_FEATURES, NUM_TOKENS, ROWS, YAKU_NAMES
-from .engine import DECISION_NAMES
-from .engine.cards import MONTH_SWAPS
 from .limits import MAX_FF, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 
 NUM_DECISIONS = 3

@@ -16,6 +16,9 @@ from typing import Any
 
 import yaml
 
+from ..agents.specs import is_search, model_of
+from ..runtime.hardware import resolve_accelerator, resolve_device
+from ..search.spec import belief_model, parse_options
 from .base import ParamError
 from .load import Params
 
@@ -78,8 +81,6 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         return (d / "model.pt").is_file() and (d / "config.json").is_file() if model else d.is_dir()
 
     def need_model(key: str, spec: str) -> None:
-        from ..search.spec import is_search, model_of
-
         model = model_of(spec) if is_search(spec) else spec
         if model in BUILTIN or present(model, model=True):
             return
@@ -103,7 +104,6 @@ def check_needs(params: Params, params_file: str | Path) -> None:
             elif all(a in BUILTIN for a in duels.agents):
                 raise ParamError(f"{source}: duels.search.model strongest needs a model directory in duels.agents "
                                  f"(or duels.search.games 0), got {duels.agents!r}")
-            from ..search.spec import belief_model, parse_options
 
             belief = belief_model(parse_options(duels.search.options))  # the options were checked on loading
             if belief is not None:
@@ -115,8 +115,6 @@ def check_needs(params: Params, params_file: str | Path) -> None:
 
 def _check_devices(params: Params, runs: set[str], source: str) -> None:
     """``cuda`` (or ``gpu``) where torch sees no CUDA GPU, for the stages that run: refused now."""
-    from ..hardware import resolve_accelerator, resolve_device
-
     devices = {"duels": [("duels.device", params.duels.device)],
                "winprob": [("winprob.device", params.winprob.device)],
                "rl_phase1": [("rl.selfplay.device", params.rl.selfplay.device),

@@ -7,14 +7,22 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..engine import DECISION_NAMES
+from ..net.limits import MAX_BATCH, MAX_GAMES
 from ..runtime.fingerprints import fingerprint
 from ..runtime.hardware import DEVICES, PRECISIONS
 from ..selfplay.rewards import REWARD_MODELS
-from .base import Bf16, Count, ParamError, Positive, PositiveFloat, Section, Seed, Share, tuned
-from ..hardware import DEVICES, PRECISIONS
-from ..limits import MAX_BATCH, MAX_GAMES
-from ..rl.rewards import REWARD_MODELS
-from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, Share, tuned
+from .base import (
+    INFERENCE_DOC,
+    Count,
+    InferenceSetup,
+    ParamError,
+    Positive,
+    PositiveFloat,
+    Section,
+    Seed,
+    Share,
+    tuned,
+)
 
 INITS = ("sl", "scratch")
 ALGORITHMS = ("mc_dqn", "rollout_pi")

@@ -12,11 +12,9 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from ..duel.duel_report import key_name
 from ..engine import DECISION_NAMES
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
+from ..net.limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 from ..runtime.hardware import ACCELERATORS, DEVICES, PRECISIONS
 from ..search.spec import parse_options
-from .base import Count, Positive, PositiveFloat, Section, Seed, tuned
-from ..hardware import ACCELERATORS, DEVICES, PRECISIONS
-from ..limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)

@@ -21,8 +21,8 @@ import numpy as np
 from ..agents import Agent
 from ..agents.base import ScoringAgent
 from ..engine import DECISION_NAMES, GameState, Observation, game_to_record, ids_of
-from ..runtime import atomic
 from ..engine.records import TIME_FORMAT
+from ..runtime import atomic
 from . import view
 from .opponents import PoolRef, log
 

@@ -19,10 +19,8 @@ from pathlib import Path
 from ..agents import Agent, load_agent
 from ..agents.specs import BUILTIN, PREFIX, model_of
 from ..duel.duel_report import key_name
-from ..params import ParamError, load_params
-from ..duel.report import key_name
 from ..duel.strongest import strongest
-from ..search.spec import model_of
+from ..params import ParamError, load_params
 
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")

@@ -21,18 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import atomic
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import DISCARD, GAME_OVER, GameState, resample_hidden
-from ..inference import Inference
-from .executor import Executor, report_progress
-from .playout import branch, play_out
-from .policies import NetSpec
-from .probe import mean_ci
-from .rewards import RewardModel
-from .rollouts import round_reward
-from .winprob import WinProbTable
+from ..net.inference import Inference
+from ..runtime import atomic
+from ..selfplay.executor import Executor
+from ..selfplay.playout import branch, play_out
+from ..selfplay.policies import NetSpec
+from ..selfplay.reporting import report_progress
+from ..selfplay.rewards import RewardModel
+from ..selfplay.rollouts import round_reward
+from ..value.winprob import WinProbTable
+from .rollout_gain import mean_ci
 
 FORMAT = "koikoi-discard-bench/1"
 

@@ -24,6 +24,7 @@ import numpy as np
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import GAME_OVER, KOIKOI_DECISION, GameState
+from ..net.inference import FP32, Inference
 from ..net.model import KoiKoiNet
 from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
 from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
@@ -31,13 +32,6 @@ from ..selfplay.batched import Sample
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import Pending, target
 from .rollout_gain import mean_ci, rollout_values
-from ..inference import FP32, Inference
-from ..model import KoiKoiNet
-from .learner import QLearner, SampleBuffer, fit_pass
-from .probe import mean_ci, rollout_values
-from .rewards import RewardModel
-from .rollouts import Pending, target
-from .selfplay import Sample
 
 HOLDOUT = 4  # every 4th game's states are held out
 

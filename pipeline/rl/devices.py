@@ -22,10 +22,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..hardware import Placement, device_name, resolve_device, resolve_precision
-from ..inference import Inference, resolve_inference
+from ..net.inference import Inference, resolve_inference
 from ..params import RLParams
-from ..runtime.hardware import Placement, device_name, play_precision, resolve_bf16, resolve_device, resolve_precision
+from ..runtime.hardware import Placement, device_name, resolve_device, resolve_precision
 
 
 def play_device(value: str, name: str, backend: str = "process") -> str:

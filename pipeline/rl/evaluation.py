@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from ..duel.stats import DuelResult
+from ..net.inference import Inference
 from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
 from ..selfplay.executor import Executor
 from ..selfplay.policies import NetSpec
-from ..inference import Inference
-from ..progress import progress_bar
-from .executor import Executor
-from .policies import NetSpec
-from .selfplay import GameSpec, PlayJob
 
 
 def evaluate(executor: Executor, learner: NetSpec, baseline: NetSpec, games: int, seed: int, inference: Inference,

@@ -29,6 +29,7 @@ from ..runtime import atomic
 from ..runtime.hardware import announce, placement_params
 from ..runtime.memory import bound_kernel_caches, release_free_memory
 from ..runtime.progress import progress_bar
+from ..runtime.results import write_results
 from ..selfplay.batched import GameSpec, PlayJob, PlayResult
 from ..selfplay.executor import Executor, make_executor
 from ..selfplay.policies import NetSpec
@@ -36,13 +37,6 @@ from ..selfplay.rewards import RewardModel
 from ..tracking.bookkeeping import write_curve
 from ..value.winprob import WinProbTable, fit_table, simulate
 from .algorithms import algorithm_for
-from .. import atomic
-from ..bookkeeping import write_curve
-from ..engine import DECISION_NAMES
-from ..hardware import announce, placement_params
-from ..memory import bound_kernel_caches, release_free_memory
-from ..modelio import load_model, save_model
-from ..results import write_results
 from .devices import execution_key, resolve_devices
 from .evaluation import curve_row, evaluate
 from .experience import Replay

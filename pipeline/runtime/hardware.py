@@ -177,7 +177,7 @@ def device_name(device: str) -> str:
 @dataclass(frozen=True)
 class Placement:
     """Where one part of a stage runs: ``role`` (learner, selfplay, train, play) on ``device`` (cpu | cuda) in
-    ``precision`` (Lightning's for training, the ``pipeline.inference`` setup for play); ``auto``: its param said
+    ``precision`` (Lightning's for training, the ``pipeline.net.inference`` setup for play); ``auto``: its param said
     auto."""
 
     role: str

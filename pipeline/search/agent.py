@@ -9,12 +9,10 @@ import numpy as np
 from ..agents.base import Agent
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
+from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..value.lookahead import LookaheadSpec
 from ..value.winprob import WinProbTable
-from ..rl.lookahead import LookaheadSpec
-from ..rl.policies import NetSpec
-from ..rl.rewards import RewardModel
 from .player import SearchPlayer, SearchSpec
 from .spec import SearchOptions, belief_model, parse_search
 

@@ -31,15 +31,11 @@ import numpy as np
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
+from ..net.inference import Inference
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..value.lookahead import LookaheadPlayer, LookaheadSpec
-from ..inference import Inference
-from ..rl.lookahead import LookaheadPlayer, LookaheadSpec
-from ..rl.playout import branch, play_out
-from ..rl.policies import NetSpec
-from ..rl.rewards import RewardModel
 from .belief import all_deals, batched_log_weights
 from .spec import SearchOptions
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..agents.base import PlayerSpec, legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
-from ..inference import FP32, Inference
+from ..net.inference import FP32, Inference
 from .playout import Playout, branch, finished, pending_groups
 from .reporting import report_progress
 from .rewards import RewardModel

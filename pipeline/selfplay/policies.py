@@ -9,9 +9,8 @@ from dataclasses import dataclass, replace
 import torch
 
 from ..agents.model_agent import NetPlayer
+from ..net.inference import Inference
 from ..net.model import KoiKoiNet, ModelConfig
-from ..inference import Inference
-from ..model import KoiKoiNet, ModelConfig
 
 
 @dataclass(frozen=True)

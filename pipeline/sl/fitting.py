@@ -13,12 +13,8 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
 from ..net.model import KoiKoiNet, ModelConfig
 from ..runtime.progress import on_terminal
-from ..runtime.train_guards import AtomicCheckpointIO, guards
+from ..runtime.train_guards import AtomicCheckpointIO, guards, read_checkpoint
 from ..tracking import bookkeeping
-from .. import bookkeeping
-from ..model import KoiKoiNet, ModelConfig
-from ..progress import on_terminal
-from ..train_guards import AtomicCheckpointIO, guards, read_checkpoint
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .datamodule import SLDataModule

@@ -30,12 +30,11 @@ from ..runtime.hardware import (
     resolve_precision,
     torch_device,
 )
+from ..runtime.train_guards import read_checkpoint
 from ..tracking import bookkeeping
 from ..tracking.lifecycle import ending_runs, owner_tags
 from ..tracking.lineage import log_sl_dataset, sl_dataset
 from ..tracking.store import setup_experiment, tracking_uri
-from ..runstate import ending_runs, owner_tags
-from ..train_guards import read_checkpoint
 from .datamodule import SLDataModule
 from .dataset import SampleSet, load_info
 from .fitting import RunInfo, fit

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..engine import DECISION_NAMES
+from ..net.inference import resolve_inference
 from ..net.model import ModelConfig
 from ..net.modelio import load_model, save_model
 from ..net.value_model import HEADS, ValueNet
@@ -27,11 +28,6 @@ from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from .build_spec import BuildSpec
 from .fit import ValueFit, fit_value
-from ..inference import resolve_inference
-from ..model import ModelConfig
-from ..modelio import load_model, save_model
-from ..value_model import HEADS, ValueNet
-from .executor import make_executor
 from .lookahead import lookahead_meta
 from .samples import ValueSample, encode_samples, value_samples
 from .winprob import WinProbTable

@@ -28,18 +28,12 @@ from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import DECISION_NAMES, Observation, determinize
 from ..net.encoding import encode
+from ..net.inference import FP32, Inference
 from ..net.model import ModelConfig
 from ..net.modelio import load_model, load_value
 from ..net.value_model import HEADS, ValueNet
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel, terminal_reward
-from ..inference import FP32, Inference
-from ..model import ModelConfig
-from ..modelio import load_model, load_value
-from ..value_model import HEADS, ValueNet
-from .policies import NetSpec
-from .rewards import RewardModel
-from .value import terminal_reward
 from .winprob import WinProbTable
 
 

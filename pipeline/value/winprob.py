@@ -17,13 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..net.inference import FP32, Inference
 from ..runtime import atomic
 from ..selfplay.batched import GameOutcome, GameSpec, PlayJob
 from ..selfplay.rewards import game_outcome
-from .. import atomic
-from ..inference import FP32, Inference
-from .rewards import game_outcome
-from .selfplay import GameOutcome
 
 TABLE_FILE = "winprob.json"
 

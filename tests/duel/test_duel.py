@@ -194,9 +194,8 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
     from pipeline.agents.model_agent import ModelAgent
     from pipeline.duel.runner import play_duel
     from pipeline.duel.stats import DuelResult
+    from pipeline.net.inference import FP32
     from pipeline.net.model import KoiKoiNet
-    from pipeline.inference import FP32
-    from pipeline.model import KoiKoiNet, ModelConfig
     from pipeline.rl.evaluation import curve_row, evaluate
     from pipeline.selfplay.executor import InlineExecutor
     from pipeline.selfplay.policies import NetSpec

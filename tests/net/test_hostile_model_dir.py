@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from pipeline import modelio
 from pipeline.agents import load_agent
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import load_model, load_value, save_model
-from pipeline.value_model import ValueNet
+from pipeline.net import modelio
+from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.modelio import load_model, load_value, save_model
+from pipeline.net.value_model import ValueNet
 
 SMALL = dict(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 

@@ -1,4 +1,4 @@
-"""The one inference path (``pipeline.inference``): which setup ``auto`` picks per device, what ``prepare`` builds,
+"""The one inference path (``pipeline.net.inference``): which setup ``auto`` picks per device, what ``prepare`` builds,
 a compile that falls back with one line, and the fast setups choosing what fp32 chooses on a trained network."""
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline import hardware, inference
 from pipeline.agents.heuristic import HeuristicAgent
 from pipeline.agents.model_agent import NetPlayer
-from pipeline.encoding import decisions, encode, legal_masks
 from pipeline.engine import GAME_OVER, GameState
-from pipeline.inference import FP32, SETUPS, Inference, resolve_inference
-from pipeline.model import KoiKoiNet, ModelConfig, Trunk
+from pipeline.net import inference
+from pipeline.net.encoding import decisions, encode, legal_masks
+from pipeline.net.inference import FP32, SETUPS, Inference, resolve_inference
+from pipeline.net.model import KoiKoiNet, ModelConfig, Trunk
+from pipeline.runtime import hardware
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,7 +141,7 @@ def test_bf16_setups_choose_what_fp32_chooses_on_a_trained_network(trained, setu
 
 @pytest.mark.skipif(not (ROOT / "models/sl/model.pt").is_file(), reason="no models/sl: run `make repro` first")
 def test_bf16_weights_choose_what_fp32_chooses_on_the_sl_model():
-    from pipeline.modelio import load_model
+    from pipeline.net.modelio import load_model
 
     net, _ = load_model(ROOT / "models/sl")
     obs, _ = heuristic_states(6, 6000)

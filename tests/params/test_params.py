@@ -89,7 +89,7 @@ def test_a_wrong_type_is_named(key, value, what):
     ("duels.games", 101, "must be even (each deal is played from both seats)"),
     ("tune.startup_trials", -1, "must be >= 0"),
     ("winprob.workers", 65, "must be <= 64"),
-    # upper limits on sizes (pipeline/limits.py): a value past them would exhaust memory or never end
+    # upper limits on sizes (pipeline/net/limits.py): a value past them would exhaust memory or never end
     ("sl_train.width", 1_000_000, "must be <= 4096"),
     ("sl_train.layers", 10_000, "must be <= 32"),
     ("sl_train.ff", 2**20, "must be <= 16384"),

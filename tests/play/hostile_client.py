@@ -193,8 +193,8 @@ def tiny_models(root: Path, n: int = MODELS) -> None:
     """``n`` saved untrained models (width 16, one layer) under ``root``: real model opponents, fast."""
     import torch
 
-    from pipeline.model import KoiKoiNet, ModelConfig
-    from pipeline.modelio import save_model
+    from pipeline.net.model import KoiKoiNet, ModelConfig
+    from pipeline.net.modelio import save_model
 
     for i in range(n):
         torch.manual_seed(i)

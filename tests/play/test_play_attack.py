@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from hostile_client import leaked
 from test_play_api import BASE, play_out
 
-from pipeline.model import KoiKoiNet
+from pipeline.net.model import KoiKoiNet
 from pipeline.play.app import create_app
 from pipeline.play.games import Games
 from pipeline.play.guard import MAX_BODY

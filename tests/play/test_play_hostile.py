@@ -17,9 +17,7 @@ from pipeline.net.encoding import MAX_POINTS
 from pipeline.play.app import create_app
 from pipeline.play.game_session import shown
 from pipeline.play.games import MAX_SEED, Games
-from pipeline.play.opponents import Opponents
 from pipeline.play.opponents import Opponents, networks
-from pipeline.play.session import shown
 
 
 def one_line_json(r, status: int | None = None) -> str:

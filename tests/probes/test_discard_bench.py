@@ -1,4 +1,4 @@
-"""The discard benchmark (``pipeline.rl.discard_bench``, ``koikoi probe discards``): positions rebuilt exactly
+"""The discard benchmark (``pipeline.probes.discard_bench``, ``koikoi probe discards``): positions rebuilt exactly
 from the file, reproducible, valued only by what the deciding player sees, scored by rank correlation."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import DISCARD, resample_hidden
-from pipeline.inference import FP32
-from pipeline.rl.discard_bench import (
+from pipeline.net.inference import FP32
+from pipeline.probes.discard_bench import (
     bench_document,
     collect_positions,
     position_rng,
@@ -25,10 +25,10 @@ from pipeline.rl.discard_bench import (
     value_positions,
     write_bench,
 )
-from pipeline.rl.executor import InlineExecutor
-from pipeline.rl.policies import NetSpec
-from pipeline.rl.probe import rollout_values
-from pipeline.rl.winprob import WinProbTable
+from pipeline.probes.rollout_gain import rollout_values
+from pipeline.selfplay.executor import InlineExecutor
+from pipeline.selfplay.policies import NetSpec
+from pipeline.value.winprob import WinProbTable
 
 TABLE = WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.2]] * 8)
 K = 4

@@ -14,8 +14,7 @@ import pytest
 import torch
 
 from pipeline.agents.model_agent import NetPlayer
-from pipeline.hardware import resolve_precision
-from pipeline.inference import FP32, Inference
+from pipeline.net.inference import FP32, Inference
 from pipeline.params import parse_params
 from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, fit_pass

@@ -10,8 +10,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from pipeline import hardware
-from pipeline.inference import resolve_inference
+from pipeline.net.inference import resolve_inference
 from pipeline.params import ParamError, parse_params
 from pipeline.rl import devices
 from pipeline.rl.phase_state import PhaseConfig, phase_fingerprint

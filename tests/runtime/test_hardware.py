@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from pipeline.net.inference import resolve_inference
 from pipeline.runtime import hardware
-from pipeline import hardware
-from pipeline.inference import resolve_inference
 
 
 @pytest.fixture

@@ -15,13 +15,13 @@ from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.engine import DECISION_NAMES, DISCARD, GameState, Observation, determinize, ids_of, resample_hidden
 from pipeline.engine.cards import MONTH_MASK
-from pipeline.model import KoiKoiNet, ModelConfig
-from pipeline.modelio import save_model
-from pipeline.rl.playout import branch, play_out
-from pipeline.rl.rewards import RewardModel
+from pipeline.net.model import KoiKoiNet, ModelConfig
+from pipeline.net.modelio import save_model
 from pipeline.search.belief import all_deals, deal_count, draws_left, log_weights, opponent_decisions
 from pipeline.search.player import SearchPlayer
 from pipeline.search.spec import SearchOptions, parse_options, parse_search
+from pipeline.selfplay.playout import branch, play_out
+from pipeline.selfplay.rewards import RewardModel
 
 ALL = tuple(range(len(DECISION_NAMES)))
 

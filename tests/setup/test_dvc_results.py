@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.results import split_results, write_results
+from pipeline.runtime.results import split_results, write_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,7 +64,7 @@ def test_other_records_make_dvc_build_the_dataset_again(tmp_path):
     import shutil
     import sys
 
-    from pipeline.records_source import synthesize_records
+    from pipeline.sl.records_source import synthesize_records
 
     project = tmp_path / "project"
     for package in ("pipeline", "stages"):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.hardware import gpu_available
 from pipeline.params import ParamError, load_params, read_doc, with_overrides
 from pipeline.params.needs import check_needs, stage_outputs
+from pipeline.runtime.hardware import gpu_available
 from stages.params_check import main as params_check_main
 
 ROOT = Path(__file__).resolve().parents[2]

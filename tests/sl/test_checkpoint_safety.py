@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from pipeline.runtime.train_guards import AtomicCheckpointIO, read_checkpoint
 from pipeline.sl.train import _resume_point
-from pipeline.train_guards import AtomicCheckpointIO, read_checkpoint
 
 
 class Planted:

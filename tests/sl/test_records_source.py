@@ -14,9 +14,8 @@ import yaml
 
 from pipeline.engine import replay_dir
 from pipeline.params import read_doc, with_overrides
+from pipeline.runtime.results import read_run, split_results
 from pipeline.sl import records_source as rs
-from stages import sl_dataset
-from pipeline.results import read_run, split_results
 from stages import records, sl_dataset
 
 REFUSED = "http://127.0.0.1:9/koikoi.tar.gz"  # the discard port: connection refused at once

@@ -123,7 +123,7 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
 def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeypatch):
     import shutil
 
-    from pipeline.results import read_run, split_results
+    from pipeline.runtime.results import read_run, split_results
     from stages import sl_train
 
     data, _ = two_game_dataset

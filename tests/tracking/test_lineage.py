@@ -141,7 +141,8 @@ def test_stages_of_one_dvc_process_share_a_pipeline_run(tmp_path):
 
 
 def test_the_execution_run_names_its_git_commit(tmp_path, monkeypatch):
-    from pipeline.executions import GIT_COMMIT, record_stage
+    from pipeline.tracking.executions import GIT_COMMIT
+    from pipeline.tracking.stage_record import record_stage
 
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
