@@ -36,6 +36,13 @@ def _on_sigint(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # as signal.default_int_handler does
 
 
+def check_interrupted() -> None:
+    """Raise the Ctrl-C an import swallowed: an optional import's ``except ImportError`` can catch the error an
+    interrupted C extension raises, and the program would go on as if no signal came."""
+    if _sigint_seen:
+        raise KeyboardInterrupt
+
+
 def _interrupted(kind: type, value: BaseException, tb: object, _default=_sys.excepthook) -> None:
     if not (issubclass(kind, KeyboardInterrupt) or _sigint_seen):
         return _default(kind, value, tb)

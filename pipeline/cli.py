@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from . import commands
+from . import check_interrupted, commands
 from .params import ParamError
 
 
@@ -120,11 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns its exit code (2 for a usage error, 0 after --help or --version)."""
+    check_interrupted()  # a Ctrl-C during the imports above
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:  # argparse has printed the error, the help or the version
         return int(e.code or 0)
     try:
+        check_interrupted()
         return int(args.func(args) or 0)
     except (UserError, ParamError) as e:
         command = " ".join(filter(None, (args.command, getattr(args, "target", None))))

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pipeline import check_interrupted
 from pipeline.params import ParamError, load_params
 from pipeline.tracking.lifecycle import stage_exit
 from pipeline.tracking.stage_record import record_stage
@@ -52,6 +53,7 @@ def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception],
     result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
     as ``name`` (default: ``stage``)."""
     with stage_exit(stage):
+        check_interrupted()  # a Ctrl-C during the imports an optional import swallowed
         params = load_params()
         with one_line_errors(stage, *errors):
             result = work(params)

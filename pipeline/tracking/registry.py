@@ -131,8 +131,8 @@ def log_model(model_dir: str | Path, register: bool = False, weights_from: str |
             data.mkdir()
             for f in (MODEL_FILE, CONFIG_FILE):  # not the checkpoints beside them
                 shutil.copy2(Path(model_dir) / f, data / f)
-            code = Path(tmp) / "pipeline"
-            shutil.copytree(Path(__file__).resolve().parent, code, ignore=shutil.ignore_patterns("__pycache__"))
+            code = Path(tmp) / "pipeline"  # the whole package, not this module's subpackage
+            shutil.copytree(Path(__file__).resolve().parents[1], code, ignore=shutil.ignore_patterns("__pycache__"))
             info = mlflow.pyfunc.log_model(
                 name=model_name(meta), loader_module=__name__, data_path=str(data), code_paths=[str(code)],
                 signature=signature(), input_example=input_example(),

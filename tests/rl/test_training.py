@@ -155,8 +155,11 @@ def test_unknown_reward_and_missing_inputs(project, params):
 
 @pytest.mark.parametrize("init", ["sl", "scratch"])
 def test_initialisation_from_sl_or_scratch(project, params, init):
-    params["rl"]["init"], params["rl"]["phase1"]["loops"] = init, 0
-    out = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    params["rl"]["init"] = init
+    p = parse_params(params)  # no loop: what phase 1 starts from (params_check refuses 0 loops in params.yaml)
+    rl = p.rl.model_copy(update={"phase1": p.rl.phase1.model_copy(update={"loops": 0})})
+    out = rl_stage(1, "point", p.model_copy(update={"rl": rl}), PhasePaths.layout(1, "point"), progress=False,
+                   mlflow=False)
     assert out["loops"] == 0 and out["global_loops"] == 0
     sl = torch.load(project / "models/sl/model.pt")
     rl = torch.load(project / "models/rl_phase1/point/model.pt")

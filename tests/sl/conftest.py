@@ -31,15 +31,3 @@ def two_game_dataset(two_records, tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("sl")
     metrics = build_dataset(two_records, out, val_fraction=0.5, seed=0, source="test", progress=False)
     return out, metrics
-
-
-@pytest.fixture(scope="session")
-def synthetic_dataset(tmp_path_factory) -> Path:
-    """Three heuristic self-play games as a dataset: for tests that must run without the human records."""
-    from pipeline.sl.dataset import build_dataset
-    from pipeline.sl.records_source import synthesize_records
-
-    d = tmp_path_factory.mktemp("synthetic")
-    synthesize_records(d / "records", 3, seed=0, progress=False)
-    build_dataset(d / "records", d / "sl", val_fraction=0.34, seed=0, source="synthetic", progress=False)
-    return d / "sl"

@@ -25,7 +25,7 @@ import pathlib, sys, time
 import alembic, mlflow, optuna, sqlalchemy
 import mlflow.store.tracking.sqlalchemy_store
 from pipeline.cli import main
-from pipeline.tune import runs, session, study
+from pipeline.tune import runs, study, tuning_session
 ready, go = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 ready.touch()
 while not go.exists():

@@ -8,6 +8,7 @@ import torch
 from tiny import TINY as TINY_VALUE
 
 from pipeline.engine import GAME_OVER, KOIKOI_DECISION, STOP, GameState, determinize
+from pipeline.net.inference import FP32
 from pipeline.net.value_model import ValueNet
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
 from pipeline.selfplay.policies import NetSpec
@@ -42,7 +43,7 @@ def states_with_a_call(n: int = 3):
 
 def test_values_depend_only_on_the_observation(make_net):
     point = RewardModel("point", 1.0)
-    player = LookaheadPlayer(NetSpec.from_net(make_net(0), "p").player(False, "cpu"), value_net(), point, 0.5, 1.0)
+    player = LookaheadPlayer(NetSpec.from_net(make_net(0), "p").player(FP32, "cpu"), value_net(), point, 0.5, 1.0)
     rng = np.random.default_rng(1)
     for seed in range(5):
         s = GameState(seed=seed)
@@ -55,7 +56,7 @@ def test_values_depend_only_on_the_observation(make_net):
 
 def test_stop_is_valued_exactly(make_net):
     point = RewardModel("point", 1.0)
-    player = LookaheadPlayer(NetSpec.from_net(make_net(0), "p").player(False, "cpu"), value_net(), point, 1.0, 0.0)
+    player = LookaheadPlayer(NetSpec.from_net(make_net(0), "p").player(FP32, "cpu"), value_net(), point, 1.0, 0.0)
     for s in states_with_a_call():
         q = player.action_scores([s.observation(s.player)])[0]
         assert q[STOP] == s.yaku_points(s.player)  # stopping takes the yaku points, no estimate
