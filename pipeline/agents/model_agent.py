@@ -29,6 +29,8 @@ class NetPlayer:
     Under ``fp32`` and ``autocast`` the player runs ``net`` itself, in eval mode for the call, giving its mode back,
     so a learner may share it; the other setups play a prepared copy of the weights ``net`` has now."""
 
+    sample = False  # greedy (an anchored learner in training samples: selfplay.anchored)
+
     def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, inference: Inference = FP32,
                  device: str | None = None) -> None:
         if device is not None:

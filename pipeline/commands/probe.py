@@ -87,6 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     score.add_argument("--bench", required=True, help="the benchmark file (koikoi probe discards)")
     score.add_argument("--reward", choices=("point", "wp"), default=None,
                        help="values to score against (default: wp where the benchmark has it, else point)")
+    score.add_argument("--advantage", action="store_true",
+                       help="score an anchored model's advantage alone (rl.algorithm advantage), not its policy")
     p.set_defaults(func=run)
 
 
@@ -136,21 +138,16 @@ def run_discards(args: argparse.Namespace) -> int:
 
 
 def run_discards_score(args: argparse.Namespace) -> int:
-    from ..probes.discard_bench import rank_correlation, read_bench, rebuild  # torch: loaded only when this runs
-    from ..value.lookahead import player_spec  # torch: loaded only when this runs
+    from ..probes.discard_bench import read_bench, score_model  # torch: loaded only when this runs
 
     try:
         bench = read_bench(args.bench)
         if args.reward and args.reward not in bench["rewards"]:
             raise ValueError(f"{args.bench}: no {args.reward} values (it has {', '.join(bench['rewards'])})")
-        player = player_spec(args.model, args.model).player(resolve_inference("auto"), "cpu")
+        scores = score_model(args.model, bench, args.reward, args.advantage)
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
-    obs = [rebuild(p["game_seed"], p["history"]) for p in bench["positions"]]
-    q = player.values([s.observation(s.player) for s in obs]) if obs else []
-    scores = [row[p["legal"]] for row, p in zip(q, bench["positions"])]
-    print(json.dumps({"model": args.model, "bench": args.bench,
-                      **rank_correlation(bench, scores, args.reward)}))
+    print(json.dumps({"model": args.model, "bench": args.bench, **scores}))
     return 0
 
 

@@ -1,4 +1,5 @@
-"""What a model directory holds (``model.pt`` + ``config.json``, and ``value.pt`` beside a lookahead's policy),
+"""What a model directory holds (``model.pt`` + ``config.json``, and ``value.pt`` beside a lookahead's policy,
+``advantage.pt`` beside an anchored model's SL policy),
 told without torch: ``modelio`` reads and writes them."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from pathlib import Path
 MODEL_FILE = "model.pt"
 CONFIG_FILE = "config.json"
 VALUE_FILE = "value.pt"
+ADVANTAGE_FILE = "advantage.pt"  # an anchored model's advantage network (rl.algorithm: advantage)
 
 
 def is_model_dir(directory: str | Path) -> bool:

@@ -1,5 +1,6 @@
 """Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
-model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config").
+model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config"), and for
+an anchored model (``rl.algorithm: advantage``) ``advantage.pt``, its advantage network ("advantage_config").
 
 A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
 ``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage.
@@ -16,14 +17,16 @@ from pathlib import Path
 import torch
 
 from ..runtime import atomic
+from .advantage_model import AdvantageNet
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
-from .model_dir import CONFIG_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
+from .model_dir import ADVANTAGE_FILE, CONFIG_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
 from .value_model import ValueNet
 
 
-def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None) -> Path:
-    """Write ``net`` (and ``value``, if any) to ``directory`` (created if needed); returns the directory.
+def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None,
+               advantage: AdvantageNet | None = None) -> Path:
+    """Write ``net`` (and ``value``, ``advantage``, if any) to ``directory`` (created if needed); returns it.
 
     Each file is written beside its target and renamed over it, so a kill leaves the old file or the
     new one, never a truncated one (the weights go first: a config always describes whole weights)."""
@@ -32,12 +35,14 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
     doc = {"config": net.config.to_dict(), "meta": meta}
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
-    if value is not None:
-        atomic.torch_save({k: v.detach().cpu() for k, v in value.state_dict().items()}, d / VALUE_FILE)
-        doc["value_config"] = value.config.to_dict()
+    for extra, key, name in ((value, "value_config", VALUE_FILE), (advantage, "advantage_config", ADVANTAGE_FILE)):
+        if extra is not None:
+            atomic.torch_save({k: v.detach().cpu() for k, v in extra.state_dict().items()}, d / name)
+            doc[key] = extra.config.to_dict()
     atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
-    if value is None:
-        (d / VALUE_FILE).unlink(missing_ok=True)  # the config no longer describes one
+    for extra, name in ((value, VALUE_FILE), (advantage, ADVANTAGE_FILE)):
+        if extra is None:
+            (d / name).unlink(missing_ok=True)  # the config no longer describes one
     return d
 
 
@@ -74,26 +79,37 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
 
 def load_value(directory: str | Path) -> ValueNet | None:
     """The model directory's afterstate value network (CPU, eval mode), or None when it has none."""
+    return _load_extra(directory, "value_config", VALUE_FILE, ValueNet, "value")
+
+
+def load_advantage(directory: str | Path) -> AdvantageNet | None:
+    """The model directory's advantage network (CPU, eval mode), or None when it has none."""
+    return _load_extra(directory, "advantage_config", ADVANTAGE_FILE, AdvantageNet, "advantage")
+
+
+def _load_extra(directory: str | Path, key: str, name: str, cls: Callable[[ModelConfig], torch.nn.Module],
+                what: str) -> torch.nn.Module | None:
     d = Path(directory)
     try:
         doc = json.loads((d / CONFIG_FILE).read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
-    if "value_config" not in doc:
+    if key not in doc:
         return None
     fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
-    if not (d / VALUE_FILE).is_file():
-        raise ValueError(f"{d / CONFIG_FILE} describes a value network but {d / VALUE_FILE} is missing: {fix}")
+    if not (d / name).is_file():
+        raise ValueError(f"{d / CONFIG_FILE} describes a{'n' if what[0] in 'aeiou' else ''} {what} network but "
+                         f"{d / name} is missing: {fix}")
     try:
-        config = ModelConfig.from_dict(doc["value_config"])
+        config = ModelConfig.from_dict(doc[key])
     except (TypeError, ValueError) as e:
-        raise ValueError(f"bad value config in {d / CONFIG_FILE}: {e}") from None
+        raise ValueError(f"bad {what} config in {d / CONFIG_FILE}: {e}") from None
     try:
-        check_size(lambda: ValueNet(config), d / VALUE_FILE, d / CONFIG_FILE, fix)
-        net = ValueNet(config)
-        net.load_state_dict(read_weights(d / VALUE_FILE, fix))
+        check_size(lambda: cls(config), d / name, d / CONFIG_FILE, fix)
+        net = cls(config)
+        net.load_state_dict(read_weights(d / name, fix))
     except (TypeError, RuntimeError) as e:
-        raise ValueError(f"value {d / VALUE_FILE} does not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
+        raise ValueError(f"{what} {d / name} does not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
                          f"{fix}") from None
     return net.eval()
 

@@ -24,14 +24,16 @@ import numpy as np
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import DISCARD, GAME_OVER, GameState, resample_hidden
-from ..net.inference import Inference
+from ..net.inference import Inference, resolve_inference
 from ..runtime import atomic
+from ..selfplay.anchored import AnchoredPlayer
 from ..selfplay.executor import Executor
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.reporting import report_progress
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import round_reward
+from ..value.lookahead import player_spec
 from ..value.winprob import WinProbTable
 from .rollout_gain import mean_ci
 
@@ -219,3 +221,16 @@ def rank_correlation(bench: dict, scores: Sequence[Sequence[float]], reward: str
     return {"reward": reward, "positions": len(positions), "ranked": len(rhos), "spearman": rho,
             "spearman_ci95": rho_ci, "regret": regret, "regret_ci95": regret_ci,
             "best_rate": best / len(positions) if positions else float("nan")}
+
+
+def score_model(model_dir: str | Path, bench: dict, reward: str | None = None, advantage: bool = False,
+                inference: Inference | None = None) -> dict:
+    """``rank_correlation`` of a saved model's scores of the benchmark's discards: its policy's (what it plays by),
+    or with ``advantage`` an anchored model's advantage alone (``ValueError`` for a model without one)."""
+    player = player_spec(model_dir, str(model_dir)).player(inference or resolve_inference("auto"), "cpu")
+    if advantage and not isinstance(player, AnchoredPlayer):
+        raise ValueError(f"{model_dir} has no advantage network (advantage.pt)")
+    states = [rebuild(p["game_seed"], p["history"]) for p in bench["positions"]]
+    score = player.advantages if advantage else player.values
+    q = score([s.observation(s.player) for s in states]) if states else []
+    return rank_correlation(bench, [row[p["legal"]] for row, p in zip(q, bench["positions"])], reward)

@@ -13,11 +13,12 @@ from collections.abc import Iterator, Sequence
 import lightning.pytorch as pl
 import numpy as np
 import torch
+from torch import nn
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from ..engine import DECISION_NAMES
 from ..net.encoding import encode
-from ..net.model import KoiKoiNet, swap_months
+from ..net.model import swap_months
 from ..runtime.progress import on_terminal
 from ..runtime.train_guards import guards
 from ..selfplay.batched import Sample
@@ -101,30 +102,61 @@ def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
     return x, d, a, r, t, t > 0  # distribution targets: > 0 on the branched actions
 
 
-class PolicyLearner(pl.LightningModule):
-    """The policy network's learner: each mini-batch's loss is the RL algorithm's (``algorithms``: the paper's
-    Monte-Carlo DQN, or rollout policy iteration).
+class KeptAdamModule(pl.LightningModule):
+    """A LightningModule fitting ``net`` with one Adam optimizer, created once and kept, so its moments carry over
+    from fit to fit (and into checkpoints) although every fit runs its own ``Trainer.fit``; and its losses summed
+    per group (``groups``: decision types, value heads) on the device, read once by ``mean_losses`` (no host sync
+    per step). The policy's learner and the afterstate value's fit (``value.fit``) are both one."""
 
-    The Adam optimizer is created once and kept, so its moments carry over from loop to loop (and
-    into checkpoints) although every loop runs its own ``Trainer.fit``. ``lr``, the algorithm and
-    ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.algorithm``, ``rl.augment``).
-    """
-
-    def __init__(self, net: KoiKoiNet, *, lr: float, algorithm: Algorithm, augment: bool) -> None:
+    def __init__(self, net: nn.Module, lr: float, augment: bool, groups: Sequence[str], prefix: str) -> None:
         super().__init__()
         self.net = net
         self.lr = lr
-        self.algorithm = algorithm
         self.augment = augment  # relabel interchangeable months in training batches (model.swap_months)
+        self.groups, self.prefix = tuple(groups), prefix
         self.optimizer: torch.optim.Optimizer | None = None
-        self.unpacker = unpacker()  # a pass's batches arrive with their features packed (batches.py)
-        self.show_progress = False  # log the loss to the progress bar (which reads it back every step)
         self.reset_stats()
 
     def reset_stats(self) -> None:
-        # per decision type, on the device: summed there, read once by mean_losses (no host sync per step)
-        self.loss_sum: torch.Tensor | None = None  # float64 (3,)
-        self.loss_n: torch.Tensor | None = None  # int64 (3,)
+        self.loss_sum: torch.Tensor | None = None  # float64 (groups,)
+        self.loss_n: torch.Tensor | None = None  # int64 (groups,)
+
+    def add_losses(self, losses: torch.Tensor, n: int, index: torch.Tensor | None = None) -> None:
+        """Count ``n`` samples' mean ``losses``: one per group (``index`` None), or one for group ``index``."""
+        if self.loss_sum is None:
+            self.loss_sum = torch.zeros(len(self.groups), dtype=torch.float64, device=losses.device)
+            self.loss_n = torch.zeros(len(self.groups), dtype=torch.long, device=losses.device)
+        values = losses.detach().double().reshape(-1) * n
+        if index is None:
+            self.loss_sum += values
+            self.loss_n += n
+        else:
+            self.loss_sum.index_add_(0, index, values)
+            self.loss_n.index_add_(0, index, torch.full((1,), n, dtype=torch.long, device=losses.device))
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        if self.optimizer is None:
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr)
+        return self.optimizer
+
+    def mean_losses(self) -> dict[str, float]:
+        """``<prefix>/<group>``: the mean loss of the last fit per group that had samples."""
+        if self.loss_sum is None:
+            return {}
+        total, n = self.loss_sum.tolist(), self.loss_n.tolist()
+        return {f"{self.prefix}/{g}": total[i] / n[i] for i, g in enumerate(self.groups) if n[i]}
+
+
+class PolicyLearner(KeptAdamModule):
+    """The RL learner: each mini-batch's loss is the RL algorithm's (``algorithms``: the paper's Monte-Carlo DQN,
+    rollout policy iteration, the anchored advantage), on the network the algorithm fits. ``lr``, the algorithm
+    and ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.algorithm``, ``rl.augment``)."""
+
+    def __init__(self, net: nn.Module, *, lr: float, algorithm: Algorithm, augment: bool) -> None:
+        super().__init__(net, lr, augment, DECISION_NAMES, "loss")
+        self.algorithm = algorithm
+        self.unpacker = unpacker()  # a pass's batches arrive with their features packed (batches.py)
+        self.show_progress = False  # log the loss to the progress bar (which reads it back every step)
 
     def on_after_batch_transfer(self, batch: tuple[torch.Tensor, ...], dataloader_idx: int) -> tuple[torch.Tensor, ...]:
         if batch[0].dtype != torch.uint8:
@@ -139,26 +171,10 @@ class PolicyLearner(pl.LightningModule):
             batch = (swap_months(batch[0]), *batch[1:])
         loss = self.loss(batch)
         n = len(batch[3])
-        if self.loss_sum is None:
-            self.loss_sum = torch.zeros(3, dtype=torch.float64, device=loss.device)
-            self.loss_n = torch.zeros(3, dtype=torch.long, device=loss.device)
-        kind = batch[1][:1]  # a batch holds one decision type (TypedBatchSampler)
-        self.loss_sum.index_add_(0, kind, loss.detach().double().view(1) * n)
-        self.loss_n.index_add_(0, kind, torch.full((1,), n, dtype=torch.long, device=loss.device))
+        self.add_losses(loss, n, batch[1][:1])  # a batch holds one decision type (TypedBatchSampler)
         if self.show_progress:
             self.log("train/loss", loss, prog_bar=True, batch_size=n)
         return loss
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        if self.optimizer is None:
-            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr)
-        return self.optimizer
-
-    def mean_losses(self) -> dict[str, float]:
-        if self.loss_sum is None:
-            return {}
-        total, n = self.loss_sum.tolist(), self.loss_n.tolist()
-        return {f"loss/{DECISION_NAMES[d]}": total[d] / n[d] for d in range(3) if n[d]}
 
 
 def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bool) -> pl.Trainer:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from torch import nn
 
-from ..net.model import KoiKoiNet
-from ..net.model_dir import MODEL_FILE
+from ..net.model_dir import ADVANTAGE_FILE, MODEL_FILE
 from ..net.modelio import load_model, read_training_state
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
@@ -96,31 +96,32 @@ def phase_fingerprint(cfg: PhaseConfig) -> str:
         extra["execution"] = cfg.execution
     if cfg.init_dir is not None:
         extra["init"] = file_fingerprint(cfg.init_dir / MODEL_FILE)
+        if (cfg.init_dir / ADVANTAGE_FILE).is_file():
+            extra["init_advantage"] = file_fingerprint(cfg.init_dir / ADVANTAGE_FILE)
     if cfg.variant == "wp":
         extra["winprob_start"] = file_fingerprint(cfg.winprob_path) if cfg.winprob_path else "-"
         extra["refit"] = (cfg.winprob.refit_every, cfg.winprob.refit_games, cfg.winprob.C)
     return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)
 
 
-def _same_weights(state_dict: dict, net: KoiKoiNet) -> bool:
+def _same_weights(state_dict: dict, net: nn.Module) -> bool:
     """Whether ``state_dict`` holds exactly ``net``'s weights."""
     mine = net.state_dict()
     return mine.keys() == state_dict.keys() and all(torch.equal(mine[k], state_dict[k]) for k in mine)
 
 
-def _initial(cfg: PhaseConfig, fp: str) -> tuple[KoiKoiNet, LoopCounters, dict | None, list]:
+def _initial(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, dict | None, list]:
     """Fresh start: the starting weights, state, optimizer state and replay (phase 2: phase 1's)."""
     state = LoopCounters(fingerprint=fp)
     opt_state, meta, replay = None, {}, []
+    algorithm = algorithm_for(cfg.params)
     if cfg.phase == 1:
-        net, _ = load_model(cfg.sl_dir)
-        if cfg.params.init == "scratch":
-            torch.manual_seed(cfg.params.seed)
-            net = KoiKoiNet(net.config)  # the SL architecture, fresh weights (the paper's setting)
+        net = algorithm.initial_net(load_model(cfg.sl_dir)[0], cfg.params)
     else:
         if cfg.init_dir is None:
             raise ValueError("phase 2 needs the phase-1 model directory")
-        net, meta = load_model(cfg.init_dir)
+        _, meta = load_model(cfg.init_dir)
+        net = algorithm.learned_net(cfg.init_dir)
         state.loop_offset = int(meta.get("global_loops", 0))
         state.games_offset = int(meta.get("global_games", 0))
         if cfg.init_curve is not None and cfg.init_curve.is_file():
@@ -151,7 +152,7 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool
     ck = resume_point(cfg.ckpt_dir / STATE_FILE, fp, f"rl_phase{cfg.phase}", lambda c: c["state"]["fingerprint"],
                       read_training_state, usable=lambda c: c["state"]["loop"] <= cfg.budget)
     if ck is not None:
-        net, _ = load_model(cfg.sl_dir)  # architecture; weights from the checkpoint
+        net = algorithm_for(cfg.params).initial_net(load_model(cfg.sl_dir)[0], cfg.params)  # weights: the checkpoint's
         net.load_state_dict(ck["model"])
         learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
@@ -167,11 +168,11 @@ def snapshot_path(cfg: PhaseConfig, loop: int) -> Path:
     return cfg.ckpt_dir / f"snapshot-{loop:05d}.pt"
 
 
-def save_snapshot(cfg: PhaseConfig, net: KoiKoiNet, loop: int) -> None:
+def save_snapshot(cfg: PhaseConfig, net: nn.Module, loop: int) -> None:
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, snapshot_path(cfg, loop))
 
 
-def load_snapshot(cfg: PhaseConfig, like: KoiKoiNet, loop: int) -> KoiKoiNet:
-    net = KoiKoiNet(like.config)
+def load_snapshot(cfg: PhaseConfig, like: nn.Module, loop: int) -> nn.Module:
+    net = type(like)(like.config)
     net.load_state_dict(torch.load(snapshot_path(cfg, loop), map_location="cpu", weights_only=True))
     return net

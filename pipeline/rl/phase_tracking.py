@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..net.model import KoiKoiNet
+from torch import nn
+
 from ..params import RLParams, dotted
 from ..tracking.bookkeeping import continuable_run, finish_run
 from ..tracking.lifecycle import owner_tags, remember_run, remembered_run
@@ -77,7 +78,7 @@ class PhaseTracker:
             values["eval/games"] = float(self.cfg.params.eval_games)
         self.mlflow.log_metrics(values, step=step)
 
-    def finish(self, net: KoiKoiNet, curve: Path, summary: dict, winprob: dict | None) -> None:
+    def finish(self, net: nn.Module, curve: Path, summary: dict, winprob: dict | None) -> None:
         mlflow = self.mlflow
         run_id = mlflow.active_run().info.run_id
         if winprob:

@@ -24,7 +24,8 @@ from dataclasses import asdict, replace
 import numpy as np
 import torch
 
-from ..net.modelio import load_model, save_model
+from ..agents.base import PlayerSpec
+from ..net.modelio import load_model
 from ..runtime import atomic
 from ..runtime.hardware import announce, placement_params
 from ..runtime.memory import bound_kernel_caches, release_free_memory
@@ -74,18 +75,23 @@ class PhaseRunner:
         self._own_executor = executor is None
         sp = self.p.selfplay
         self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, self.devices.play)
-        sl_net, _ = load_model(cfg.sl_dir)
-        self.sl_spec = NetSpec.from_net(sl_net, "sl")
+        self.sl_net, _ = load_model(cfg.sl_dir)
+        self.sl_spec = NetSpec.from_net(self.sl_net, "sl")
+        self.algorithm = algorithm_for(self.p)
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them
 
     def _say(self, msg: str) -> None:
         if self.cfg.progress:
             print(f"rl_phase{self.cfg.phase}[{self.cfg.variant}]: {msg}", flush=True)
 
+    def _player(self, net: torch.nn.Module, name: str, epsilon: float = 0.0, training: bool = False) -> PlayerSpec:
+        """How ``net`` (the learner's network, or a snapshot of it) plays: the algorithm says (``algorithms``)."""
+        return self.algorithm.player(net, self.sl_spec, name, self.cfg.variant, epsilon, training)
+
     # ------------------------------------------------------------------ one loop
     def _loop_job(self, learner: PolicyLearner, state: LoopCounters, loop: int, epsilon: float) -> PlayJob:
         p, c = self.p, self.cfg
-        me = NetSpec.from_net(learner.net, "learner", epsilon)
+        me = self._player(learner.net, "learner", epsilon, training=True)
         base = loop_seed(p, c.phase, loop, 0)
         rng = np.random.default_rng(base)
         games = []
@@ -96,7 +102,7 @@ class PhaseRunner:
                 games.append(GameSpec(base + i, seats, (seats[0] == 0 or p.phase1.record_sl,
                                                         seats[1] == 0 or p.phase1.record_sl)))
         else:
-            pool = [NetSpec.from_net(load_snapshot(self.cfg, learner.net, s), f"snapshot-{s}") for s in state.snapshots]
+            pool = [self._player(load_snapshot(self.cfg, learner.net, s), f"snapshot-{s}") for s in state.snapshots]
             players = (me, *pool)
             for i in range(p.games_per_loop):
                 if not pool or rng.random() < p.phase2.self_play_fraction:
@@ -107,7 +113,7 @@ class PhaseRunner:
                     games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = getattr(p.reward_scale, c.variant)
-        players, rollout = algorithm_for(p).rollout_spec(players, self.sl_spec, c.variant)
+        players, rollout = self.algorithm.rollout_spec(players, self.sl_spec, c.variant)
         return PlayJob(players=players, games=tuple(games), inference=self.inference,
                        concurrency=p.selfplay.concurrency, reward=RewardModel(c.variant, scale, table, p.wp_baseline),
                        rollout=rollout, explore_seed=base)
@@ -126,7 +132,7 @@ class PhaseRunner:
 
     def _evaluate(self, learner: PolicyLearner, state: LoopCounters, label: str) -> dict:
         p = self.p
-        ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.eval_games,
+        ev = evaluate(self.executor, self._player(learner.net, "learner"), self.sl_spec, p.eval_games,
                       eval_seed(p, final=False), self.inference, p.selfplay.concurrency, self.cfg.progress, desc=label)
         row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games, **curve_row(ev)}
         state.curve.append(row)
@@ -137,7 +143,7 @@ class PhaseRunner:
         phases play the same deals, so phase 2 with no loop keeps phase 1's (``phase_state._initial``)."""
         if state.final is None:
             p = self.p
-            ev = evaluate(self.executor, NetSpec.from_net(learner.net, "learner"), self.sl_spec, p.final_eval_games,
+            ev = evaluate(self.executor, self._player(learner.net, "learner"), self.sl_spec, p.final_eval_games,
                           eval_seed(p, final=True), self.inference, p.selfplay.concurrency, self.cfg.progress,
                           desc=f"phase {self.cfg.phase} {self.cfg.variant} final eval")
             state.final = curve_row(ev)
@@ -149,7 +155,7 @@ class PhaseRunner:
 
         with progress_bar(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
                           enabled=self.cfg.progress) as bar:
-            outcomes = simulate(NetSpec.from_net(learner.net, "learner"), wp.refit_games,
+            outcomes = simulate(self._player(learner.net, "learner"), wp.refit_games,
                                 loop_seed(self.p, self.cfg.phase, state.loop, 7) // 10**6, self.executor,
                                 self.inference, self.p.selfplay.concurrency, bar.update)
         table = fit_table(outcomes, source=f"phase {self.cfg.phase} loop {state.loop}", c=wp.C)
@@ -259,7 +265,7 @@ class PhaseRunner:
                 **{k: v for k, v in summary.items() if k != "train_seconds"}}
         if state.winprob:  # RL-WP: the table the last loops were rewarded with (phase 2 starts from it)
             meta["winprob"] = {k: v for k, v in state.winprob.items() if k != "grid"}
-        save_model(learner.net, c.out_dir, meta)
+        self.algorithm.save(learner.net, self.sl_net, c.out_dir, meta, c.variant)
         write_curve(state.curve, c.results_dir / CURVE_FILE, CURVE_COLUMNS)
         # metrics.json: the verdict (win rate, interval, point difference), the games trained, the time; run.json:
         # the phase, variant, algorithm, stop reason and the budget's echoes (loops, eval games, epsilon)

@@ -15,22 +15,16 @@ from torch.utils.data import DataLoader
 
 from ..net.model import swap_months
 from ..net.value_model import HEADS, ValueNet
-from ..rl.learner import pass_trainer
+from ..rl.learner import KeptAdamModule, pass_trainer
 from ..runtime.progress import on_terminal
 from .samples import ValueSample, encode_samples
 
 
-class ValueFit(pl.LightningModule):
+class ValueFit(KeptAdamModule):
     """MSE of the value's heads on scaled round rewards; the Adam state is kept across fits."""
 
     def __init__(self, net: ValueNet, lr: float, augment: bool) -> None:
-        super().__init__()
-        self.net = net
-        self.lr = lr
-        self.augment = augment
-        self.optimizer: torch.optim.Optimizer | None = None
-        self.loss_sum: torch.Tensor | None = None  # per head, on the fit's device: no host sync per step
-        self.loss_n = 0
+        super().__init__(net, lr, augment, HEADS, "value_loss")  # value_loss/<head>: 1.0 is no better than the mean
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         x, y = batch
@@ -38,23 +32,8 @@ class ValueFit(pl.LightningModule):
             x = swap_months(x)
         scale = self.net.scale
         per_head = (self.net(x) / scale - y / scale).square().mean(0)
-        loss = per_head.mean()
-        step = per_head.detach().double() * len(y)
-        self.loss_sum = step if self.loss_sum is None else self.loss_sum + step
-        self.loss_n += len(y)
-        return loss
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        if self.optimizer is None:
-            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr)
-        return self.optimizer
-
-    def mean_losses(self) -> dict[str, float]:
-        """Per head, the mean scaled squared error of the last fit (1.0: no better than the mean)."""
-        if self.loss_sum is None:
-            return {}
-        n = max(1, self.loss_n)
-        return {f"value_loss/{h}": v / n for h, v in zip(HEADS, self.loss_sum.tolist())}
+        self.add_losses(per_head, len(y))
+        return per_head.mean()
 
 
 def target_scale(samples: Sequence[ValueSample]) -> torch.Tensor:
@@ -70,8 +49,7 @@ def fit_value(fit: ValueFit, samples: Sequence[ValueSample], batch_size: int, ep
 
     The first fit of a net sets its ``scale`` from the samples; later fits keep it (the outputs' units
     must not move under a refit)."""
-    fit.loss_sum = None
-    fit.loss_n = 0
+    fit.reset_stats()
     if not samples:
         return {}
     if not bool(fit.net.scale.ne(1.0).any()):

@@ -30,8 +30,9 @@ from ..engine import DECISION_NAMES, Observation, determinize
 from ..net.encoding import encode
 from ..net.inference import FP32, Inference
 from ..net.model import ModelConfig
-from ..net.modelio import load_model, load_value
+from ..net.modelio import load_advantage, load_model, load_value
 from ..net.value_model import HEADS, ValueNet
+from ..selfplay.anchored import AnchoredSpec
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel, terminal_reward
 from .winprob import WinProbTable
@@ -39,6 +40,8 @@ from .winprob import WinProbTable
 
 class LookaheadPlayer:
     """``values(observations) -> (B, 50)``: lookahead scores of the legal actions, -inf elsewhere."""
+
+    sample = False  # greedy (an anchored learner in training samples: selfplay.anchored)
 
     def __init__(self, prior: NetPlayer, value: ValueNet, reward: RewardModel, temperature: float,
                  prior_weight: float, inference: Inference = FP32, seed: int = 0,
@@ -154,10 +157,19 @@ def lookahead_meta(reward: RewardModel, temperature: float, prior_weight: float,
             "decisions": [DECISION_NAMES[d] for d in decisions]}
 
 
-def player_spec(directory: str | Path, name: str) -> NetSpec | LookaheadSpec:
-    """A saved model as a self-play player: its network, looking ahead with its value where it has one."""
+def player_spec(directory: str | Path, name: str) -> NetSpec | LookaheadSpec | AnchoredSpec:
+    """A saved model as a self-play player: its network, looking ahead with its value where it has one, tilted by
+    its advantage network where it has one (``selfplay.anchored``)."""
     net, meta = load_model(directory)
     spec = NetSpec.from_net(net, name)
+    adv = load_advantage(directory)
+    if adv is not None:
+        an = meta.get("anchored")
+        try:
+            decisions = tuple(DECISION_NAMES.index(d) for d in an["decisions"])
+            return AnchoredSpec.from_nets(name, spec, adv, float(an["tau"]), decisions)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'anchored' ({e!r})") from None
     value = load_value(directory)
     if value is None:
         return spec

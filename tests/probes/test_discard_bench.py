@@ -98,6 +98,21 @@ def test_discards_command_writes_the_bench_and_scores_a_model(project, capsys):
     assert main(["probe", "discards-score", "models/sl", "--bench", "bench.json", "--reward", "wp"]) == 2
     assert "no wp values" in capsys.readouterr().err
     assert main(["probe", "discards-score", "models/sl", "--bench", "missing.json"]) == 2
+    assert main(["probe", "discards-score", "models/sl", "--bench", "bench.json", "--advantage"]) == 2
+    assert "no advantage network" in capsys.readouterr().err
+    # an anchored model: its advantage alone is scored (untrained: all zero, so no position is ranked)
+    from pipeline.net.advantage_model import AdvantageNet
+    from pipeline.net.model import ModelConfig
+    from pipeline.net.modelio import load_model, save_model
+
+    sl, _ = load_model("models/sl")
+    save_model(sl, "models/anchored", {"anchored": {"tau": 0.1, "decisions": ["discard"]}},
+               advantage=AdvantageNet(ModelConfig(width=16, ff=32, heads=2, layers=1)))
+    assert main(["probe", "discards-score", "models/anchored", "--bench", "bench.json", "--advantage"]) == 0
+    adv = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert adv["ranked"] == 0 and adv["positions"] == 2
+    assert main(["probe", "discards-score", "models/anchored", "--bench", "bench.json"]) == 0  # the policy: SL's
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["regret"] == pytest.approx(score["regret"])
     assert main(["probe", "discards", "models/none", "--out", "x.json"]) == 2
     assert "models/none" in capsys.readouterr().err
     assert main(["probe", "discards", "models/sl", "--out", "nodir/x.json"]) == 2

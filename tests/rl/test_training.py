@@ -16,11 +16,16 @@ def _curve(path):
         return list(csv.DictReader(f))
 
 
+def _weights(model_dir):
+    """Every weight file of a model directory (model.pt, and advantage.pt for rl.algorithm advantage), one dict."""
+    return {f"{f.name}:{k}": v for f in sorted(model_dir.glob("*.pt")) for k, v in torch.load(f).items()}
+
+
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU (torch.cuda.is_available() is false)")
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=CUDA)])
-@pytest.mark.parametrize("algorithm", ["mc_dqn", "rollout_pi"])
+@pytest.mark.parametrize("algorithm", ["mc_dqn", "rollout_pi", "advantage"])
 def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project, params, monkeypatch, algorithm,
                                                                         device):
     from pipeline.rl import training
@@ -31,7 +36,7 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
         params["rl"]["selfplay"].update(device="cuda", inference="auto", workers=2)
     straight = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"),
                         progress=False, mlflow=False)  # 2 loops
-    w_straight = torch.load(project / "models/rl_phase1/point/model.pt")
+    w_straight = _weights(project / "models/rl_phase1/point")
     rows_straight = _curve(project / "results/rl_phase1/point/curve.csv")
     state = project / "checkpoints/rl_phase1/point" / STATE_FILE
     state.unlink()
@@ -60,7 +65,8 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
                         lambda self, job, desc: played.append(job.games[0].seed) or original_play(self, job, desc))
     resumed = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert len(played) == 1 and resumed["loops"] == 2 and resumed["games"] == straight["games"] == 8
-    w_resumed = torch.load(project / "models/rl_phase1/point/model.pt")
+    w_resumed = _weights(project / "models/rl_phase1/point")
+    assert w_resumed.keys() == w_straight.keys()
     for k in w_straight:
         torch.testing.assert_close(w_resumed[k], w_straight[k])
     rows = _curve(project / "results/rl_phase1/point/curve.csv")

@@ -1,14 +1,21 @@
-"""What an RL algorithm is to the training loop: what self-play records for it, the loss its samples are fitted
-with, and what that loss is measured in."""
+"""What an RL algorithm is to the training loop: the network it fits and how that network plays, what self-play
+records for it, the loss its samples are fitted with, and what that loss is measured in.
+
+``PolicyAlgorithm`` is what the algorithms that fit the policy network itself share (``rollout_pi``, ``mc_dqn``):
+the learner's network is the policy; ``advantage`` fits a second network beside a frozen SL policy instead."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
+from ...agents.base import PlayerSpec
 from ...net.model import KoiKoiNet
+from ...net.modelio import load_model, save_model
 from ...params import RLParams
 from ...selfplay.policies import NetSpec
 from ...selfplay.rollouts import RolloutSpec
@@ -31,6 +38,43 @@ class Algorithm(Protocol):
         """What ``loss/<decision>`` is measured in, per decision type (``mse``: the units of the taken action's
         squared error)."""
         ...
+
+    def initial_net(self, sl: KoiKoiNet, p: RLParams) -> nn.Module:
+        """The network phase 1 starts fitting (its architecture also receives a checkpoint's weights)."""
+        ...
+
+    def learned_net(self, model_dir: Path) -> nn.Module:
+        """The fitted network of a saved model directory of this algorithm (phase 2 goes on from phase 1's)."""
+        ...
+
+    def player(self, net: nn.Module, sl: NetSpec, name: str, variant: str, epsilon: float = 0.0,
+               training: bool = False) -> PlayerSpec:
+        """How the learner's ``net`` plays (``training``: the behaviour of its training games, else greedy)."""
+        ...
+
+    def save(self, net: nn.Module, sl: KoiKoiNet, out_dir: Path, meta: dict, variant: str) -> None:
+        """Write the learner as a model directory any agent path plays (``agents.load_agent``)."""
+        ...
+
+
+class PolicyAlgorithm:
+    """The hooks of an algorithm that fits the policy network itself (from the SL weights, or fresh ones)."""
+
+    def initial_net(self, sl: KoiKoiNet, p: RLParams) -> nn.Module:
+        if p.init == "scratch":
+            torch.manual_seed(p.seed)
+            return KoiKoiNet(sl.config)  # the SL architecture, fresh weights (the paper's setting)
+        return sl
+
+    def learned_net(self, model_dir: Path) -> nn.Module:
+        return load_model(model_dir)[0]
+
+    def player(self, net: nn.Module, sl: NetSpec, name: str, variant: str, epsilon: float = 0.0,
+               training: bool = False) -> PlayerSpec:
+        return NetSpec.from_net(net, name, epsilon)
+
+    def save(self, net: nn.Module, sl: KoiKoiNet, out_dir: Path, meta: dict, variant: str) -> None:
+        save_model(net, out_dir, meta)
 
 
 def taken_action_mse(net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:

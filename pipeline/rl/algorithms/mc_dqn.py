@@ -12,11 +12,11 @@ from ...net.model import KoiKoiNet
 from ...params import RLParams
 from ...selfplay.policies import NetSpec
 from ...selfplay.rollouts import RolloutSpec
-from .base import taken_action_mse
+from .base import PolicyAlgorithm, taken_action_mse
 
 
 @dataclass(frozen=True)
-class MonteCarloDQN:
+class MonteCarloDQN(PolicyAlgorithm):
     @classmethod
     def from_params(cls, p: RLParams) -> MonteCarloDQN:
         return cls()

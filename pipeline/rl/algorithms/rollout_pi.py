@@ -21,11 +21,11 @@ from ...params import RLParams
 from ...params.rl import Rollout
 from ...selfplay.policies import NetSpec
 from ...selfplay.rollouts import RolloutSpec
-from .base import taken_action_mse
+from .base import PolicyAlgorithm, taken_action_mse
 
 
 @dataclass(frozen=True)
-class RolloutPolicyIteration:
+class RolloutPolicyIteration(PolicyAlgorithm):
     rollout_loss: str  # rl.rollout.loss
     rollout: Rollout | None = None  # the rl.rollout section: what branches (None: a learner that only fits)
 
