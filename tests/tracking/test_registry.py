@@ -87,10 +87,11 @@ def test_champion_loads_from_another_directory_without_the_project_installed(sto
     np.save(tmp_path / "d.npy", b["decision"])
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    # A fresh interpreter in another directory, with this checkout's editable install switched off:
-    # `pipeline` can come only from the code packed with the model.
+    # A fresh interpreter in another directory, with this checkout's editable install switched off (a path
+    # in a .pth file, or setuptools' finder): `pipeline` can come only from the code packed with the model.
     script = f"""
-import json, sys
+import json, os, sys
+sys.path = [p for p in sys.path if not os.path.isfile(os.path.join(p or ".", "pipeline", "__init__.py"))]
 sys.meta_path = [f for f in sys.meta_path if "Editable" not in getattr(f, "__name__", "")]
 try:
     import pipeline
