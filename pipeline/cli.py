@@ -109,6 +109,19 @@ def comma_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def param_overrides(items: list[str], section: str) -> dict[str, object]:
+    """``--set KEY=VALUE`` options as dotted overrides of ``section`` (values read as YAML: ``-S lr=0.0005``)."""
+    import yaml
+
+    overrides = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        overrides[f"{section}.{key}"] = yaml.safe_load(value)
+    return overrides
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="koikoi", description="Train, evaluate and play Koi-Koi agents.")
     parser.add_argument("--version", action="version", version=f"koikoi {importlib.metadata.version('koikoi')}")

@@ -7,9 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-import yaml
-
-from ..cli import UserError, int_range
+from ..cli import UserError, int_range, param_overrides
 from ..params import check_variant, parse_params, read_doc, with_overrides
 
 
@@ -40,13 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..rl.scaling import StudyConfig, check_budgets, run_study  # torch: loaded only when this runs
 
-    overrides = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
-        overrides[f"rl.{key}"] = yaml.safe_load(value)
-    params = parse_params(with_overrides(read_doc(args.params), overrides), args.params)
+    params = parse_params(with_overrides(read_doc(args.params), param_overrides(args.set, "rl")), args.params)
     check_variant(args.variant)
     budgets = tuple(args.budgets)
     if any(t <= 0 for t in args.taus):

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-import yaml
-
-from ..cli import UserError, comma_list, int_range
+from ..cli import UserError, comma_list, int_range, param_overrides
 from ..params import parse_params, read_doc, with_overrides
 
 
@@ -26,12 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
-        overrides[f"sl_train.{key}"] = yaml.safe_load(value)
+    overrides = param_overrides(args.set, "sl_train")
     params = parse_params(with_overrides(read_doc(args.params), overrides), args.params).sl_train
     from ..sl.cross_validation import cross_validate  # lightning, torch: loaded only when this runs
 
