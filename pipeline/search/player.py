@@ -10,7 +10,8 @@ rollout engine (``selfplay.playout``), every searched decision of a batch in the
 action of best mean reward wins. Elsewhere it plays as its model does.
 
 With ``belief``, each deal's rewards are weighted by how likely an opponent model finds the opponent's
-play this round on that deal (``belief``); with ``exact``, a decision with few enough deals that differ
+play this round on that deal (``belief``), or, with ``pool``, the deals played are resampled by that weight
+from a larger pool and weigh alike; with ``exact``, a decision with few enough deals that differ
 for the rest of the round plays all of them.
 
 The deals of a decision come from a generator seeded by the player's seed and the observation, so a
@@ -36,7 +37,7 @@ from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..value.lookahead import LookaheadPlayer, LookaheadSpec
-from .belief import all_deals, batched_log_weights
+from .belief import all_deals, batched_log_weights, systematic
 from .spec import SearchOptions
 
 WAVE = 8  # deals per action added at a time under a time budget
@@ -69,6 +70,7 @@ class SearchPlayer:
         self.deals = 0  # deals played per action, summed over searched decisions
         self.exact = 0  # of which every deal was played (``exact``)
         self.effective = 0.0  # effective deals per action ((sum w)^2 / sum w^2), summed over searched decisions
+        self.distinct = 0  # distinct deals per action (fewer than ``deals`` only where resampled), summed likewise
         self.search_seconds = 0.0
         self.recent: deque[tuple[int, float]] = deque(maxlen=10_000)  # (decisions, seconds) of the last searches
 
@@ -96,7 +98,8 @@ class SearchPlayer:
     def stats(self) -> dict[str, float]:
         """Counts of the searches so far: decisions, changed choices, deals per action, seconds."""
         return {"searched": self.searched, "changed": self.changed, "deals": self.deals, "exact": self.exact,
-                "effective": self.effective, "search_seconds": self.search_seconds}
+                "effective": self.effective, "distinct": self.distinct,
+                "search_seconds": self.search_seconds}
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
         scores = self.model.values(observations)
@@ -135,7 +138,7 @@ class SearchPlayer:
 
     def search(self, observations: Sequence[Observation], scores: np.ndarray) -> np.ndarray:
         """Mean playout rewards of each observation's candidate actions, ``(B, 50)``, -inf elsewhere: over its
-        deals weighted by the belief (equal weights under ``belief=uniform``)."""
+        deals weighted by the belief (equal weights under ``belief=uniform``, and on deals resampled by ``pool``)."""
         opts = self.options
         cands = [self.candidates(o, s) for o, s in zip(observations, scores)]
         rngs = [self.rng(o) for o in observations]
@@ -146,19 +149,21 @@ class SearchPlayer:
         n = 0  # sampled deals per action so far (the same for every sampled decision of the batch)
         budget = None if opts.think is None else opts.think * len(observations)
         t0 = time.perf_counter()
+        picked = self.resampled(observations, rngs, exact)  # before the first wave: its time is the budget's too
         while n < opts.deals:
             w = opts.deals if budget is None else min(WAVE, opts.deals - n)
             rows = []  # (row, its deals) of this wave: a row's enumerated deals all in the first wave
-            for r, (o, rng, ex) in enumerate(zip(observations, rngs, exact)):
-                if ex is None:
+            for r, (o, rng, ex, pk) in enumerate(zip(observations, rngs, exact, picked)):
+                if pk is not None:
+                    rows.append((r, pk[0][n:n + w]))
+                elif ex is None:
                     rows.append((r, [determinize(o, rng) for _ in range(w)]))
                 elif not n:
                     rows.append((r, ex))
             if not rows:
                 break
             t_wave = time.perf_counter()  # the wave's weights and playouts: what another wave would cost
-            logw = (batched_log_weights(self.belief, [(observations[r], d) for r, d in rows])
-                    if self.belief is not None else [np.zeros(len(d)) for _, d in rows])
+            logw = self._log_weights(observations, rows, picked)
             items = []
             for r, deals in rows:
                 items += branch(deals, cands[r], left=opts.truncate or None)
@@ -175,13 +180,64 @@ class SearchPlayer:
             now = time.perf_counter()
             if budget is not None and now - t0 + (now - t_wave) > budget:  # another wave would overrun
                 break
-        self.deals += sum(count)
-        self.exact += sum(ex is not None for ex in exact)
-        self.effective += float((acc[:, 0] ** 2 / acc[:, 1]).sum())
+        self._tally(acc, count, exact, picked)
         out = np.full((len(observations), 50), -np.inf, dtype=np.float32)
         for r, c in enumerate(cands):
             out[r, c] = sums[r] / acc[r, 0]
         return out
+
+    def resampled(self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator],
+                  exact: Sequence[list | None]) -> list[tuple[list, np.ndarray] | None]:
+        """Per sampled row with ``pool``: ``deals`` deals (and their indices in the pool) resampled by belief weight
+        from ``pool`` deals of its generator, all rows' weights in one call; None for a row weighted as drawn.
+
+        The pool's offset and the order of the picks come from the row's generator (the choice is a function of
+        the observation); the picks are shuffled so that the waves of a time budget, taken in order, are each
+        a fair resample of the whole pool (systematic picks come grouped by pool index)."""
+        opts = self.options
+        out: list[tuple[list, np.ndarray] | None] = [None] * len(observations)
+        if self.belief is None or opts.pool <= opts.deals:
+            return out
+        rows = [(r, [determinize(o, rngs[r]) for _ in range(opts.pool)])
+                for r, (o, ex) in enumerate(zip(observations, exact)) if ex is None]
+        if not rows:
+            return out
+        logw = batched_log_weights(self.belief, [(observations[r], d) for r, d in rows])
+        for (r, pool), lw in zip(rows, logw):
+            lw = lw * opts.temper
+            at = systematic(np.exp(lw - lw.max()), opts.deals, float(rngs[r].random()))
+            at = rngs[r].permutation(at)
+            out[r] = ([pool[i] for i in at], at)
+        return out
+
+    def _log_weights(self, observations: Sequence[Observation], rows: Sequence[tuple[int, list]],
+                     picked: Sequence[tuple[list, np.ndarray] | None]) -> list[np.ndarray]:
+        """A wave's log weights per row: the belief's (times ``temper``) for deals played as drawn, all such rows in
+        one call; 0 under ``belief=uniform`` and for resampled deals (the resampling has weighed them)."""
+        logw = [np.zeros(len(d)) for _, d in rows]
+        weigh = [k for k, (r, _) in enumerate(rows) if picked[r] is None] if self.belief is not None else []
+        if weigh:
+            found = batched_log_weights(self.belief, [(observations[rows[k][0]], rows[k][1]) for k in weigh])
+            for k, lw in zip(weigh, found):
+                logw[k] = lw * self.options.temper  # exact at temper=1: the weights of today's belief
+        return logw
+
+    def _tally(self, acc: np.ndarray, count: Sequence[int], exact: Sequence[list | None],
+               picked: Sequence[tuple[list, np.ndarray] | None]) -> None:
+        """Add a search's deals to the stats. A resampled row's effective deals are its distinct deals weighted by
+        how often each was played, ``(sum c)^2 / sum c^2``; a weighted row's deals count as distinct."""
+        self.deals += sum(count)
+        self.exact += sum(ex is not None for ex in exact)
+        effective = acc[:, 0] ** 2 / acc[:, 1]
+        distinct = np.array(count)
+        for r, pk in enumerate(picked):
+            if pk is not None:
+                c = np.bincount(pk[1][:count[r]])
+                effective[r] = c.sum() ** 2 / (c ** 2).sum()
+                distinct[r] = np.count_nonzero(c)
+        self.effective += float(effective.sum())
+        self.distinct += int(distinct.sum())
+
 
 def _scaled(acc: np.ndarray, sums: np.ndarray, logw: np.ndarray) -> np.ndarray:
     """A wave's deal weights, ``exp(logw - scale)``. The scale is the largest log-weight so far (``acc``: a row's
