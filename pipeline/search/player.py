@@ -11,8 +11,8 @@ action of best mean reward wins. Elsewhere it plays as its model does.
 
 With ``belief``, each deal's rewards are weighted by how likely an opponent model finds the opponent's
 play this round on that deal (``belief``), or, with ``pool``, the deals played are resampled by that weight
-from a larger pool and weigh alike; with ``exact``, a decision with few enough deals that differ
-for the rest of the round plays all of them.
+from a larger pool (a deal picked k times is played once and weighs k); with ``exact``, a decision with few
+enough deals that differ for the rest of the round plays all of them.
 
 The deals of a decision come from a generator seeded by the player's seed and the observation, so a
 searcher is a function of what it sees: the same observation gives the same choice, whatever the
@@ -26,12 +26,13 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..engine import Observation, determinize
+from ..engine import GameState, Observation, determinize
 from ..net.inference import Inference
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
@@ -150,52 +151,59 @@ class SearchPlayer:
         budget = None if opts.think is None else opts.think * len(observations)
         t0 = time.perf_counter()
         picked = self.resampled(observations, rngs, exact)  # before the first wave: its time is the budget's too
+        distinct = [0] * len(observations)  # distinct deals per action so far (fewer than ``count`` where resampled)
         while n < opts.deals:
             w = opts.deals if budget is None else min(WAVE, opts.deals - n)
-            rows = []  # (row, its deals) of this wave: a row's enumerated deals all in the first wave
+            rows = []  # (row, its deals, their log weights or None) of this wave: enumerated deals all in the first
             for r, (o, rng, ex, pk) in enumerate(zip(observations, rngs, exact, picked)):
                 if pk is not None:
-                    rows.append((r, pk[0][n:n + w]))
+                    if n < len(pk.deals):  # a resampled deal played once, weighted by how often it was picked
+                        rows.append((r, pk.deals[n:n + w], np.log(pk.counts[n:n + w])))
                 elif ex is None:
-                    rows.append((r, [determinize(o, rng) for _ in range(w)]))
+                    rows.append((r, [determinize(o, rng) for _ in range(w)], None))
                 elif not n:
-                    rows.append((r, ex))
+                    rows.append((r, ex, None))
             if not rows:
                 break
             t_wave = time.perf_counter()  # the wave's weights and playouts: what another wave would cost
-            logw = self._log_weights(observations, rows, picked)
+            logw = self._log_weights(observations, rows)
             items = []
-            for r, deals in rows:
+            for r, deals, _ in rows:
                 items += branch(deals, cands[r], left=opts.truncate or None)
             v = play_out([self.rollout], items, self.reward, self.value)
             at = 0
-            for (r, deals), lw in zip(rows, logw):
+            for (r, deals, _), lw in zip(rows, logw):
                 weights = _scaled(acc[r], sums[r], lw)
                 for i in range(len(cands[r])):  # action-major, as ``branch`` lays them out
                     for j in range(len(deals)):
                         sums[r][i] += weights[j] * v[at]
                         at += 1
-                count[r] += len(deals)
+                distinct[r] += len(deals)
+                count[r] += len(deals) if picked[r] is None else int(picked[r].counts[n:n + w].sum())
             n += w
             now = time.perf_counter()
             if budget is not None and now - t0 + (now - t_wave) > budget:  # another wave would overrun
                 break
-        self._tally(acc, count, exact, picked)
+        self.deals += sum(count)
+        self.distinct += sum(distinct)
+        self.exact += sum(ex is not None for ex in exact)
+        self.effective += float((acc[:, 0] ** 2 / acc[:, 1]).sum())  # counts as weights where resampled
         out = np.full((len(observations), 50), -np.inf, dtype=np.float32)
         for r, c in enumerate(cands):
             out[r, c] = sums[r] / acc[r, 0]
         return out
 
     def resampled(self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator],
-                  exact: Sequence[list | None]) -> list[tuple[list, np.ndarray] | None]:
-        """Per sampled row with ``pool``: ``deals`` deals (and their indices in the pool) resampled by belief weight
-        from ``pool`` deals of its generator, all rows' weights in one call; None for a row weighted as drawn.
+                  exact: Sequence[list | None]) -> list[Picks | None]:
+        """Per sampled row with ``pool``: ``deals`` deals resampled by belief weight from ``pool`` deals of its
+        generator, all rows' weights in one call; None for a row weighted as drawn.
 
         The pool's offset and the order of the picks come from the row's generator (the choice is a function of
         the observation); the picks are shuffled so that the waves of a time budget, taken in order, are each
-        a fair resample of the whole pool (systematic picks come grouped by pool index)."""
+        a fair resample of the whole pool (systematic picks come grouped by pool index). A deal picked twice is
+        kept once with count 2: a greedy playout of a deal gives the same reward every time."""
         opts = self.options
-        out: list[tuple[list, np.ndarray] | None] = [None] * len(observations)
+        out: list[Picks | None] = [None] * len(observations)
         if self.belief is None or opts.pool <= opts.deals:
             return out
         rows = [(r, [determinize(o, rngs[r]) for _ in range(opts.pool)])
@@ -207,36 +215,31 @@ class SearchPlayer:
             lw = lw * opts.temper
             at = systematic(np.exp(lw - lw.max()), opts.deals, float(rngs[r].random()))
             at = rngs[r].permutation(at)
-            out[r] = ([pool[i] for i in at], at)
+            first = list(dict.fromkeys(at.tolist()))  # distinct picks, in the shuffled order
+            counts = np.bincount(at, minlength=len(pool))[first].astype(np.float64)
+            out[r] = Picks([pool[i] for i in first], counts, at)
         return out
 
-    def _log_weights(self, observations: Sequence[Observation], rows: Sequence[tuple[int, list]],
-                     picked: Sequence[tuple[list, np.ndarray] | None]) -> list[np.ndarray]:
-        """A wave's log weights per row: the belief's (times ``temper``) for deals played as drawn, all such rows in
-        one call; 0 under ``belief=uniform`` and for resampled deals (the resampling has weighed them)."""
-        logw = [np.zeros(len(d)) for _, d in rows]
-        weigh = [k for k, (r, _) in enumerate(rows) if picked[r] is None] if self.belief is not None else []
+    def _log_weights(self, observations: Sequence[Observation],
+                     rows: Sequence[tuple[int, list, np.ndarray | None]]) -> list[np.ndarray]:
+        """A wave's log weights per row: those given (resampled deals: the log of their counts), else the belief's
+        (times ``temper``), all such rows in one call, or 0 under ``belief=uniform``."""
+        logw = [lw if lw is not None else np.zeros(len(d)) for _, d, lw in rows]
+        weigh = [k for k, (_, _, lw) in enumerate(rows) if lw is None] if self.belief is not None else []
         if weigh:
             found = batched_log_weights(self.belief, [(observations[rows[k][0]], rows[k][1]) for k in weigh])
             for k, lw in zip(weigh, found):
                 logw[k] = lw * self.options.temper  # exact at temper=1: the weights of today's belief
         return logw
 
-    def _tally(self, acc: np.ndarray, count: Sequence[int], exact: Sequence[list | None],
-               picked: Sequence[tuple[list, np.ndarray] | None]) -> None:
-        """Add a search's deals to the stats. A resampled row's effective deals are its distinct deals weighted by
-        how often each was played, ``(sum c)^2 / sum c^2``; a weighted row's deals count as distinct."""
-        self.deals += sum(count)
-        self.exact += sum(ex is not None for ex in exact)
-        effective = acc[:, 0] ** 2 / acc[:, 1]
-        distinct = np.array(count)
-        for r, pk in enumerate(picked):
-            if pk is not None:
-                c = np.bincount(pk[1][:count[r]])
-                effective[r] = c.sum() ** 2 / (c ** 2).sum()
-                distinct[r] = np.count_nonzero(c)
-        self.effective += float(effective.sum())
-        self.distinct += int(distinct.sum())
+
+class Picks(NamedTuple):
+    """A decision's resampled deals: each distinct deal once, how often it was picked, and the picks' indices in the
+    pool (shuffled; ``deals`` follows their first appearance)."""
+
+    deals: list[GameState]
+    counts: np.ndarray
+    at: np.ndarray
 
 
 def _scaled(acc: np.ndarray, sums: np.ndarray, logw: np.ndarray) -> np.ndarray:

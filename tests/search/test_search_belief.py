@@ -302,8 +302,12 @@ def _resampler(net, belief, deals: int = 4, pool: int = 16, temper: float = 1.0,
 
 
 def _picks(searcher: SearchPlayer, obs: Observation) -> tuple[list[GameState], np.ndarray]:
-    """The searcher's resampled deals of a decision and their indices in its pool."""
-    return searcher.resampled([obs], [searcher.rng(obs)], [None])[0]
+    """The searcher's resampled deals of a decision, one per pick (as resampled, before duplicates are merged), and
+    their indices in its pool."""
+    pk = searcher.resampled([obs], [searcher.rng(obs)], [None])[0]
+    first = list(dict.fromkeys(pk.at.tolist()))
+    assert len(pk.deals) == len(first) and pk.counts.tolist() == [np.count_nonzero(pk.at == i) for i in first]
+    return [pk.deals[first.index(i)] for i in pk.at], pk.at
 
 
 def test_pool_zero_is_weighting_as_before(net, other_net):
