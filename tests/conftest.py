@@ -8,13 +8,11 @@ from __future__ import annotations
 import copy
 import gc
 import os
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 import torch
-from tiny import save_tiny, tiny_net
+from tiny import copy_store, save_tiny, tiny_net
 
 from pipeline.net.modelio import save_model
 from pipeline.params import PARAMS_FILE, read_doc
@@ -76,15 +74,6 @@ def empty_store(tmp_path_factory) -> Path:
         mp.chdir(d)  # MLflow puts the Default experiment's artifacts under ./mlruns of the cwd it is made in
         mlflow.MlflowClient(f"sqlite:///{d}/mlflow.db").search_experiments()
     return d / "mlflow.db"
-
-
-def copy_store(empty: Path, db: Path) -> str:
-    """A fresh MLflow store at ``db``, copied from ``empty`` (the ``empty_store`` fixture); returns its URI. SQLite's
-    backup API, not a file copy: MLflow may still hold ``empty`` open."""
-    db.parent.mkdir(parents=True, exist_ok=True)
-    with closing(sqlite3.connect(empty)) as src, closing(sqlite3.connect(db)) as dst:
-        src.backup(dst)
-    return f"sqlite:///{db}"
 
 
 @pytest.fixture

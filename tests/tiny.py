@@ -1,10 +1,12 @@
 """The suite's shared sizes and helpers, one home each: the tiny network (``TINY``), tiny SL params (``sl_params``),
-a tiny saved model (``save_tiny``) and a free loopback port (``free_port``). Fixtures over them are in
-``tests/conftest.py``."""
+a tiny saved model (``save_tiny``), a free loopback port (``free_port``) and a fresh MLflow store (``copy_store``).
+Fixtures over them are in ``tests/conftest.py``."""
 
 from __future__ import annotations
 
 import socket
+import sqlite3
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,3 +46,12 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def copy_store(empty: Path, db: Path) -> str:
+    """A fresh MLflow store at ``db``, copied from ``empty`` (the ``empty_store`` fixture); returns its URI. SQLite's
+    backup API, not a file copy: MLflow may still hold ``empty`` open."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(empty)) as src, closing(sqlite3.connect(db)) as dst:
+        src.backup(dst)
+    return f"sqlite:///{db}"

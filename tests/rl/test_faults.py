@@ -198,11 +198,11 @@ def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_i
     assert "koikoi.closed" in run_after.data.tags
 
 
-def test_close_dead_runs_only_closes_runs_of_ended_processes(tmp_path, monkeypatch):
+def test_close_dead_runs_only_closes_runs_of_ended_processes(tmp_path, new_store):
     from pipeline.tracking.lifecycle import HOST_TAG, PID_TAG, STARTED_TAG, owner_tags
     from pipeline.tracking.store import setup_experiment
 
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    new_store(tmp_path / "mlflow.db")
     exp = setup_experiment("rl")
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     started = psutil.Process(gone.pid).create_time()

@@ -10,6 +10,7 @@ import optuna
 import pytest
 import yaml
 from optuna.trial import TrialState
+from tiny import copy_store
 
 from pipeline.cli import main
 from pipeline.params import (
@@ -44,10 +45,9 @@ def sl_base():
 
 
 @pytest.fixture(scope="module")
-def mlflow_db(tmp_path_factory) -> str:
-    # One store for the module: creating an MLflow SQLite schema takes seconds. Each test's runs
-    # are told apart by their parent run id.
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+def mlflow_db(tmp_path_factory, empty_store) -> str:
+    # One store for the module; each test's runs are told apart by their parent run id.
+    return copy_store(empty_store, tmp_path_factory.mktemp("mlflow") / "mlflow.db")
 
 
 @pytest.fixture()
