@@ -165,7 +165,10 @@ def _alive(p: psutil.Process) -> bool:
 @pytest.mark.slow
 def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_its_run(project, params):
     params["rl"]["selfplay"]["workers"] = 2
-    params["rl"]["eval_games"] = 64
+    # the kill comes while the workers start, before any game: 8 evaluation games and one loop leave the stage
+    # running well past it, and the rerun (in full, on the same params) short
+    params["rl"]["eval_games"] = 8
+    params["rl"]["phase1"]["loops"] = 1
     _write_project_params(project, params)
     stage = subprocess.Popen([sys.executable, "-m", "stages.rl_phase", "1", "point",
                               *PhasePaths.layout(1, "point").argv()], cwd=project,
