@@ -36,7 +36,7 @@ sys.exit(main(sys.argv[3:]))
 
 @pytest.mark.slow
 def test_sessions_started_at_once_on_fresh_stores_all_finish_with_one_parent_run(tmp_path):
-    n = 3
+    n = 2  # two at once race for the fresh stores (a third only adds its start-up: seconds of imports)
     uri = f"sqlite:///{tmp_path}/mlruns/mlflow.db"
     storage = f"sqlite:///{tmp_path}/mlruns/optuna.db"
     (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
