@@ -115,11 +115,10 @@ def changes(before: dict, after: dict) -> list[str]:
 def frozen_collection():
     """What collection loaded (torch, Lightning, MLflow, Ray, ...: over half a million objects) lives all session:
     frozen, every later full garbage collection skips it. Each one (``release_free_memory`` after every RL
-    checkpoint, and Python's own) would otherwise scan it all again, over half a CPU second here."""
+    checkpoint, and Python's own) would otherwise scan it all again, over half a CPU second here. Never unfrozen: it
+    lives until the process ends, and pytest's five collections as it ends would scan it."""
     gc.collect()
     gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 @pytest.fixture(scope="session", autouse=True)
