@@ -111,15 +111,21 @@ def changes(before: dict, after: dict) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
+def pytest_configure(config) -> None:
+    # a module that registers its PRNG with Hypothesis when a test first imports it (trio) is warned about: the
+    # check looks for the PRNG's referrers, and those frozen out of collection (frozen_collection) are not seen
+    config.addinivalue_line("filterwarnings",
+                            "ignore:It looks like `register_random`:hypothesis.errors.HypothesisWarning")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def frozen_collection():
     """What collection loaded (torch, Lightning, MLflow, Ray, ...: over half a million objects) lives all session:
     frozen, every later full garbage collection skips it. Each one (``release_free_memory`` after every RL
-    checkpoint, and Python's own) would otherwise scan it all again, over half a CPU second here."""
+    checkpoint, and Python's own) would otherwise scan it all again, over half a CPU second here. Never unfrozen: it
+    lives until the process ends, and pytest's five collections as it ends would scan it."""
     gc.collect()
     gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 @pytest.fixture(scope="session", autouse=True)
