@@ -66,7 +66,7 @@ _.opponent_points
 _.left
 
 # tests: fixtures asked for their side effect, module marks, a patched function's signature, a tqdm clock,
-# Selenium's options
+# Selenium's options, pytest's hooks
 no_sources
 mlflow_store
 local_ray
@@ -74,3 +74,4 @@ pytestmark
 including_emulation
 _.start_t
 _.binary_location
+pytest_configure

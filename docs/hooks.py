@@ -135,8 +135,12 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _section(defs: dict[str, Any], model: str, key: str, doc: Any, level: int, note: str = "") -> list[str]:
-    """A table of ``model``'s leaf fields, then a subsection per nested model, under heading ``key``."""
+def _section(defs: dict[str, Any], model: str, key: str, doc: Any, level: int, note: str = "",
+             held_by: dict[str, Any] | None = None) -> list[str]:
+    """A table of ``model``'s leaf fields, then a subsection per nested model, under heading ``key``; ``held_by``:
+    the property holding it, whose ``tune`` may give its leaves their ranges."""
+    from pipeline.params.base import leaf_tune
+
     schema = defs[model]
     lines = [f"{'#' * min(level, 4)} `{key}`", ""]
     if note:
@@ -146,8 +150,10 @@ def _section(defs: dict[str, Any], model: str, key: str, doc: Any, level: int, n
         value = doc.get(name) if isinstance(doc, dict) else None
         ref = _ref(prop)
         if ref is not None:  # a nested section (one that may be null too): a subsection of its own
-            nested.append((name, ref, value or {}, prop.get("description", "")))
+            nested.append((name, ref, value or {}, prop))
             continue
+        if "tune" not in prop:  # a shared section's leaf: its range is the holding field's
+            prop = {**prop, **leaf_tune(held_by, name)}
         desc = prop.get("description", "")
         if "tune" in prop:
             desc += f". Tuned over {_tune(prop['tune'])}"
@@ -156,8 +162,8 @@ def _section(defs: dict[str, Any], model: str, key: str, doc: Any, level: int, n
         rows.append(f"| `{name}` | `{_cell(_value(value))}` | {_cell(_kind(prop))} | {_cell(desc)} |")
     if rows:
         lines += ["| key | value in params.yaml | accepts | description |", "|---|---|---|---|", *rows, ""]
-    for name, ref, value, desc in nested:
-        lines += _section(defs, ref, f"{key}.{name}", value, level + 1, desc)
+    for name, ref, value, prop in nested:
+        lines += _section(defs, ref, f"{key}.{name}", value, level + 1, prop.get("description", ""), prop)
     return lines
 
 

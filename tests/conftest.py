@@ -1,16 +1,18 @@
 """Suite-wide: every test tracks into a throwaway MLflow store, and the repository's ``mlruns/`` is
 checked to be untouched when the suite ends (a test that wrote there fails the run). The shared fixtures: tiny
-networks (``make_net``), the params document shrunk to a tiny run (``params``), a project dir (``project``)."""
+networks (``make_net``), the params document shrunk to a tiny run (``params``), a project dir (``project``),
+fresh MLflow stores (``new_store``), a synthetic SL dataset (``synthetic_dataset``)."""
 
 from __future__ import annotations
 
 import copy
+import gc
 import os
 from pathlib import Path
 
 import pytest
 import torch
-from tiny import save_tiny, tiny_net
+from tiny import copy_store, save_tiny, tiny_net
 
 from pipeline.net.modelio import save_model
 from pipeline.params import PARAMS_FILE, read_doc
@@ -32,7 +34,7 @@ TINY_PARAMS = {
         "advantage": {"tau": {"point": 0.5, "wp": 0.2}, "decisions": ["discard", "pick", "koikoi"], "sample": True,
                       "width": 16, "ff": 32, "heads": 2, "layers": 1, "dropout": 0.0, "huber": 10.0},
         "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
-        "eval_every": 1, "eval_games": 4, "final_eval_games": 6, "train_precision": "32-true", "train_threads": 1,
+        "eval_every": 1, "eval_games": 2, "final_eval_games": 4, "train_precision": "32-true", "train_threads": 1,
         "learner_device": "cpu",
         "selfplay": {"workers": 0, "concurrency": 8, "inference": "fp32", "start_method": "spawn", "backend": "process",
                      "device": "cpu"},
@@ -61,11 +63,37 @@ def params() -> dict:
     return deep_merge(read_doc(ROOT / PARAMS_FILE), copy.deepcopy(TINY_PARAMS))
 
 
+@pytest.fixture(scope="session")
+def empty_store(tmp_path_factory) -> Path:
+    """An MLflow SQLite store with its schema and nothing else. MLflow makes a new store's schema with a hundred
+    migrations (seconds of CPU and of disk syncs); a copy of this file is the same fresh store at once."""
+    import mlflow
+
+    d = tmp_path_factory.mktemp("empty-store")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(d)  # MLflow puts the Default experiment's artifacts under ./mlruns of the cwd it is made in
+        mlflow.MlflowClient(f"sqlite:///{d}/mlflow.db").search_experiments()
+    return d / "mlflow.db"
+
+
 @pytest.fixture
-def project(tmp_path, monkeypatch):
+def new_store(empty_store, monkeypatch):
+    """``new_store(db)``: a fresh MLflow store at ``db`` (``copy_store``), made the tracking store
+    (``MLFLOW_TRACKING_URI``); returns its URI. A test of how a store is first made makes its own."""
+
+    def make(db: Path) -> str:
+        uri = copy_store(empty_store, db)
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        return uri
+
+    return make
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch, new_store):
     """A project dir with a tiny untrained "SL" model in models/sl and MLflow in tmp_path; cwd set there."""
     save_model(tiny_net(1), tmp_path / "models/sl", {"kind": "sl"})
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    new_store(tmp_path / "mlflow.db")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -83,11 +111,28 @@ def changes(before: dict, after: dict) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
+def pytest_configure(config) -> None:
+    # a module that registers its PRNG with Hypothesis when a test first imports it (trio) is warned about: the
+    # check looks for the PRNG's referrers, and those frozen out of collection (frozen_collection) are not seen
+    config.addinivalue_line("filterwarnings",
+                            "ignore:It looks like `register_random`:hypothesis.errors.HypothesisWarning")
+
+
 @pytest.fixture(scope="session", autouse=True)
-def throwaway_mlflow_store(tmp_path_factory):
+def frozen_collection():
+    """What collection loaded (torch, Lightning, MLflow, Ray, ...: over half a million objects) lives all session:
+    frozen, every later full garbage collection skips it. Each one (``release_free_memory`` after every RL
+    checkpoint, and Python's own) would otherwise scan it all again, over half a CPU second here. Never unfrozen: it
+    lives until the process ends, and pytest's five collections as it ends would scan it."""
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def throwaway_mlflow_store(tmp_path_factory, empty_store):
     """``MLFLOW_TRACKING_URI`` at a temp SQLite store for the whole session (tests may point it elsewhere)."""
     before = store_snapshot(REPO_MLRUNS)
-    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+    uri = copy_store(empty_store, tmp_path_factory.mktemp("mlflow") / "mlflow.db")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLFLOW_TRACKING_URI", uri)
         yield uri
@@ -123,7 +168,8 @@ def one_thread():
 
 @pytest.fixture(scope="session")
 def synthetic_dataset(tmp_path_factory) -> Path:
-    """Three heuristic self-play games as a dataset: for tests that must run without the human records."""
+    """Three heuristic self-play games as a dataset: for tests that must run without the human records (a tuning
+    trial on it is a second or two of training)."""
     from pipeline.sl.dataset import build_dataset
     from pipeline.sl.records_source import synthesize_records
 

@@ -1,16 +1,21 @@
 """The suite's shared sizes and helpers, one home each: the tiny network (``TINY``), tiny SL params (``sl_params``),
-a tiny saved model (``save_tiny``) and a free loopback port (``free_port``). Fixtures over them are in
-``tests/conftest.py``."""
+a tiny saved model (``save_tiny``), a free loopback port (``free_port``), a fresh MLflow store (``copy_store``) and
+the check that no hidden card reaches a player (``assert_blind``). Fixtures over them are in ``tests/conftest.py``."""
 
 from __future__ import annotations
 
 import socket
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
+from pipeline.engine import GameState, resample_hidden
 from pipeline.net.model import KoiKoiNet, ModelConfig
 from pipeline.net.modelio import save_model
 from pipeline.params import dotted, params_with
@@ -44,3 +49,27 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def copy_store(empty: Path, db: Path) -> str:
+    """A fresh MLflow store at ``db``, copied from ``empty`` (the ``empty_store`` fixture); returns its URI. SQLite's
+    backup API, not a file copy: MLflow may still hold ``empty`` open."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(empty)) as src, closing(sqlite3.connect(db)) as dst:
+        src.backup(dst)
+    return f"sqlite:///{db}"
+
+
+def assert_blind(see: Callable[[GameState], Any], s: GameState, player: int, rng: np.random.Generator,
+                 redeals: int = 1) -> tuple[Any, int]:
+    """No hidden card reaches ``player``: what ``see(state)`` (a player's values, an encoding, a page: worked out from
+    ``player``'s observation of ``state``) makes of ``s`` is the same when the cards ``player`` cannot see (the
+    opponent's hand, the stock) are dealt again, ``redeals`` times. Returns what it made of ``s``, and how many of the
+    deals moved a card: the caller checks that most did, else nothing was compared."""
+    seen, moved = see(s), 0
+    for _ in range(redeals):
+        other = resample_hidden(s, player, rng)
+        assert other.observation(player) == s.observation(player)
+        moved += other.hands[player ^ 1] != s.hands[player ^ 1] or other.stock != s.stock
+        np.testing.assert_equal(see(other), seen)
+    return seen, moved

@@ -48,14 +48,19 @@ class NetPlayer:
         """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
         if not len(observations):
             return np.zeros((0, NUM_TOKENS), dtype=np.float32)
-        step = CPU_FORWARD_BATCH if self.device.type == "cpu" else len(observations)
-        q = np.concatenate([self._forward(observations[i:i + step]) for i in range(0, len(observations), step)])
-        q[~legal_masks(observations)] = -np.inf
+        return self.encoded_values(encode(observations), decisions(observations), legal_masks(observations))
+
+    def encoded_values(self, x: np.ndarray, d: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """``values`` of a batch already encoded (``encoding.encode``, ``decisions``, ``legal_masks``), so that
+        two networks of one player share one encoding (``selfplay.anchored``)."""
+        step = CPU_FORWARD_BATCH if self.device.type == "cpu" else len(x)
+        q = np.concatenate([self._forward(x[i:i + step], d[i:i + step]) for i in range(0, len(x), step)])
+        q[~legal] = -np.inf
         return q
 
-    def _forward(self, observations: Sequence[Observation]) -> np.ndarray:
-        x = torch.from_numpy(encode(observations)).to(self.device, self.inference.dtype)
-        d = torch.from_numpy(decisions(observations)).to(self.device)
+    def _forward(self, x_np: np.ndarray, d_np: np.ndarray) -> np.ndarray:
+        x = torch.from_numpy(x_np).to(self.device, self.inference.dtype)
+        d = torch.from_numpy(d_np).to(self.device)
         training = self.runner.training
         if training:  # dropout off for play; the learner's mode comes back below
             self.runner.eval()
@@ -67,7 +72,7 @@ class NetPlayer:
             if training:
                 self.runner.train()
         self.forward_seconds += time.perf_counter() - t0
-        self.forward_samples += len(observations)
+        self.forward_samples += len(x_np)
         self.forward_calls += 1
         return q
 

@@ -46,12 +46,8 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     return d
 
 
-def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
-    """Load ``(net, meta)`` from a model directory; the net is on CPU in eval mode.
-
-    Raises ``FileNotFoundError`` when ``directory`` lacks model.pt/config.json, and ``ValueError``
-    for a malformed config or a model built for another feature layout.
-    """
+def load_config(directory: str | Path) -> tuple[ModelConfig, dict]:
+    """``(config, meta)`` of a model directory, its weights unread; raises as ``load_model`` does for its config."""
     d = Path(directory)
     if not is_model_dir(d):
         raise FileNotFoundError(f"not a model directory (needs {MODEL_FILE} and {CONFIG_FILE}): {d}")
@@ -65,6 +61,17 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
     if config.num_features != NUM_FEATURES or version != FEATURE_VERSION:
         raise ValueError(f"model in {d} was built for features {version!r} ({config.num_features} rows), "
                          f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
+    return config, meta
+
+
+def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
+    """Load ``(net, meta)`` from a model directory; the net is on CPU in eval mode.
+
+    Raises ``FileNotFoundError`` when ``directory`` lacks model.pt/config.json, and ``ValueError``
+    for a malformed config or a model built for another feature layout.
+    """
+    d = Path(directory)
+    config, meta = load_config(d)
     fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
     check_size(lambda: KoiKoiNet(config), d / MODEL_FILE, d / CONFIG_FILE, fix)
     net = KoiKoiNet(config)

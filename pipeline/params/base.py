@@ -2,7 +2,8 @@
 
 Strict: an int is not a float-looking string, a bool is not an int, NaN and infinities are refused, and
 a key the model does not name is an error. A field's ``tune`` extra is its Optuna search range
-(``pipeline.tune.space`` reads it): a list is a categorical choice, ``{low, high[, log]}`` a range.
+(``pipeline.tune.space`` reads it): a list is a categorical choice, ``{low, high[, log]}`` a range; on a field
+that holds a section, one such spec per leaf name (a section shared by fields tuned over other ranges).
 """
 
 from __future__ import annotations
@@ -28,6 +29,15 @@ def tuned(spec: Any, algorithms: tuple[str, ...] | None = None, **constraints: A
     ``algorithms``: the ``rl.algorithm`` values that read it (a study of another one leaves it out)."""
     extra = {"tune": spec} if algorithms is None else {"tune": spec, "algorithms": list(algorithms)}
     return Field(json_schema_extra=extra, **constraints)
+
+
+def leaf_tune(section_extra: Mapping[str, Any] | None, leaf: str) -> dict[str, Any]:
+    """The extra (``tune``, ``algorithms``) that a section field's ``tuned`` spec gives its leaf ``leaf``; empty
+    where it names none."""
+    spec = (section_extra or {}).get("tune")
+    if not isinstance(spec, Mapping) or leaf not in spec:
+        return {}
+    return {"tune": spec[leaf], **{k: v for k, v in section_extra.items() if k == "algorithms"}}
 
 
 Seed = Annotated[int, Field(ge=0)]

@@ -48,13 +48,11 @@ class WinProbParams(Section):
                                      "cuda when torch sees a GPU)")
 
 
-class Temperature(Section):
-    """Reward units per nat of a rollout target, per reward model."""
+class UnitsPerNat(Section):
+    """Reward units per nat, per reward model; the field holding it gives each its Optuna range (``tuned``)."""
 
-    point: PositiveFloat = tuned({"low": 0.08, "high": 0.8, "log": True}, ("rollout_pi",),
-                                 description="RL-Point: round points per nat")
-    wp: PositiveFloat = tuned({"low": 0.03, "high": 0.3, "log": True}, ("rollout_pi",),
-                              description="RL-WP: scaled win-probability units per nat")
+    point: PositiveFloat = Field(description="RL-Point: round points per nat")
+    wp: PositiveFloat = Field(description="RL-WP: scaled win-probability units per nat")
 
 
 class RewardScale(Section):
@@ -72,7 +70,9 @@ class Rollout(Section):
         description="decision types whose choices branch into rollouts (rollout_pi)")
     fraction: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
         description="share of those decisions (with a choice) that branch")
-    temperature: Temperature = Field(description="reward units per nat of the target, per reward model")
+    temperature: UnitsPerNat = tuned({"point": {"low": 0.08, "high": 0.8, "log": True},
+                                      "wp": {"low": 0.03, "high": 0.3, "log": True}}, ("rollout_pi",),
+                                     description="reward units per nat of the target, per reward model")
     prior: Literal["sl", "self", "none"] = Field(
         description="the policy the targets tilt: sl (KL-regularised to SL), self (the learner's) or none")
     loss: Literal["cross_entropy", "logit_mse"] = Field(
@@ -87,18 +87,11 @@ class Rollout(Section):
         return [d for d in DECISION_NAMES if d in v]
 
 
-class Tau(Section):
-    """Reward units per nat of the anchored policy's advantage, per reward model."""
-
-    point: PositiveFloat = tuned({"low": 0.05, "high": 2.0, "log": True}, ("advantage",),
-                                 description="RL-Point: round points per nat")
-    wp: PositiveFloat = tuned({"low": 0.02, "high": 1.0, "log": True}, ("advantage",),
-                              description="RL-WP: scaled win-probability units per nat")
-
-
 class Advantage(Section):
-    tau: Tau = Field(description="the policy plays argmax log pi_SL + A / tau: smaller lets A move it further from "
-                     "SL")
+    tau: UnitsPerNat = tuned({"point": {"low": 0.05, "high": 2.0, "log": True},
+                              "wp": {"low": 0.02, "high": 1.0, "log": True}}, ("advantage",),
+                             description="the policy plays argmax log pi_SL + A / tau: smaller lets A move it further "
+                             "from SL")
     decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
         description="decision types the advantage tilts (SL plays the others)")
     sample: bool = Field(description="training games draw the learner's actions from softmax(log pi_SL + A / tau) "

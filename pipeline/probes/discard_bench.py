@@ -227,10 +227,21 @@ def score_model(model_dir: str | Path, bench: dict, reward: str | None = None, a
                 inference: Inference | None = None) -> dict:
     """``rank_correlation`` of a saved model's scores of the benchmark's discards: its policy's (what it plays by),
     or with ``advantage`` an anchored model's advantage alone (``ValueError`` for a model without one)."""
+    view = "advantage" if advantage else "policy"
+    return score_views(model_dir, bench, (view,), reward, inference)[view]
+
+
+def score_views(model_dir: str | Path, bench: dict, views: Sequence[str] = ("policy", "advantage"),
+                reward: str | None = None, inference: Inference | None = None) -> dict[str, dict]:
+    """``score_model`` per view ("policy", "advantage"), the model loaded and the positions rebuilt once."""
     player = player_spec(model_dir, str(model_dir)).player(inference or resolve_inference("auto"), "cpu")
-    if advantage and not isinstance(player, AnchoredPlayer):
+    if "advantage" in views and not isinstance(player, AnchoredPlayer):
         raise ValueError(f"{model_dir} has no advantage network (advantage.pt)")
     states = [rebuild(p["game_seed"], p["history"]) for p in bench["positions"]]
-    score = player.advantages if advantage else player.values
-    q = score([s.observation(s.player) for s in states]) if states else []
-    return rank_correlation(bench, [row[p["legal"]] for row, p in zip(q, bench["positions"])], reward)
+    obs = [s.observation(s.player) for s in states]
+    out = {}
+    for view in views:
+        score = player.advantages if view == "advantage" else player.values
+        q = score(obs) if obs else []
+        out[view] = rank_correlation(bench, [row[p["legal"]] for row, p in zip(q, bench["positions"])], reward)
+    return out

@@ -15,8 +15,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..net.model import KoiKoiNet
 from ..net.model_dir import ADVANTAGE_FILE, MODEL_FILE
-from ..net.modelio import load_model, read_training_state
+from ..net.modelio import load_config, load_model, read_training_state
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
 from ..runtime.fingerprints import file_fingerprint
@@ -152,7 +153,8 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool
     ck = resume_point(cfg.ckpt_dir / STATE_FILE, fp, f"rl_phase{cfg.phase}", lambda c: c["state"]["fingerprint"],
                       read_training_state, usable=lambda c: c["state"]["loop"] <= cfg.budget)
     if ck is not None:
-        net = algorithm_for(cfg.params).initial_net(load_model(cfg.sl_dir)[0], cfg.params)  # weights: the checkpoint's
+        # the SL architecture only (eval mode, as load_model gives it): the checkpoint's weights replace its own
+        net = algorithm_for(cfg.params).initial_net(KoiKoiNet(load_config(cfg.sl_dir)[0]).eval(), cfg.params)
         net.load_state_dict(ck["model"])
         learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])

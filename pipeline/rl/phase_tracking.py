@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torch import nn
-
 from ..params import RLParams, dotted
 from ..tracking.bookkeeping import continuable_run, finish_run
 from ..tracking.lifecycle import owner_tags, remember_run, remembered_run
@@ -78,7 +76,7 @@ class PhaseTracker:
             values["eval/games"] = float(self.cfg.params.eval_games)
         self.mlflow.log_metrics(values, step=step)
 
-    def finish(self, net: nn.Module, curve: Path, summary: dict, winprob: dict | None) -> None:
+    def finish(self, curve: Path, summary: dict, winprob: dict | None) -> None:
         mlflow = self.mlflow
         run_id = mlflow.active_run().info.run_id
         if winprob:

@@ -21,7 +21,7 @@ from ..agents import load_agent
 from ..duel.runner import duel_agents
 from ..net.model_dir import is_model_dir
 from ..params import Params
-from ..probes.discard_bench import read_bench, score_model
+from ..probes.discard_bench import read_bench, score_views
 from ..runtime import atomic
 from ..tracking.store import setup_experiment
 from .phase_state import PhaseConfig
@@ -73,10 +73,8 @@ def _duel(model: str, sl: str, cfg: StudyConfig, label: str) -> dict:
 
 def _bench_scores(model_dir: Path, bench_file: Path) -> dict:
     """The anchored policy's and its advantage's rank correlations with the benchmark's values at its discards."""
-    bench = read_bench(bench_file)
     out = {}
-    for name, advantage in (("policy", False), ("advantage", True)):
-        r = score_model(model_dir, bench, advantage=advantage)
+    for name, r in score_views(model_dir, read_bench(bench_file), ("policy", "advantage")).items():
         out.update({f"{name}_spearman": r["spearman"], f"{name}_spearman_ci95": r["spearman_ci95"],
                     f"{name}_regret": r["regret"], f"{name}_best_rate": r["best_rate"]})
     return out

@@ -272,7 +272,7 @@ class PhaseRunner:
         write_results(c.results_dir, summary, info_keys=("phase", "loops", "global_loops", "games", "eval_games",
                                                          "epsilon"))
         if tracker:
-            tracker.finish(learner.net, c.results_dir / CURVE_FILE, summary, state.winprob)
+            tracker.finish(c.results_dir / CURVE_FILE, summary, state.winprob)
         self._say(f"done ({state.stop_reason}): {state.loop} loops; final evaluation {summary['win_rate']:.3f} "
                   f"[{final['ci_low']:.3f}, {final['ci_high']:.3f}] vs SL over {final['eval_games']} games; "
                   f"model in {c.out_dir}")

@@ -105,30 +105,27 @@ def gpu_has_bf16() -> bool:
     return gpu_available() and torch.cuda.is_bf16_supported(including_emulation=False)
 
 
-def resolve_accelerator(value: str, name: str = "accelerator") -> str:
-    """An accelerator param (called ``name`` in errors) made concrete: ``cpu`` or ``gpu``.
-
-    ``gpu`` without a CUDA GPU is a ``ValueError``."""
-    if value not in ACCELERATORS:
-        raise ValueError(f"{name} must be one of {', '.join(ACCELERATORS)}, got {value!r}")
+def _resolve(value: str, name: str, choices: tuple[str, str, str]) -> str:
+    """``value`` of ``choices`` (auto, cpu, the GPU's word) made concrete; the GPU's word without one is a
+    ``ValueError`` saying why torch sees none."""
+    gpu = choices[2]
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     if value == "auto":
-        return "gpu" if gpu_available() else "cpu"
-    if value == "gpu" and not gpu_available():
+        return gpu if gpu_available() else "cpu"
+    if value == gpu and not gpu_available():
         raise _no_gpu(name, value)
     return value
+
+
+def resolve_accelerator(value: str, name: str = "accelerator") -> str:
+    """An accelerator param (called ``name`` in errors) made concrete: ``cpu`` or ``gpu`` (Lightning's words)."""
+    return _resolve(value, name, ACCELERATORS)
 
 
 def resolve_device(value: str, name: str = "device") -> str:
-    """A device param (called ``name`` in errors) made concrete: ``cpu`` or ``cuda``.
-
-    ``cuda`` without a CUDA GPU is a ``ValueError`` saying why torch sees none."""
-    if value not in DEVICES:
-        raise ValueError(f"{name} must be one of {', '.join(DEVICES)}, got {value!r}")
-    if value == "auto":
-        return "cuda" if gpu_available() else "cpu"
-    if value == "cuda" and not gpu_available():
-        raise _no_gpu(name, value)
-    return value
+    """A device param (called ``name`` in errors) made concrete: ``cpu`` or ``cuda`` (torch's words)."""
+    return _resolve(value, name, DEVICES)
 
 
 def torch_device(accelerator: str) -> str:

@@ -8,6 +8,9 @@ decisions of the probability that an opponent model (a policy network: the softm
 the legal actions) takes that action (:func:`log_weights`, every hand's decisions in one batched call).
 Everything comes from the searcher's observation and the deal, never from the true hidden cards.
 
+Rather than weight the deals it plays, a search may draw more deals than it plays and resample them by weight
+(:func:`systematic`), so that each deal played is a likely one.
+
 Only the opponent's hand and the cards drawn during the rest of the round matter to a search (playouts
 end with the round), so :func:`all_deals` counts and enumerates deals as (hand, next draws) pairs.
 """
@@ -111,6 +114,15 @@ def batched_log_weights(model, rows: Sequence[tuple[Observation, Sequence[GameSt
         logp = taken - np.logaddexp.reduce(v, axis=1)  # log-softmax over the legal actions (-inf elsewhere)
     per_hand = np.array([logp[a:b].sum() for a, b in spans], dtype=np.float64)
     return [per_hand[np.asarray(k, dtype=np.int64)] for k in keys]
+
+
+def systematic(weights: np.ndarray, n: int, u: float) -> np.ndarray:
+    """``n`` indices of ``weights`` (>= 0, not all 0) by systematic resampling with offset ``u`` in [0, 1): the ``n``
+    evenly spaced points ``(u + k) / n`` on the cumulative normalised weights. Index ``i`` comes ``n * w_i``
+    times rounded up or down (low variance: one uniform draw, not ``n``), zero weights never; ascending."""
+    cum = np.cumsum(weights, dtype=np.float64)
+    at = np.searchsorted(cum, (u + np.arange(n)) / n * cum[-1], side="right")
+    return np.minimum(at, np.flatnonzero(weights)[-1])  # a point rounded onto the total: the last weighted index
 
 
 def draws_left(obs: Observation) -> int:

@@ -10,8 +10,9 @@ rollout engine (``selfplay.playout``), every searched decision of a batch in the
 action of best mean reward wins. Elsewhere it plays as its model does.
 
 With ``belief``, each deal's rewards are weighted by how likely an opponent model finds the opponent's
-play this round on that deal (``belief``); with ``exact``, a decision with few enough deals that differ
-for the rest of the round plays all of them.
+play this round on that deal (``belief``), or, with ``pool``, the deals played are resampled by that weight
+from a larger pool (a deal picked k times is played once and weighs k); with ``exact``, a decision with few
+enough deals that differ for the rest of the round plays all of them.
 
 The deals of a decision come from a generator seeded by the player's seed and the observation, so a
 searcher is a function of what it sees: the same observation gives the same choice, whatever the
@@ -25,18 +26,19 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..engine import Observation, determinize
+from ..engine import GameState, Observation, determinize
 from ..net.inference import Inference
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..value.lookahead import LookaheadPlayer, LookaheadSpec
-from .belief import all_deals, batched_log_weights
+from .belief import all_deals, batched_log_weights, systematic
 from .spec import SearchOptions
 
 WAVE = 8  # deals per action added at a time under a time budget
@@ -69,6 +71,7 @@ class SearchPlayer:
         self.deals = 0  # deals played per action, summed over searched decisions
         self.exact = 0  # of which every deal was played (``exact``)
         self.effective = 0.0  # effective deals per action ((sum w)^2 / sum w^2), summed over searched decisions
+        self.distinct = 0  # distinct deals per action (fewer than ``deals`` only where resampled), summed likewise
         self.search_seconds = 0.0
         self.recent: deque[tuple[int, float]] = deque(maxlen=10_000)  # (decisions, seconds) of the last searches
 
@@ -96,7 +99,8 @@ class SearchPlayer:
     def stats(self) -> dict[str, float]:
         """Counts of the searches so far: decisions, changed choices, deals per action, seconds."""
         return {"searched": self.searched, "changed": self.changed, "deals": self.deals, "exact": self.exact,
-                "effective": self.effective, "search_seconds": self.search_seconds}
+                "effective": self.effective, "distinct": self.distinct,
+                "search_seconds": self.search_seconds}
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
         scores = self.model.values(observations)
@@ -135,7 +139,7 @@ class SearchPlayer:
 
     def search(self, observations: Sequence[Observation], scores: np.ndarray) -> np.ndarray:
         """Mean playout rewards of each observation's candidate actions, ``(B, 50)``, -inf elsewhere: over its
-        deals weighted by the belief (equal weights under ``belief=uniform``)."""
+        deals weighted by the belief (equal weights under ``belief=uniform``, and on deals resampled by ``pool``)."""
         opts = self.options
         cands = [self.candidates(o, s) for o, s in zip(observations, scores)]
         rngs = [self.rng(o) for o in observations]
@@ -146,42 +150,97 @@ class SearchPlayer:
         n = 0  # sampled deals per action so far (the same for every sampled decision of the batch)
         budget = None if opts.think is None else opts.think * len(observations)
         t0 = time.perf_counter()
+        picked = self.resampled(observations, rngs, exact)  # before the first wave: its time is the budget's too
+        distinct = [0] * len(observations)  # distinct deals per action so far (fewer than ``count`` where resampled)
         while n < opts.deals:
             w = opts.deals if budget is None else min(WAVE, opts.deals - n)
-            rows = []  # (row, its deals) of this wave: a row's enumerated deals all in the first wave
-            for r, (o, rng, ex) in enumerate(zip(observations, rngs, exact)):
-                if ex is None:
-                    rows.append((r, [determinize(o, rng) for _ in range(w)]))
+            rows = []  # (row, its deals, their log weights or None) of this wave: enumerated deals all in the first
+            for r, (o, rng, ex, pk) in enumerate(zip(observations, rngs, exact, picked)):
+                if pk is not None:
+                    if n < len(pk.deals):  # a resampled deal played once, weighted by how often it was picked
+                        rows.append((r, pk.deals[n:n + w], np.log(pk.counts[n:n + w])))
+                elif ex is None:
+                    rows.append((r, [determinize(o, rng) for _ in range(w)], None))
                 elif not n:
-                    rows.append((r, ex))
+                    rows.append((r, ex, None))
             if not rows:
                 break
             t_wave = time.perf_counter()  # the wave's weights and playouts: what another wave would cost
-            logw = (batched_log_weights(self.belief, [(observations[r], d) for r, d in rows])
-                    if self.belief is not None else [np.zeros(len(d)) for _, d in rows])
+            logw = self._log_weights(observations, rows)
             items = []
-            for r, deals in rows:
+            for r, deals, _ in rows:
                 items += branch(deals, cands[r], left=opts.truncate or None)
             v = play_out([self.rollout], items, self.reward, self.value)
             at = 0
-            for (r, deals), lw in zip(rows, logw):
+            for (r, deals, _), lw in zip(rows, logw):
                 weights = _scaled(acc[r], sums[r], lw)
                 for i in range(len(cands[r])):  # action-major, as ``branch`` lays them out
                     for j in range(len(deals)):
                         sums[r][i] += weights[j] * v[at]
                         at += 1
-                count[r] += len(deals)
+                distinct[r] += len(deals)
+                count[r] += len(deals) if picked[r] is None else int(picked[r].counts[n:n + w].sum())
             n += w
             now = time.perf_counter()
             if budget is not None and now - t0 + (now - t_wave) > budget:  # another wave would overrun
                 break
         self.deals += sum(count)
+        self.distinct += sum(distinct)
         self.exact += sum(ex is not None for ex in exact)
-        self.effective += float((acc[:, 0] ** 2 / acc[:, 1]).sum())
+        self.effective += float((acc[:, 0] ** 2 / acc[:, 1]).sum())  # counts as weights where resampled
         out = np.full((len(observations), 50), -np.inf, dtype=np.float32)
         for r, c in enumerate(cands):
             out[r, c] = sums[r] / acc[r, 0]
         return out
+
+    def resampled(self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator],
+                  exact: Sequence[list | None]) -> list[Picks | None]:
+        """Per sampled row with ``pool``: ``deals`` deals resampled by belief weight from ``pool`` deals of its
+        generator, all rows' weights in one call; None for a row weighted as drawn.
+
+        The pool's offset and the order of the picks come from the row's generator (the choice is a function of
+        the observation); the picks are shuffled so that the waves of a time budget, taken in order, are each
+        a fair resample of the whole pool (systematic picks come grouped by pool index). A deal picked twice is
+        kept once with count 2: a greedy playout of a deal gives the same reward every time."""
+        opts = self.options
+        out: list[Picks | None] = [None] * len(observations)
+        if self.belief is None or opts.pool <= opts.deals:
+            return out
+        rows = [(r, [determinize(o, rngs[r]) for _ in range(opts.pool)])
+                for r, (o, ex) in enumerate(zip(observations, exact)) if ex is None]
+        if not rows:
+            return out
+        logw = batched_log_weights(self.belief, [(observations[r], d) for r, d in rows])
+        for (r, pool), lw in zip(rows, logw):
+            lw = lw * opts.temper
+            at = systematic(np.exp(lw - lw.max()), opts.deals, float(rngs[r].random()))
+            at = rngs[r].permutation(at)
+            first = list(dict.fromkeys(at.tolist()))  # distinct picks, in the shuffled order
+            counts = np.bincount(at, minlength=len(pool))[first].astype(np.float64)
+            out[r] = Picks([pool[i] for i in first], counts, at)
+        return out
+
+    def _log_weights(self, observations: Sequence[Observation],
+                     rows: Sequence[tuple[int, list, np.ndarray | None]]) -> list[np.ndarray]:
+        """A wave's log weights per row: those given (resampled deals: the log of their counts), else the belief's
+        (times ``temper``), all such rows in one call, or 0 under ``belief=uniform``."""
+        logw = [lw if lw is not None else np.zeros(len(d)) for _, d, lw in rows]
+        weigh = [k for k, (_, _, lw) in enumerate(rows) if lw is None] if self.belief is not None else []
+        if weigh:
+            found = batched_log_weights(self.belief, [(observations[rows[k][0]], rows[k][1]) for k in weigh])
+            for k, lw in zip(weigh, found):
+                logw[k] = lw * self.options.temper  # exact at temper=1: the weights of today's belief
+        return logw
+
+
+class Picks(NamedTuple):
+    """A decision's resampled deals: each distinct deal once, how often it was picked, and the picks' indices in the
+    pool (shuffled; ``deals`` follows their first appearance)."""
+
+    deals: list[GameState]
+    counts: np.ndarray
+    at: np.ndarray
+
 
 def _scaled(acc: np.ndarray, sums: np.ndarray, logw: np.ndarray) -> np.ndarray:
     """A wave's deal weights, ``exp(logw - scale)``. The scale is the largest log-weight so far (``acc``: a row's

@@ -33,6 +33,8 @@ class SearchOptions:
     winprob: str = WINPROB  # the win-probability table of the wp reward (a model without a value net)
     belief: str = "uniform"  # deals weighted by an opponent model's likelihood of its play: uniform, sl or a model dir
     exact: int = 0  # enumerate every deal (weighted) where there are at most this many; 0: always sample
+    pool: int = 0  # with a belief: resample ``deals`` of this many deals by weight (> deals); 0: weight ``deals``
+    temper: float = 1.0  # the belief's log weights times this (in (0, 1]): < 1 flattens a sharp opponent model
 
     def query(self) -> str:
         """The options that differ from the defaults, as a spec's query (``deals=8&decisions=koikoi``)."""
@@ -90,7 +92,19 @@ def parse_options(query: str) -> SearchOptions:
             raise ValueError(f"search option {name}={value!r}: {e}") from None
     if "think" in values and "deals" not in values:
         values["deals"] = THINK_DEALS
-    return SearchOptions(**values)
+    options = SearchOptions(**values)
+    _check_belief_options(options, given)
+    return options
+
+
+def _check_belief_options(o: SearchOptions, given: dict[str, str]) -> None:
+    """``pool`` and ``temper`` act on a belief's weights; ``pool`` resamples from more deals than it plays."""
+    if o.pool and o.pool <= o.deals:
+        raise ValueError(f"search option pool={given['pool']!r}: must be 0 or more than deals ({o.deals})")
+    for name, default in (("pool", 0), ("temper", 1.0)):
+        if o.belief == "uniform" and getattr(o, name) != default:
+            raise ValueError(f"search option {name}={given[name]!r}: needs a belief (belief=sl or a model "
+                             "directory); uniform deals have no weights")
 
 
 def _int(low: int):
@@ -127,7 +141,7 @@ def _think(v: str) -> float:
     return float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
 
 
-def _margin(v: str) -> float:
+def _fraction(v: str) -> float:
     try:
         x = float(v)
     except ValueError:
@@ -155,6 +169,6 @@ def _path(v: str) -> str:
     return v
 
 
-_PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _margin,
+_PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _fraction,
           "truncate": _int(0), "reward": _reward, "winprob": _path,
-          "belief": _belief, "exact": _int(0)}
+          "belief": _belief, "exact": _int(0), "pool": _int(0), "temper": _fraction}

@@ -23,6 +23,7 @@ import torch
 from ..agents.model_agent import NetPlayer
 from ..engine import DECISION_NAMES, Observation
 from ..net.advantage_model import AdvantageNet
+from ..net.encoding import decisions, encode, legal_masks
 from ..net.inference import Inference
 from ..net.model import ModelConfig
 from .policies import NetSpec
@@ -62,11 +63,15 @@ class AnchoredPlayer:
         return self.adv.values(observations)
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
-        out = self.sl.values(observations)
-        mine = [i for i, o in enumerate(observations) if o.decision in self.decisions]
-        if mine:
+        if not len(observations):
+            return self.sl.values(observations)
+        # one encoding feeds both networks: they read the same features
+        x, d, legal = encode(observations), decisions(observations), legal_masks(observations)
+        out = self.sl.encoded_values(x, d, legal)
+        mine = np.flatnonzero(np.isin(d, self.decisions))
+        if len(mine):
             logp = log_softmax(out[mine])
-            a = self.adv.values([observations[i] for i in mine])
+            a = self.adv.encoded_values(x[mine], d[mine], legal[mine])
             out[mine] = np.where(np.isfinite(logp), logp + a / self.tau, -np.inf)
         return out
 

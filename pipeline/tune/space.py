@@ -1,7 +1,8 @@
 """Search spaces read from the params models, so the ranges live beside the params they sample.
 
-A field of ``SLTrainParams`` or ``RLParams`` with a ``tune`` extra (``pipeline.params.base.tuned``) is
-in its target's default space under its dotted key (``lr``, ``epsilon.start``, ``reward_scale.wp``).
+A field of ``SLTrainParams`` or ``RLParams`` with a ``tune`` extra (``pipeline.params.base.tuned``), its own or
+its section field's, is in its target's default space under its dotted key (``lr``, ``epsilon.start``,
+``reward_scale.wp``, ``advantage.tau.wp``).
 A spec is a list (a categorical choice), a mapping ``{low, high[, log][, step]}`` (a range: float when
 the field is a float) or anything else (a fixed value). params.yaml ``tune.space.<target>`` may narrow
 or fix any field of the section; every value it names is checked against the field first. SL's ``width`` is
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from ..params import ParamError, RLParams, SLTrainParams
-from ..params.base import Section, message, nested
+from ..params.base import Section, leaf_tune, message, nested
 from ..selfplay.rewards import REWARD_MODELS
 
 Space = Mapping[str, Any]
@@ -44,13 +45,19 @@ class Target:
 TARGETS = {"sl": Target("sl", "sl_train", SLTrainParams), "rl": Target("rl", "rl", RLParams)}
 
 
-def _fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:
-    """``(dotted key, field)`` of every leaf field of ``model``."""
+def _extra(f: FieldInfo) -> dict[str, Any]:
+    return f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+
+
+def _fields(model: type[BaseModel], prefix: str = "",
+            section: dict[str, Any] | None = None) -> Iterator[tuple[str, FieldInfo, dict[str, Any]]]:
+    """``(dotted key, field, its tune extra)`` of every leaf field of ``model``: the field's own, or what the
+    field holding its section gives it (``params.base.leaf_tune``)."""
     for name, f in model.model_fields.items():
         if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
-            yield from _fields(f.annotation, f"{prefix}{name}.")
+            yield from _fields(f.annotation, f"{prefix}{name}.", _extra(f))
         else:
-            yield f"{prefix}{name}", f
+            yield f"{prefix}{name}", f, _extra(f) or leaf_tune(section, name)
 
 
 def _name(key: str) -> str:
@@ -61,8 +68,7 @@ def default_space(target: str, variant: str = "point", algorithm: str = "rollout
     """The target's tuned fields and their specs: of per-reward-model fields only ``variant``'s (the one run),
     and only the fields ``algorithm`` (``rl.algorithm``) reads."""
     out = {}
-    for key, f in _fields(TARGETS[target].model):
-        extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+    for key, _, extra in _fields(TARGETS[target].model):
         spec = extra.get("tune")
         last = key.rsplit(".", 1)[-1]
         if spec is None or (last in REWARD_MODELS and last != variant and "." in key):
@@ -113,7 +119,7 @@ def _check_widths(out: Mapping[str, Any], source: str) -> None:
 def merged_space(target: str, overrides: Space | None = None, variant: str = "point",
                  source: str = "params.yaml", algorithm: str = "rollout_pi") -> dict[str, Any]:
     """The target's default space with ``overrides`` (``tune.space.<target>`` of ``source``) on top."""
-    fields = dict(_fields(TARGETS[target].model))
+    fields = {key: f for key, f, _ in _fields(TARGETS[target].model)}
     known = {_name(k): f for k, f in fields.items()}
     if target == "sl":
         known[HEAD_DIM] = known["width"] = fields["width"]

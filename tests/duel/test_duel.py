@@ -111,10 +111,10 @@ class Census(Agent):
 def test_a_duel_keeps_at_most_its_concurrency_of_games_in_memory():
     gc.collect()  # what earlier tests of this process left in reference cycles is not the duel's
     census = Census()
-    r = play_duel(census, RandomAgent(1), games=400, seed=0, concurrency=16)
-    assert r.games == 400 and r.wins + r.losses + r.draws == 400
+    r = play_duel(census, RandomAgent(1), games=200, seed=0, concurrency=16)
+    assert r.games == 200 and r.wins + r.losses + r.draws == 200
     assert census.calls > 25 and census.largest_batch <= 16
-    assert 0 < census.most_alive <= 16 + 1  # + the game last counted; not the 200 deals of a seating
+    assert 0 < census.most_alive <= 16 + 1  # + the game last counted; not the 100 deals of a seating
     with pytest.raises(ValueError, match="concurrency"):
         play_duel(census, RandomAgent(1), games=2, concurrency=0)
 
@@ -226,7 +226,7 @@ def test_a_model_duels_forward_passes_stay_bounded_whatever_its_games(tmp_path, 
     passes: list[int] = []
     net.register_forward_pre_hook(lambda _, args: passes.append(args[0].shape[0]))
     census = Census(ModelAgent(net))
-    for i, _ in enumerate(duel_games(census, RandomAgent(1), games=1200, seed=0)):  # 600 deals: 512 at once
+    for i, _ in enumerate(duel_games(census, RandomAgent(1), games=600, seed=0)):  # 300 deals, all at once
         if i == 10:
             break
     assert census.largest_batch > 4 * CPU_FORWARD_BATCH and max(passes) == CPU_FORWARD_BATCH

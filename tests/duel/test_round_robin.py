@@ -29,8 +29,8 @@ def _stage(params: dict, tmp_path: Path, monkeypatch) -> Path:
 
 
 @pytest.mark.slow
-def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch, new_store):
+    new_store(tmp_path / "mlflow.db")
     curve = tmp_path / "curve.csv"
     curve.write_text("loop,games,win_rate,point_diff,ci_low,ci_high\n1,100,0.4,-1.0,0.3,0.5\n2,200,0.55,0.5,0.48,0.62\n")
     params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",

@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from tiny import assert_blind
 
 from pipeline.engine import GAME_OVER, KOIKOI_DECISION, PICK, GameState
 from pipeline.engine.cards import CATEGORIES, MONTH_MASK, YAKU_SETS
@@ -92,27 +93,15 @@ def test_opponent_pile_rows_differ_from_my_pile_rows(samples):
 
 
 def test_hidden_information_does_not_leak():
-    """Rearranging the opponent's hand and the stock (same counts) leaves the encoding unchanged."""
-    rng = random.Random(7)
-    checked = 0
+    """Dealing the opponent's hand and the stock again (same counts) leaves the encoding unchanged."""
+    rng = np.random.default_rng(7)
+    checked = moved = 0
     for s, o in random_states(games=4, seed=3):
         if checked > 200 and rng.random() < 0.7:
             continue
-        me, opp = o.player, o.player ^ 1
-        hidden = [c for c in range(48) if s.hands[opp] >> c & 1] + list(s.stock)
-        rng.shuffle(hidden)
-        n = s.hands[opp].bit_count()
-        if n == 0 or not s.stock:
-            continue
-        t = s.clone()
-        t.hands[opp] = sum(1 << c for c in hidden[:n])
-        t.stock = hidden[n:]
-        if t.hands[opp] == s.hands[opp]:
-            continue
-        o2 = t.observation(me)
-        np.testing.assert_array_equal(encode([o]), encode([o2]))
+        moved += assert_blind(lambda st: encode([st.observation(st.player)]), s, o.player, rng)[1]
         checked += 1
-    assert checked > 100
+    assert checked > 100 and moved > 0.9 * checked
 
 
 def test_static_attributes_and_special_tokens(samples):

@@ -1,4 +1,4 @@
-"""Thousands of generated requests against the play API (hypothesis over FastAPI's test client): after each,
+"""Over a thousand generated requests against the play API (hypothesis over FastAPI's test client): after each,
 the answer is a JSON document of the documented shape (never a 500), it names no card the person may not see
 (checked against the engine's true state), and the game is a legal one: the person's turn between requests,
 the 48 cards each in one place, points zero-sum, an accepted action one the person could play, a refused
@@ -16,7 +16,7 @@ from pipeline.engine import GAME_OVER, PICK, replay_record
 from pipeline.engine.cards import ALL_CARDS
 from pipeline.net.encoding import MAX_POINTS
 
-EXAMPLES = 200  # up to 60 requests each: about 3,000 requests
+EXAMPLES = 100  # up to 60 requests each: about 1,100 checked (and as many GETs of the state before each)
 
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)  # what a JSON encoder sends; NaN comes as raw text
 RAW = [b'{"action": NaN}', b'{"action": Infinity}', b'{"action": 1e999}', b'{"action": 1, "action": 2}',
@@ -126,5 +126,5 @@ def test_generated_requests_keep_every_game_legal_and_every_card_hidden(client, 
                 break
 
     session()
-    assert counts["requests"] >= 2000 and counts["games"] >= 50 and counts["actions"] >= 500, counts
+    assert counts["requests"] >= 1000 and counts["games"] >= 50 and counts["actions"] >= 500, counts
     assert counts["over"] >= 5, counts

@@ -22,6 +22,7 @@ from pipeline.probes.discard_bench import (
     read_bench,
     rebuild,
     reward_models,
+    score_views,
     value_positions,
     write_bench,
 )
@@ -113,6 +114,8 @@ def test_discards_command_writes_the_bench_and_scores_a_model(project, capsys):
     assert adv["ranked"] == 0 and adv["positions"] == 2
     assert main(["probe", "discards-score", "models/anchored", "--bench", "bench.json"]) == 0  # the policy: SL's
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["regret"] == pytest.approx(score["regret"])
+    both = score_views("models/anchored", read_bench("bench.json"))  # koikoi scale's: one load for the two
+    assert both["advantage"]["ranked"] == 0 and both["policy"]["regret"] == pytest.approx(score["regret"])
     assert main(["probe", "discards", "models/none", "--out", "x.json"]) == 2
     assert "models/none" in capsys.readouterr().err
     assert main(["probe", "discards", "models/sl", "--out", "nodir/x.json"]) == 2

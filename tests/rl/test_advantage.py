@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 import torch
-from tiny import TINY
+from tiny import TINY, assert_blind
 
 from pipeline.agents import load_agent
-from pipeline.engine import GameState, determinize
+from pipeline.engine import GameState
 from pipeline.net.advantage_model import LEGAL_ROW, AdvantageNet
 from pipeline.net.encoding import encode
 from pipeline.net.inference import FP32
@@ -116,13 +116,14 @@ def test_no_hidden_card_reaches_the_anchored_player(make_net):
     player = AnchoredSpec.from_nets("a", NetSpec.from_net(make_net(0), "sl"), adv_net(trained=True), 0.3) \
         .player(FP32, "cpu")
     rng = np.random.default_rng(0)
+    compared = moved = 0
     for seed in range(3):
         s = GameState(seed=seed)
         for _ in range(12):
-            obs = s.observation(s.player)
-            other = determinize(obs, rng)  # the same observation, other hidden cards
-            assert np.array_equal(player.values([obs]), player.values([other.observation(other.player)]))
+            moved += assert_blind(lambda st: player.values([st.observation(st.player)]), s, s.player, rng)[1]
+            compared += 1
             s.step(s.legal_actions()[0])
+    assert moved > 0.9 * compared
 
 
 def test_sampled_behaviour_is_reproducible_per_game_and_explores(make_net):

@@ -165,7 +165,10 @@ def _alive(p: psutil.Process) -> bool:
 @pytest.mark.slow
 def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_its_run(project, params):
     params["rl"]["selfplay"]["workers"] = 2
-    params["rl"]["eval_games"] = 64
+    # the kill comes while the workers start, before any game: 8 evaluation games and one loop leave the stage
+    # running well past it, and the rerun (in full, on the same params) short
+    params["rl"]["eval_games"] = 8
+    params["rl"]["phase1"]["loops"] = 1
     _write_project_params(project, params)
     stage = subprocess.Popen([sys.executable, "-m", "stages.rl_phase", "1", "point",
                               *PhasePaths.layout(1, "point").argv()], cwd=project,
@@ -198,11 +201,11 @@ def test_kill_9_of_a_stage_leaves_no_orphan_and_the_rerun_closes_and_continues_i
     assert "koikoi.closed" in run_after.data.tags
 
 
-def test_close_dead_runs_only_closes_runs_of_ended_processes(tmp_path, monkeypatch):
+def test_close_dead_runs_only_closes_runs_of_ended_processes(tmp_path, new_store):
     from pipeline.tracking.lifecycle import HOST_TAG, PID_TAG, STARTED_TAG, owner_tags
     from pipeline.tracking.store import setup_experiment
 
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    new_store(tmp_path / "mlflow.db")
     exp = setup_experiment("rl")
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     started = psutil.Process(gone.pid).create_time()

@@ -1,5 +1,6 @@
-"""``belief`` and ``exact``: deals weighted by an opponent model's likelihood of the opponent's play this round,
-and every deal of an endgame played; both from the searcher's observation alone."""
+"""``belief``, ``pool`` and ``exact``: deals weighted (or resampled from a larger pool) by an opponent model's
+likelihood of the opponent's play this round, and every deal of an endgame played; all from the searcher's
+observation alone."""
 
 from __future__ import annotations
 
@@ -9,15 +10,16 @@ from itertools import combinations, permutations
 import numpy as np
 import pytest
 import torch
+from tiny import assert_blind
 
 from pipeline.agents import load_agent
 from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
-from pipeline.engine import DECISION_NAMES, DISCARD, GameState, Observation, determinize, ids_of, resample_hidden
+from pipeline.engine import DECISION_NAMES, DISCARD, GameState, Observation, determinize, ids_of
 from pipeline.engine.cards import MONTH_MASK
 from pipeline.net.model import KoiKoiNet, ModelConfig
 from pipeline.net.modelio import save_model
-from pipeline.search.belief import all_deals, deal_count, draws_left, log_weights, opponent_decisions
+from pipeline.search.belief import all_deals, deal_count, draws_left, log_weights, opponent_decisions, systematic
 from pipeline.search.player import SearchPlayer
 from pipeline.search.spec import SearchOptions, parse_options, parse_search
 from pipeline.selfplay.playout import branch, play_out
@@ -114,14 +116,15 @@ def test_loading_names_a_bad_belief(net, tmp_path):
     assert agent.player.belief is not None
 
 
-def test_the_duel_command_takes_belief_and_exact(net, tmp_path, capsys):
+def test_the_duel_command_takes_belief_exact_and_pool(net, tmp_path, capsys):
     from pipeline.cli import main
 
     model = str(save_model(net, tmp_path / "tiny", {"kind": "sl"}))
-    spec = f"search:{model}?deals=2&decisions=koikoi,discard&reward=point&belief={model}&exact=100"
+    spec = f"search:{model}?deals=2&decisions=koikoi,discard&reward=point&belief={model}&exact=100&pool=6"
     assert main(["duel", spec, model, "--games", "2", "--rounds", "2", "--workers", "0"]) == 0
     out = capsys.readouterr().out
     assert '"games": 2' in out and '"effective_deals": ' in out and '"exact": ' in out
+    assert '"distinct_deals": ' in out
 
 
 def test_the_opponents_decisions_are_rebuilt_from_the_searchers_view():
@@ -145,6 +148,10 @@ def _deals(searcher: SearchPlayer, obs: Observation) -> list[GameState]:
     return [determinize(obs, rng) for _ in range(searcher.options.deals)]
 
 
+def _weights_and_values(searcher: SearchPlayer, belief: NetPlayer, obs: Observation) -> tuple:
+    return log_weights(belief, obs, _deals(searcher, obs)), searcher.values([obs])
+
+
 def test_the_weights_see_only_the_searchers_observation(net, other_net):
     """(a) Deal the hidden cards of the true state again: the searcher's deals, their weights and its values (so its
     choice) do not change."""
@@ -154,15 +161,10 @@ def test_the_weights_see_only_the_searchers_observation(net, other_net):
     rng = np.random.default_rng(3)
     compared = 0
     for s, _ in _positions(range(4), limit=12, turn=4):
-        obs = s.observation(0)
-        w, q = log_weights(belief, obs, _deals(searcher, obs)), searcher.values([obs])
-        other = resample_hidden(s, 0, rng)
-        assert other.hands[1] != s.hands[1] and other.observation(0) == obs
-        o2 = other.observation(0)
-        np.testing.assert_array_equal(log_weights(belief, o2, _deals(searcher, o2)), w)
-        np.testing.assert_array_equal(searcher.values([o2]), q)
+        (w, _), moved = assert_blind(lambda st: _weights_and_values(searcher, belief, st.observation(0)), s, 0, rng)
+        assert moved == 1
         calls, samples = belief.forward_calls, belief.forward_samples
-        searcher.values([o2])  # the weights of all its deals: passes of 64 observations, no more
+        searcher.values([s.observation(0)])  # the weights of all its deals: passes of 64 observations, no more
         assert belief.forward_calls - calls == -(-(belief.forward_samples - samples) // 64)
         assert np.ptp(w) > 0  # the belief does tell deals apart
         compared += 1
@@ -181,12 +183,7 @@ def test_the_opponents_play_rules_hands_out():
         logw = log_weights(model, obs, deals)
         w = np.exp(logw - logw.max())
         w /= w.sum()
-
-        def ruled_out(d: GameState) -> bool:
-            return any(o.decision == DISCARD and not o.field & MONTH_MASK[a >> 2] and _captures(o)
-                       for o, a in opponent_decisions(d, 0))
-
-        out = np.array([ruled_out(d) for d in deals])
+        out = np.array([_ruled_out(d) for d in deals])
         assert not out[-1] and logw[-1] > -25  # the true hand explains the play (ruled out: below -60)
         assert w[out].sum() < 1e-9
         if out.any():
@@ -264,3 +261,138 @@ def test_exact_leaves_larger_positions_to_sampling(net):
     assert deal_count(s.observation(0)) > 50 and all_deals(s.observation(0), 50) is None
     searcher.values([s.observation(0)])
     assert searcher.exact == 0 and searcher.deals == 3
+
+
+def test_pool_and_temper_parse_and_name_a_bad_value():
+    o = parse_options("belief=sl&pool=128&temper=0.5")
+    assert o == SearchOptions(belief="sl", pool=128, temper=0.5) and parse_options(o.query()) == o
+    assert SearchOptions().pool == 0 and SearchOptions().temper == 1.0  # weighting, as before, by default
+    assert parse_options("think=0.5s&belief=sl&pool=512").pool == 512  # more than the 256 deals of a budget
+    for spec, message in (
+            ("search:m?belief=sl&pool=32", "search option pool='32': must be 0 or more than deals (32)"),
+            ("search:m?belief=sl&think=1s&pool=100", "search option pool='100': must be 0 or more than deals (256)"),
+            ("search:m?belief=sl&pool=-1", "search option pool='-1': must be an integer >= 0"),
+            ("search:m?pool=64", "search option pool='64': needs a belief (belief=sl or a model directory)"),
+            ("search:m?temper=0.5", "search option temper='0.5': needs a belief"),
+            ("search:m?belief=sl&temper=0", "search option temper='0': must be a number in (0, 1]"),
+            ("search:m?belief=sl&temper=2", "search option temper='2': must be a number in (0, 1]")):
+        with pytest.raises(ValueError) as e:
+            parse_search(spec)
+        assert "\n" not in str(e.value) and str(e.value).startswith(f"agent {spec!r}: {message}")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_systematic_resampling_counts_follow_the_weights(seed):
+    rng = np.random.default_rng(seed)
+    weights = rng.exponential(size=40) ** 3 * (rng.random(40) > 0.3)  # skewed, some zero
+    n = 64
+    for u in (0.0, float(rng.random()), float(np.nextafter(1.0, 0.0))):
+        at = systematic(weights, n, u)
+        counts = np.bincount(at, minlength=len(weights))
+        assert len(at) == n and (np.diff(at) >= 0).all()
+        assert (np.abs(counts - n * weights / weights.sum()) < 1).all()  # n * w_i rounded up or down
+        assert not counts[weights == 0].any()
+    last = np.array([0.0, 1.0, 0.0, 0.0])  # whatever the rounding, never a zero weight past the last one
+    assert (systematic(last, 5, float(np.nextafter(1.0, 0.0))) == 1).all()
+
+
+def _resampler(net, belief, deals: int = 4, pool: int = 16, temper: float = 1.0, **kw) -> SearchPlayer:
+    options = SearchOptions(deals=deals, decisions=ALL, pool=pool, temper=temper, **kw)
+    return SearchPlayer(NetPlayer(net), RewardModel("point"), options, seed=5, belief=belief)
+
+
+def _picks(searcher: SearchPlayer, obs: Observation) -> tuple[list[GameState], np.ndarray]:
+    """The searcher's resampled deals of a decision, one per pick (as resampled, before duplicates are merged), and
+    their indices in its pool."""
+    pk = searcher.resampled([obs], [searcher.rng(obs)], [None])[0]
+    first = list(dict.fromkeys(pk.at.tolist()))
+    assert len(pk.deals) == len(first) and pk.counts.tolist() == [np.count_nonzero(pk.at == i) for i in first]
+    return [pk.deals[first.index(i)] for i in pk.at], pk.at
+
+
+def test_pool_zero_is_weighting_as_before(net, other_net):
+    """``pool=0`` (or a pool no larger than ``deals``) weighs the searcher's ``deals`` deals by the belief, as
+    before: the weighted mean of their playouts, the same values bit for bit whatever such pool."""
+    reward, belief = RewardModel("point"), NetPlayer(other_net)
+    weighting = _resampler(net, belief, deals=4, pool=0)
+    small = _resampler(net, belief, deals=4, pool=4)
+    n = 0
+    for s, _ in _positions(range(4), limit=8, turn=4):
+        obs = s.observation(0)
+        deals = _deals(weighting, obs)
+        acts = legal_list(obs)
+        v = play_out([weighting.rollout], branch(deals, acts), reward).reshape(len(acts), 4)
+        logw = log_weights(belief, obs, deals)
+        w = np.exp(logw - logw.max())
+        q = weighting.values([obs])[0]
+        np.testing.assert_allclose(q[acts], v @ w / w.sum(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(small.values([obs])[0], q)
+        n += 1
+    assert n == 8 and weighting.distinct == 4 * weighting.searched
+
+
+def test_resampled_deals_are_played_alike(net, other_net):
+    """With ``pool``: ``pool`` deals from the decision's generator, ``deals`` of them by systematic resampling on the
+    belief's weights (offset and order from the same generator), each played with the same weight; a time budget
+    that never runs out plays the same deals in waves."""
+    reward, belief = RewardModel("point"), NetPlayer(other_net)
+    searcher = _resampler(net, belief, deals=12, pool=36)
+    waves = _resampler(net, belief, deals=12, pool=36, think=1000.0)
+    n = 0
+    for s, _ in _positions(range(4), limit=4, turn=4):
+        obs = s.observation(0)
+        rng = searcher.rng(obs)
+        pool = [determinize(obs, rng) for _ in range(36)]
+        logw = log_weights(belief, obs, pool)
+        at = rng.permutation(systematic(np.exp(logw - logw.max()), 12, float(rng.random())))
+        deals, picked = _picks(searcher, obs)
+        np.testing.assert_array_equal(picked, at)
+        assert all(d.deal == pool[i].deal for d, i in zip(deals, at))
+        acts = legal_list(obs)
+        v = play_out([searcher.rollout], branch(deals, acts), reward).reshape(len(acts), 12)
+        q = searcher.values([obs])[0]
+        np.testing.assert_allclose(q[acts], v.mean(axis=1), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(waves.values([obs])[0][acts], q[acts], rtol=1e-5, atol=1e-5)
+        n += 1
+    assert n == 4 and searcher.deals == 12 * 4 and waves.deals == 12 * 4
+    assert searcher.effective <= searcher.distinct <= searcher.deals and waves.distinct == searcher.distinct
+
+
+def test_resampling_sees_only_the_searchers_observation(net, other_net):
+    """Deal the hidden cards of the true state again: the same pool, the same picks, the same values."""
+    searcher = _resampler(net, NetPlayer(other_net))
+    rng = np.random.default_rng(3)
+    moved = 0
+    for s, _ in _positions(range(4), limit=8, turn=4):
+        _, m = assert_blind(lambda st: (_picks(searcher, st.observation(0))[1], searcher.values([st.observation(0)])),
+                            s, 0, rng)
+        moved += m
+    assert moved >= 7
+
+
+def test_resampling_keeps_the_hands_that_explain_the_play(net):
+    """Against an opponent that always captures when it can, the pool holds hands its play rules out; the resampled
+    deals hold none of them (all the mass on the consistent hands) and repeat the likely ones. ``temper`` flattens:
+    at 0.01 the ruled-out hands come back."""
+    model = Capturer()
+    sharp = _resampler(net, model, deals=16, pool=64)
+    flat = _resampler(net, model, deals=16, pool=64, temper=0.01)
+    checked = repeated = 0
+    for s, _ in _positions(range(40), limit=40, opponent=model, turn=6):
+        obs = s.observation(0)
+        rng = sharp.rng(obs)
+        pool = [determinize(obs, rng) for _ in range(64)]
+        out = np.array([_ruled_out(d) for d in pool])
+        deals, picked = _picks(sharp, obs)
+        assert not any(_ruled_out(d) for d in deals) and not out[picked].any()
+        repeated += len(set(picked)) < len(picked)
+        if 0.25 < out.mean() < 0.75:  # a pool of both kinds
+            assert out[_picks(flat, obs)[1]].any()
+            checked += 1
+    assert checked >= 5 and repeated >= 5
+
+
+def _ruled_out(d: GameState) -> bool:
+    """Whether the Capturer opponent, holding this deal's hand, discarded without capturing where it could have."""
+    return any(o.decision == DISCARD and not o.field & MONTH_MASK[a >> 2] and _captures(o)
+               for o, a in opponent_decisions(d, 0))

@@ -141,7 +141,8 @@ def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
 def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
     """``koikoi``: the shape of the defaults (koi-koi decisions only, on redealt copies, logit targets, both
     seats of phase 1 recording, a replay of past loops, month relabelling)."""
-    params["rl"].update(algorithm="rollout_pi", epochs=2)
+    # two games a loop, one from each seat: every decision of a game branches, the cost of these phases
+    params["rl"].update(algorithm="rollout_pi", epochs=2, games_per_loop=2)
     params["rl"]["rollout"]["loss"] = "logit_mse" if loss == "koikoi" else loss
     if loss == "koikoi":
         params["rl"]["rollout"].update(decisions=["koikoi"], samples=3)

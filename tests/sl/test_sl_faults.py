@@ -43,8 +43,8 @@ def _stage(project: Path, monkeypatch, name: str) -> None:
 
 
 def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch,
-                                                                        capsys):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+                                                                        capsys, new_store):
+    new_store(tmp_path / "mlflow.db")
     shutil.copytree(synthetic_dataset, tmp_path / "data/sl")
     (tmp_path / "params.yaml").write_text(_params_yaml(TINY))
     _stage(tmp_path, monkeypatch, "sl_train")
@@ -73,8 +73,8 @@ class _CtrlC(pl.Callback):
 
 
 def test_ctrl_c_ends_the_run_killed_and_the_resumed_run_keeps_every_curve_row(synthetic_dataset, tmp_path,
-                                                                              monkeypatch, capfd, caplog):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+                                                                              monkeypatch, capfd, caplog, new_store):
+    new_store(tmp_path / "mlflow.db")
     out, curves = tmp_path / "m", tmp_path / "curves.csv"
     params = sl_params(max_epochs=3)
     with pytest.raises(KeyboardInterrupt):  # Lightning would have turned it into sys.exit(1)

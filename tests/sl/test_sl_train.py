@@ -59,15 +59,14 @@ class _Kill(Exception):
 
 
 @pytest.mark.slow
-def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, tmp_path, monkeypatch, capfd):
+def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, tmp_path, capfd, new_store):
     import lightning.pytorch as pl
     import mlflow
 
     from pipeline.net.modelio import load_model
     from pipeline.sl.train import train_sl
 
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    uri = new_store(tmp_path / "mlflow.db")
     data, _ = two_game_dataset
     out = tmp_path / "models" / "sl"
 
@@ -120,14 +119,14 @@ def test_tiny_tracked_run_writes_a_loadable_model_and_resumes(two_game_dataset, 
 
 
 @pytest.mark.slow
-def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeypatch):
+def test_stage_writes_dvc_metrics_and_curves(two_game_dataset, tmp_path, monkeypatch, new_store):
     import shutil
 
     from pipeline.runtime.results import read_run, split_results
     from stages import sl_train
 
     data, _ = two_game_dataset
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    new_store(tmp_path / "mlflow.db")
     monkeypatch.chdir(tmp_path)
     shutil.copytree(data, tmp_path / "data" / "sl")
     doc = with_overrides(read_doc(ROOT / "params.yaml"), dotted(TINY, "sl_train"))
@@ -210,7 +209,7 @@ def test_bench_train_times_steps_of_the_mix():
 
 
 @pytest.mark.slow
-def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monkeypatch):
+def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, new_store):
     import mlflow
 
     from pipeline.net.model import KoiKoiNet
@@ -221,8 +220,7 @@ def test_card_logit_is_fit_first_and_held_fixed(two_game_dataset, tmp_path, monk
     from pipeline.sl.train import resolved, train_sl
 
     data, _ = two_game_dataset
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    uri = new_store(tmp_path / "mlflow.db")
     params = sl_params(card_logit=["pick"], card_logit_c=5.0, lr=0.01)
     # max_epochs given apart from the params (as sl-cv and the tuner do) is what the run logs
     r = train_sl(data, tmp_path / "m", params, max_epochs=2, progress=False)

@@ -51,8 +51,8 @@ def test_curve_round_trip_keeps_types_and_ignores_other_keys(tmp_path):
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+def store(tmp_path, new_store):
+    new_store(tmp_path / "mlflow.db")
     from pipeline.tracking.store import setup_experiment
 
     return setup_experiment("bookkeeping-test")

@@ -140,7 +140,7 @@ def test_stages_of_one_dvc_process_share_a_pipeline_run(tmp_path):
     assert named[0] == named[1] and named[0].startswith("urban-fern-")
 
 
-def test_the_execution_run_names_its_git_commit(tmp_path, monkeypatch):
+def test_the_execution_run_names_its_git_commit(tmp_path, monkeypatch, new_store):
     from pipeline.tracking.executions import GIT_COMMIT
     from pipeline.tracking.stage_record import record_stage
 
@@ -149,7 +149,7 @@ def test_the_execution_run_names_its_git_commit(tmp_path, monkeypatch):
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=tmp_path, check=True)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    new_store(tmp_path / "mlflow.db")
     monkeypatch.setenv("KOIKOI_PIPELINE_RUN", "ci-1")
     run_id = record_stage("engine_tests", {"replay_games": 0})
     assert mlflow.MlflowClient().get_run(run_id).data.tags[GIT_COMMIT] == head

@@ -23,9 +23,8 @@ from pipeline.tracking.store import setup_experiment
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch) -> Path:
-    (tmp_path / "store").mkdir()
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/store/mlflow.db")
+def store(tmp_path, new_store) -> Path:
+    new_store(tmp_path / "store/mlflow.db")
     return tmp_path / "store"
 
 

@@ -23,10 +23,9 @@ from pipeline.tracking.store import setup_experiment
 from pipeline.tracking.store_move import PATH_COLUMNS, relocate
 
 
-def test_a_moved_store_reads_and_writes_where_it_now_is(tmp_path, monkeypatch):
+def test_a_moved_store_reads_and_writes_where_it_now_is(tmp_path, monkeypatch, new_store):
     old = tmp_path / "old" / "mlruns"
-    old.mkdir(parents=True)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{old}/mlflow.db")
+    new_store(old / "mlflow.db")
     torch.manual_seed(0)
     model = save_model(KoiKoiNet(TINY).eval(), tmp_path / "m", {"kind": "sl"})
     with mlflow.start_run(experiment_id=setup_experiment("sl")) as run:
@@ -70,10 +69,9 @@ def test_a_moved_store_reads_and_writes_where_it_now_is(tmp_path, monkeypatch):
     assert not (tmp_path / "old").exists()
 
 
-def test_a_store_whose_artifacts_live_elsewhere_by_design_is_left_alone(tmp_path):
+def test_a_store_whose_artifacts_live_elsewhere_by_design_is_left_alone(tmp_path, new_store):
     db = tmp_path / "db" / "mlflow.db"
-    db.parent.mkdir()
-    client = mlflow.MlflowClient(f"sqlite:///{db}")
+    client = mlflow.MlflowClient(new_store(db))
     client.create_experiment("x", artifact_location=(tmp_path / "shared" / "artifacts").as_uri())
     assert relocate(db) == []
     assert client.get_experiment_by_name("x").artifact_location == (tmp_path / "shared" / "artifacts").as_uri()

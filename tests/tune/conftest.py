@@ -1,4 +1,5 @@
-"""Fixtures for the tuner tests: a tiny synthetic SL dataset and a real PostgreSQL server."""
+"""Fixtures for the tuner tests: a real PostgreSQL server (the tiny SL dataset is tests/conftest.py's
+``synthetic_dataset``)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,6 @@ from pathlib import Path
 
 import pytest
 from tiny import free_port
-
-
-@pytest.fixture(scope="session")
-def tiny_dataset(tmp_path_factory) -> Path:
-    """Three synthetic games as an SL dataset: a trial on it is a second or two of training."""
-    from pipeline.sl.dataset import build_dataset
-    from pipeline.sl.records_source import synthesize_records
-
-    d = tmp_path_factory.mktemp("sl")
-    synthesize_records(d / "records", 3, seed=0, progress=False)
-    build_dataset(d / "records", d / "sl", val_fraction=0.34, seed=0, source="synthetic", progress=False)
-    return d / "sl"
 
 
 def _postgres_bindir() -> Path | None:

@@ -26,14 +26,14 @@ PARAMS = with_overrides(read_doc(Path(__file__).resolve().parents[2] / "params.y
 
 
 @pytest.mark.slow
-def test_two_processes_share_one_postgresql_study(tiny_dataset, make_database, tmp_path, monkeypatch):
+def test_two_processes_share_one_postgresql_study(synthetic_dataset, make_database, tmp_path, monkeypatch):
     storage, tracking = make_database("optuna"), make_database("mlflow")
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump(PARAMS))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking)
     mlflow.set_tracking_uri(tracking)
     mlflow.create_experiment(runs.EXPERIMENT, artifact_location=(tmp_path / "artifacts").as_uri())
-    common = ["tune", "--params", str(params), "--dataset", str(tiny_dataset), "--storage", storage,
+    common = ["tune", "--params", str(params), "--dataset", str(synthetic_dataset), "--storage", storage,
               "--study", "shared"]
 
     # Created once (one study, one MLflow parent run), then each machine adds trials with its own seed.

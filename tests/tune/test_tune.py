@@ -10,6 +10,7 @@ import optuna
 import pytest
 import yaml
 from optuna.trial import TrialState
+from tiny import copy_store
 
 from pipeline.cli import main
 from pipeline.params import (
@@ -44,10 +45,9 @@ def sl_base():
 
 
 @pytest.fixture(scope="module")
-def mlflow_db(tmp_path_factory) -> str:
-    # One store for the module: creating an MLflow SQLite schema takes seconds. Each test's runs
-    # are told apart by their parent run id.
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+def mlflow_db(tmp_path_factory, empty_store) -> str:
+    # One store for the module; each test's runs are told apart by their parent run id.
+    return copy_store(empty_store, tmp_path_factory.mktemp("mlflow") / "mlflow.db")
 
 
 @pytest.fixture()
@@ -73,9 +73,9 @@ def _trial_runs(parent_run_id: str) -> list:
 
 
 @pytest.mark.slow
-def test_two_trials_write_outputs_and_a_second_call_resumes(tmp_path, tiny_dataset, mlflow_store):
+def test_two_trials_write_outputs_and_a_second_call_resumes(tmp_path, synthetic_dataset, mlflow_store):
     # No pruning here (it has its own test): which trial the median pruner cuts depends on the data.
-    first = _session(tmp_path, tiny_dataset, trials=2, pruner=optuna.pruners.NopPruner())
+    first = _session(tmp_path, synthetic_dataset, trials=2, pruner=optuna.pruners.NopPruner())
     out = tmp_path / "results" / "tiny"
     assert first["trials_complete"] == 2 and first["trials_this_session"] == 2
     best = yaml.safe_load((out / report.BEST_FILE).read_text())
@@ -101,7 +101,7 @@ def test_two_trials_write_outputs_and_a_second_call_resumes(tmp_path, tiny_datas
     artifacts = {a.path for a in client.list_artifacts(first["mlflow_parent_run_id"])}
     assert {report.BEST_FILE, report.HISTORY_PNG, report.IMPORTANCE_PNG} <= artifacts
 
-    second = _session(tmp_path, tiny_dataset, trials=1, pruner=optuna.pruners.NopPruner())
+    second = _session(tmp_path, synthetic_dataset, trials=1, pruner=optuna.pruners.NopPruner())
     assert second["mlflow_parent_run_id"] == first["mlflow_parent_run_id"]
     study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path}/optuna.db")
     assert len(study.trials) == 3 and second["trials_this_session"] == 1
@@ -110,9 +110,9 @@ def test_two_trials_write_outputs_and_a_second_call_resumes(tmp_path, tiny_datas
 
 
 @pytest.mark.slow
-def test_pruned_trial_is_recorded_as_pruned(tmp_path, tiny_dataset, mlflow_store):
+def test_pruned_trial_is_recorded_as_pruned(tmp_path, synthetic_dataset, mlflow_store):
     never_good_enough = optuna.pruners.ThresholdPruner(lower=1.5)  # accuracy is at most 1
-    summary = _session(tmp_path, tiny_dataset, trials=1, pruner=never_good_enough)
+    summary = _session(tmp_path, synthetic_dataset, trials=1, pruner=never_good_enough)
     assert summary["trials_pruned"] == 1 and summary["trials_complete"] == 0
     study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path}/optuna.db")
     assert study.trials[0].state == TrialState.PRUNED
@@ -170,9 +170,9 @@ def test_study_of_another_target_is_refused(tmp_path):
         open_study(tune_cfg(target="rl", study="s", storage=storage))
 
 
-def test_space_key_unknown_to_sl_train_fails_before_any_trial(tiny_dataset):
+def test_space_key_unknown_to_sl_train_fails_before_any_trial(synthetic_dataset):
     with pytest.raises(ParamError, match=r"tune\.space\.sl\.lrr names no sl_train key"):
-        sl_objective(tiny_dataset, sl_base(), merged_space("sl", {"lrr": [0.1]}), 1)
+        sl_objective(synthetic_dataset, sl_base(), merged_space("sl", {"lrr": [0.1]}), 1)
 
 
 def test_endless_session_is_refused():
@@ -181,7 +181,7 @@ def test_endless_session_is_refused():
 
 
 @pytest.mark.slow
-def test_printed_apply_hint_works_as_printed(tmp_path, tiny_dataset, mlflow_store, capsys):
+def test_printed_apply_hint_works_as_printed(tmp_path, synthetic_dataset, mlflow_store, capsys):
     """With --params and --out given, the hint carries them, and running it applies the study."""
     import shlex
 
@@ -191,7 +191,7 @@ def test_printed_apply_hint_works_as_printed(tmp_path, tiny_dataset, mlflow_stor
         **dotted({"target": "sl", "trials": 1, "max_epochs": 1, "startup_trials": 1, "warmup_epochs": 0}, "tune"),
         "tune.space": {"sl": TINY_SPACE}})))
     out = tmp_path / "my-results"
-    assert main(["tune", "--params", str(params), "--out", str(out), "--dataset", str(tiny_dataset),
+    assert main(["tune", "--params", str(params), "--out", str(out), "--dataset", str(synthetic_dataset),
                  "--storage", f"sqlite:///{tmp_path}/optuna.db", "--study", "hint"]) == 0
     printed = capsys.readouterr().out
     hint = printed.split("apply with `", 1)[1].split("`", 1)[0]

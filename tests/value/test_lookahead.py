@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 from tiny import TINY as TINY_VALUE
+from tiny import assert_blind
 
-from pipeline.engine import GAME_OVER, KOIKOI_DECISION, STOP, GameState, determinize
+from pipeline.engine import GAME_OVER, KOIKOI_DECISION, STOP, GameState
 from pipeline.net.inference import FP32
 from pipeline.net.value_model import ValueNet
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
@@ -45,13 +46,14 @@ def test_values_depend_only_on_the_observation(make_net):
     point = RewardModel("point", 1.0)
     player = LookaheadPlayer(NetSpec.from_net(make_net(0), "p").player(FP32, "cpu"), value_net(), point, 0.5, 1.0)
     rng = np.random.default_rng(1)
+    compared = moved = 0
     for seed in range(5):
         s = GameState(seed=seed)
         for _ in range(10):
-            obs = s.observation(s.player)
-            other = determinize(obs, rng)  # the same observation, other hidden cards
-            assert np.array_equal(player.values([obs]), player.values([other.observation(other.player)]))
+            moved += assert_blind(lambda st: player.values([st.observation(st.player)]), s, s.player, rng)[1]
+            compared += 1
             s.step(s.legal_actions()[0])
+    assert moved > 0.9 * compared
 
 
 def test_stop_is_valued_exactly(make_net):
