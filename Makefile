@@ -55,7 +55,8 @@ system-packages:
 	fi
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist), a test file to each at a time: most tests
-# use one core, so on 2 cores two workers take about 8 minutes where one took 12 (AVX2 EPYC).
+# use one core; on the 2-core AVX2 EPYC two workers take 644 s (816 tests, 2026-11-26; 823 s before the
+# tests were shrunk), the last ~4 minutes one straggling file at a time (balancing them is the next saving).
 TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
