@@ -56,7 +56,7 @@ system-packages:
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist), a test file to each at a time: most tests
 # use one core; on the 2-core AVX2 EPYC two workers take 644 s (816 tests, 2026-11-26; 823 s before the
-# tests were shrunk), the last ~4 minutes one straggling file at a time (balancing them is the next saving).
+# tests were shrunk), its last 6% of tests took about 3 minutes (slow files scheduled last: balancing them is the next saving).
 TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
