@@ -28,17 +28,28 @@ _main_thread = 0  # its ident, in a program
 
 
 def _program_name() -> str | None:
-    """``koikoi``, or the stage's name for ``python -m stages.<stage>`` (the module's last name for
-    ``python -m pipeline.<module>``); None for other programs."""
+    """``koikoi <command>`` (``koikoi`` before one is named), or the stage's name for ``python -m
+    stages.<stage>`` (the module's last name for ``python -m pipeline.<module>``); None for other programs.
+    The command is in the name so that the line is the same whether the Ctrl-C came during the imports or
+    once the command ran (the CLI's own handler names it)."""
     argv = getattr(_sys, "orig_argv", [])
     if "-m" in argv[1:-1]:
-        module = argv[argv.index("-m", 1) + 1]
-        if module.startswith(("pipeline.", "stages.")):
-            last = module.rsplit(".", 1)[1]
-            return "koikoi" if last == "cli" else last
+        at = argv.index("-m", 1) + 1
+        module = argv[at]
+        if not module.startswith(("pipeline.", "stages.")):
+            return None
+        last = module.rsplit(".", 1)[1]
+        return _with_command(argv[at + 1:]) if last == "cli" else last
+    at = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), len(argv))
+    if at == len(argv) or _os.path.basename(argv[at]) != "koikoi":
         return None
-    script = next((a for a in argv[1:] if not a.startswith("-")), "")
-    return "koikoi" if _os.path.basename(script) == "koikoi" else None
+    return _with_command(argv[at + 1:])
+
+
+def _with_command(args: list[str]) -> str:
+    # koikoi's own options (--help, --version) take no value, so its first positional is the command
+    command = next((a for a in args if not a.startswith("-")), None)
+    return f"koikoi {command}" if command else "koikoi"
 
 
 def _on_sigint(signum: int, frame: object) -> None:
