@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ..agents import load_agent
 from ..cli import UserError, int_range
+from ..duel.journal import DuelJournal, JournalError
 from ..duel.runner import duel_agents, set_torch_threads
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..net.inference import CHOICES, resolve_inference
@@ -40,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--inference-b", choices=CHOICES, default=None,
                    help="B's setup, when it differs from --inference: the same weights in two setups duel "
                         "(`koikoi duel models/sl models/sl --inference bf16 --inference-b fp32`)")
+    p.add_argument("--journal", type=Path, default=None, metavar="FILE",
+                   help="record each block of 200 games in FILE as it ends; the same command run again goes on "
+                        "where it stopped (two model or search agents only)")
     p.set_defaults(func=run)
 
 
@@ -61,9 +66,25 @@ def run(args: argparse.Namespace) -> int:
     games = args.games + args.games % 2
     if games != args.games:
         print(f"koikoi duel: playing {games} games, not {args.games}: each deal is played twice", file=sys.stderr)
+    journal = None
+    if args.journal is not None:
+        from ..agents.model_agent import ModelAgent  # torch: loaded only for a journal
+
+        if not (args.workers and isinstance(a, ModelAgent) and isinstance(b, ModelAgent)):
+            raise UserError("--journal: only a duel of two model or search agents on --workers >= 1 keeps one")
+        header = {"a": args.a, "b": args.b, "seed": args.seed, "rounds": args.rounds,
+                  "points": args.points, "inference": [s.setup for s in setups]}
+        try:
+            journal = DuelJournal(args.journal, header)
+        except (JournalError, OSError) as e:
+            raise UserError(f"--journal {e}" if isinstance(e, JournalError) else f"--journal {args.journal}: {e}") \
+                from None
+        if journal.done:
+            print(f"koikoi duel: {sum(r.games for r, _ in journal.done.values())} games already in {args.journal}",
+                  file=sys.stderr)
     result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
                          workers=args.workers, progress=f"{args.a} vs {args.b}", device=device,
-                         inference=args.inference, inference_b=args.inference_b)
+                         inference=args.inference, inference_b=args.inference_b, journal=journal)
     out = result.summary()
     if any(x not in ("random", "heuristic") for x in (args.a, args.b)):  # what the model agents ran
         out["inference"] = [setup.setup for setup in setups]

@@ -19,6 +19,8 @@ from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
 from ..selfplay.executor import make_executor
 from .arena import CONCURRENCY, stream_games
+from .journal import BLOCK as JOURNAL_BLOCK
+from .journal import DuelJournal
 from .stats import DuelResult, search_summary
 
 
@@ -72,29 +74,46 @@ MODEL_DUEL_BLOCK = 2048  # deals per self-play job: bounds the specs and outcome
 
 def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 0, num_rounds: int = 8,
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
-                    inference: Inference | str = "auto", device: str = "cpu") -> DuelResult:
+                    inference: Inference | str = "auto", device: str = "cpu",
+                    journal: DuelJournal | None = None) -> DuelResult:
     """``play_duel`` for two model players (``NetSpec``, ``LookaheadSpec`` or ``SearchSpec``), on the RL
     self-play engine: worker processes, batched forward passes on ``device`` in the ``inference`` setup (a player
     that names its own, ``NetSpec.inference``, keeps it). The same deals and seatings as ``play_duel``; run in
-    blocks of deals, so memory does not grow with ``games``."""
+    blocks of deals, so memory does not grow with ``games``. With a ``journal``, blocks of ``journal.BLOCK``
+    deals, each recorded as it ends, and those it holds already are counted, not played again."""
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
     setup = resolve_inference(inference, device)
     result = DuelResult()
     stats: dict[str, float] = {}  # the players' search counts, summed over the blocks
+    size = MODEL_DUEL_BLOCK if journal is None else JOURNAL_BLOCK
+    blocks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
+    # a block the journal holds whole: a longer duel of the same options counts it too, a shorter one's last
+    # block (fewer deals) is played again
+    resumed = [journal.done[b[0]] for b in blocks
+               if journal is not None and journal.done.get(b[0], (DuelResult(), {}))[0].games == 2 * len(b)]
+    for done, counts in resumed:
+        result.merge(done)
+        _add(stats, counts)
     t0 = time.perf_counter()
     with make_executor(workers, device=device) as ex, progress_bar(total=games, desc=progress, unit="game", leave=False,
-                                                     enabled=progress is not None) as bar:
-        for start in range(0, len(seeds), MODEL_DUEL_BLOCK):
-            block = seeds[start:start + MODEL_DUEL_BLOCK]
+                                                     enabled=progress is not None, initial=result.games) as bar:
+        for block in blocks:
+            if journal is not None and journal.done.get(block[0], (DuelResult(), {}))[0].games == 2 * len(block):
+                continue
             specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in block)
             job = PlayJob(players=players, games=specs, inference=setup, num_rounds=num_rounds,
                           init_points=init_points)
+            t_block = time.perf_counter()
             played = ex.run(job, progress=bar.update)
-            result.add_outcomes(played.outcomes, init_points)
-            for k, v in played.player_stats.items():
-                stats[k] = stats.get(k, 0) + v
-    result.seconds = time.perf_counter() - t0
+            part = DuelResult()
+            part.add_outcomes(played.outcomes, init_points)
+            part.seconds = time.perf_counter() - t_block
+            if journal is not None:
+                journal.record(block[0], part, played.player_stats)
+            result.merge(part)
+            _add(stats, played.player_stats)
+    result.seconds = sum(done.seconds for done, _ in resumed) + time.perf_counter() - t0
     for i, side in enumerate("ab"):
         mine = {k.partition(".")[2]: v for k, v in stats.items() if k.startswith(f"{i}.")}
         if mine:
@@ -102,11 +121,18 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     return result
 
 
+def _add(total: dict[str, float], counts: dict[str, float]) -> None:
+    for k, v in counts.items():
+        total[k] = total.get(k, 0) + v
+
+
 def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
                 init_points: int = 30, workers: int = 2, progress: str | None = None,
-                device: str = "cpu", inference: str = "auto", inference_b: str | None = None) -> DuelResult:
+                device: str = "cpu", inference: str = "auto", inference_b: str | None = None,
+                journal: DuelJournal | None = None) -> DuelResult:
     """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device`` in the
-    ``inference`` setup, B's in ``inference_b`` when given); any other pairing in this process."""
+    ``inference`` setup, B's in ``inference_b`` when given; ``journal``: resumable); any other pairing in this
+    process (no journal: ValueError)."""
     from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
@@ -116,5 +142,7 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
         if inference_b is not None:
             specs[1] = specs[1].with_inference(resolve_inference(inference_b, device, "inference of B"))
         return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,
-                               inference=inference, device=device)
+                               inference=inference, device=device, journal=journal)
+    if journal is not None:
+        raise ValueError("--journal: only a duel of two model or search agents on --workers >= 1 keeps one")
     return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress)

@@ -73,6 +73,14 @@ class DuelResult:
             self.losses += 1
         self.points += points - init_points
 
+    def merge(self, other: DuelResult) -> None:
+        """Add another part of the same duel's totals (a journalled block)."""
+        self.games += other.games
+        self.wins += other.wins
+        self.losses += other.losses
+        self.draws += other.draws
+        self.points += other.points
+
     def add_outcomes(self, outcomes: Iterable[GameOutcome], init_points: int) -> None:
         """Count the games of a self-play job (``rl.selfplay.GameOutcome``) with A as the job's player 0."""
         for o in outcomes:
