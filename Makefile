@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # mkdocs-material prints an end-of-life banner on every build unless told not to
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-.PHONY: setup system-packages test test-fast repro pull push ui tune lint bench docs docs-serve clean
+.PHONY: setup system-packages test test-durations test-fast repro pull push ui tune lint bench docs docs-serve clean
 
 setup: $(STAMP)
 
@@ -58,12 +58,16 @@ system-packages:
 # use one core; on the 2-core AVX2 EPYC two workers take 644 s (816 tests, 2026-11-26; 823 s before the
 # tests were shrunk), its last 6% of tests took about 3 minutes (slow files scheduled last: balancing them is the next saving).
 TEST_WORKERS ?= 2
-PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/vulture
 	$(MKDOCS) build --strict --quiet
 	$(PYTEST)
+
+# The files' measured seconds, longest first in the next runs (tests/conftest.py): rerun after adding a slow file.
+test-durations: setup
+	$(PYTEST) --record-durations tests/durations.json
 
 test-fast: setup
 	$(PYTEST) -m "not slow"

@@ -75,3 +75,7 @@ including_emulation
 _.start_t
 _.binary_location
 pytest_configure
+pytest_addoption
+pytest_collection_modifyitems
+pytest_runtest_logreport
+pytest_sessionfinish

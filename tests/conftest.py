@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import json
 import os
 from pathlib import Path
 
@@ -109,6 +110,38 @@ def store_snapshot(root: Path) -> dict[str, tuple[int, int]]:
 def changes(before: dict, after: dict) -> list[str]:
     """Files added, removed or modified between two snapshots."""
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+DURATIONS = Path(__file__).with_name("durations.json")  # seconds per test file: `make test-durations` writes it
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--record-durations", metavar="FILE", default=None,
+                     help="write each test file's seconds (setup, call, teardown) to FILE as JSON")
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """The longest test files first (``DURATIONS``): xdist (``--dist loadfile --no-loadscope-reorder``) hands the
+    files out in this order, so a slow one does not start last and leave the other worker idle at the end. A file
+    not in the record counts as a median one; the sort is stable, so a file's tests keep their order."""
+    try:
+        known = json.loads(DURATIONS.read_text())
+    except FileNotFoundError:
+        return
+    middle = sorted(known.values())[len(known) // 2] if known else 0.0
+    items.sort(key=lambda item: -known.get(item.nodeid.split("::", 1)[0], middle))
+
+
+def pytest_runtest_logreport(report) -> None:
+    path = report.nodeid.split("::", 1)[0]
+    _file_seconds[path] = _file_seconds.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session) -> None:
+    out = session.config.getoption("--record-durations")
+    if out and not hasattr(session.config, "workerinput"):  # the controller: it sees every worker's reports
+        Path(out).write_text(json.dumps({k: round(v, 1) for k, v in sorted(_file_seconds.items())}, indent=0) + "\n")
 
 
 def pytest_configure(config) -> None:

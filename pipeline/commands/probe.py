@@ -64,6 +64,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
                        help="model directories whose koi-koi choices are valued on the calls; each after the first "
                             "also gets its gain minus the first's, paired on the same calls (minus_first)")
+    belief = kinds.add_parser("belief", help="how much the search's belief knows of the opponent's real hand: its "
+                                             "likelihood gain over uniform deals and per-card Brier scores")
+    belief.add_argument("model", metavar="MODEL", help="the network that plays the games (e.g. models/sl)")
+    belief.add_argument("--opponent", default=None, metavar="MODEL",
+                        help="the opponent model that weighs the deals (the searcher's belief=; default MODEL)")
+    belief.add_argument("--positions", type=int_range(2), default=300, help="positions scored (default 300)")
+    belief.add_argument("--pool", type=int_range(2), default=128,
+                        help="deals drawn and weighed per position (the searcher's pool; default 128)")
+    belief.add_argument("--temper", type=float_range(1e-9, 1.0), nargs="+", default=[1.0, 0.5],
+                        help="log-weight multipliers scored on the same weights (default 1 0.5)")
+    belief.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
+                        help="decision types whose positions are scored (default koikoi, what the searcher searches)")
+    belief.add_argument("--seed", type=int, default=0, help="first game seed; the pools are seeded from it too")
     discards = kinds.add_parser("discards", help="the discard benchmark: SL's discard positions, each legal discard "
                                                  "valued by shared-deal rollouts, written to a file")
     discards.add_argument("model", metavar="MODEL", help="the network that plays the games and the rollouts")
@@ -151,22 +164,45 @@ def run_discards_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_belief(args: argparse.Namespace) -> int:
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
+    from ..probes.belief_probe import collect, score  # torch: loaded only when this runs
+
+    try:
+        net, _ = load_model(args.model)
+        opponent = net if args.opponent in (None, args.model) else load_model(args.opponent)[0]
+    except (FileNotFoundError, ValueError) as e:
+        raise UserError(str(e)) from None
+    inference = resolve_inference("auto")
+    player = NetPlayer(net, inference=inference)
+    t0 = time.perf_counter()
+    positions = collect(player, args.positions, args.seed, args.decisions)
+    out = score(player if opponent is net else NetPlayer(opponent, inference=inference), positions, args.pool,
+                args.seed, args.temper, progress=True)
+    print(json.dumps({"model": args.model, "opponent": args.opponent or args.model, "decisions": args.decisions,
+                      "seed": args.seed, **out, "seconds": round(time.perf_counter() - t0, 1)}))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.probe == "belief":
+        return run_belief(args)
     if args.probe == "discards":
         return run_discards(args)
     if args.probe == "discards-score":
         return run_discards_score(args)
     import torch
 
-    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs  # torch: loaded only when this runs
-    from ..net.modelio import load_model  # torch: loaded only when this runs  # torch: loaded only when this runs
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
     from ..probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
-    from ..probes.rollout_gain import (  # torch: loaded only when this runs  # torch: loaded only when this runs
+    from ..probes.rollout_gain import (  # torch: loaded only when this runs
         mean_ci,
         rollout_gain,
         search_duel,
     )
-    from ..value.lookahead import player_spec  # torch: loaded only when this runs  # torch: loaded only when this runs
+    from ..value.lookahead import player_spec  # torch: loaded only when this runs
     from ..value.winprob import WinProbTable
 
     if args.probe == "search" and args.games % 2:

@@ -1,0 +1,97 @@
+"""Does the belief know the opponent's hand? A probe of ``search.belief`` on its own, before any duel.
+
+A network plays greedy games against itself; at chosen decisions of the player to act (its turn 3 on, so the
+opponent has played this round) the probe draws ``pool`` deals from the player's observation alone
+(``engine.determinize``), weighs them with the opponent model (``belief.batched_log_weights``, as a search
+does) and scores what the weights say about the opponent's real hand, which only the probe sees:
+
+- ``gain_nats``: the log-likelihood of the real hand under the belief minus under uniform deals,
+  ``log L(real) - log mean_i L(deal_i)`` (the pool's mean likelihood estimates the normaliser), with its
+  95% interval over positions. Above 0: the belief puts more mass than uniform on the hand that was held.
+- ``brier`` and ``brier_uniform``: per unseen card, the squared error of the chance that it is in the
+  opponent's hand (the weighted share of the pool's hands holding it; uniform: ``k / n``), averaged.
+- ``effective``: ``(sum w)^2 / sum w^2`` of the pool, what weighting alone leaves of it.
+
+Each ``temper`` (the log weights' multiplier of a searcher's ``temper``) is scored on the same weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..agents.base import legal_list
+from ..agents.model_agent import NetPlayer
+from ..engine import DECISION_NAMES, GAME_OVER, GameState, Observation, determinize
+from ..runtime.progress import progress_bar
+from ..search.belief import _seen, batched_log_weights, opponent_decisions
+from .rollout_gain import mean_ci
+
+MIN_TURN = 3  # from the round's third turn the opponent has made decisions this round
+
+
+def collect(player: NetPlayer, n: int, seed: int, decisions: Sequence[str]) -> list[tuple[Observation, GameState]]:
+    """``n`` (observation, true state) pairs: the decisions of ``decisions`` types with a choice, from the
+    round's turn ``MIN_TURN`` on, of greedy games of ``player`` against itself seeded ``seed``, ``seed + 1``..."""
+    kinds = {DECISION_NAMES.index(d) for d in decisions}
+    out: list[tuple[Observation, GameState]] = []
+    g = 0
+    while len(out) < n:
+        s = GameState(seed=seed + g)
+        while s.phase != GAME_OVER and len(out) < n:
+            obs = s.observation(s.player)
+            if s.phase in kinds and s.turn >= MIN_TURN and len(legal_list(obs)) > 1:
+                out.append((obs, s.clone()))
+            s.step(int(player.values([obs])[0].argmax()))
+        g += 1
+    return out
+
+
+def score(model: NetPlayer, positions: Sequence[tuple[Observation, GameState]], pool: int, seed: int,
+          tempers: Sequence[float], batch: int = 4, progress: bool = False) -> dict:
+    """The figures of the module's docstring per temper, over ``positions``; ``batch`` positions per model call."""
+    per: dict[float, dict[str, list[float]]] = {t: {"gain": [], "brier": [], "effective": []} for t in tempers}
+    brier_uniform: list[float] = []
+    with progress_bar(total=len(positions), desc="belief probe", unit="position", enabled=progress) as bar:
+        for start in range(0, len(positions), batch):
+            chunk = positions[start:start + batch]
+            rows = []
+            for i, (obs, _) in enumerate(chunk):
+                rng = np.random.default_rng([seed, start + i])
+                rows.append((obs, [determinize(obs, rng) for _ in range(pool)]))
+            logws = batched_log_weights(model, rows)
+            for (obs, true), (_, deals), logw in zip(chunk, rows, logws, strict=True):
+                real = _real_log_likelihood(model, true, obs.player)
+                opp = obs.player ^ 1
+                unseen = [c for c in range(48) if not _seen(obs) >> c & 1]
+                held = np.array([[d.hands[opp] >> c & 1 for c in unseen] for d in deals], dtype=np.float64)
+                truth = np.array([true.hands[opp] >> c & 1 for c in unseen], dtype=np.float64)
+                brier_uniform.append(float(np.mean((obs.opp_hand_count / len(unseen) - truth) ** 2)))
+                for t in tempers:
+                    lw = t * logw
+                    top = lw.max()
+                    w = np.exp(lw - top)
+                    p = w @ held / w.sum()
+                    per[t]["gain"].append(t * real - (top + np.log(w.mean())))
+                    per[t]["brier"].append(float(np.mean((p - truth) ** 2)))
+                    per[t]["effective"].append(float(w.sum() ** 2 / (w ** 2).sum()))
+            bar.update(len(chunk))
+    out = {"positions": len(positions), "pool": pool, "brier_uniform": round(float(np.mean(brier_uniform)), 5)}
+    for t in tempers:
+        gain, half = mean_ci(per[t]["gain"])
+        ci = [round(gain - half, 4), round(gain + half, 4)]
+        out[f"temper={t:g}"] = {"gain_nats": round(gain, 4), "gain_ci95": ci,
+                                "brier": round(float(np.mean(per[t]["brier"])), 5),
+                                "effective": round(float(np.mean(per[t]["effective"])), 1)}
+    return out
+
+
+def _real_log_likelihood(model: NetPlayer, true: GameState, me: int) -> float:
+    """The opponent model's log-likelihood of the opponent's play this round on its real hand."""
+    decisions = opponent_decisions(true, me)
+    if not decisions:
+        return 0.0
+    v = model.values([o for o, _ in decisions]).astype(np.float64)
+    taken = v[np.arange(len(decisions)), [a for _, a in decisions]]
+    return float((taken - np.logaddexp.reduce(v, axis=1)).sum())

@@ -1,0 +1,83 @@
+"""``koikoi duel --journal``: a killed duel goes on where it stopped, and counts as the duel played straight."""
+
+import json
+
+import pytest
+from tiny import TINY
+
+from pipeline.cli import main
+from pipeline.duel import runner
+from pipeline.duel.journal import DuelJournal
+
+HEADER = {"a": "A", "b": "B", "seed": 5, "rounds": 3, "points": 30, "inference": ["fp32", "fp32"]}
+
+
+def specs(*seeds: int) -> list:
+    import torch
+
+    from pipeline.net.model import KoiKoiNet
+    from pipeline.selfplay.policies import NetSpec
+
+    out = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        out.append(NetSpec.from_net(KoiKoiNet(TINY).eval(), str(seed)))
+    return out
+
+
+def totals(r) -> tuple:
+    return r.games, r.wins, r.losses, r.draws, r.points
+
+
+def test_a_journal_cut_short_resumes_to_the_straight_duel(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "JOURNAL_BLOCK", 2)  # 4 deals: two blocks of 2
+    a, b = specs(0, 1)
+    kw = dict(seed=5, num_rounds=3, workers=0, inference="fp32")
+    straight = runner.play_model_duel(a, b, 8, **kw)
+    path = tmp_path / "duel.jsonl"
+    journalled = runner.play_model_duel(a, b, 8, journal=DuelJournal(path, HEADER), **kw)
+    assert totals(journalled) == totals(straight)
+    header, first, second = path.read_text().splitlines()
+    assert [json.loads(x)["block"] for x in (first, second)] == [5, 7]
+
+    path.write_text(f"{header}\n{first}\n{second[:17]}")  # killed while writing the second block
+    journal = DuelJournal(path, HEADER)
+    assert list(journal.done) == [5] and path.read_text() == f"{header}\n{first}\n"
+    assert totals(runner.play_model_duel(a, b, 8, journal=journal, **kw)) == totals(straight)
+    assert len(path.read_text().splitlines()) == 3
+
+    # every block is in the journal: nothing is played, so other players change nothing
+    c, d = specs(2, 3)
+    assert totals(runner.play_model_duel(c, d, 8, journal=DuelJournal(path, HEADER), **kw)) == totals(straight)
+    # a longer duel of the same options counts the blocks played already and plays the rest
+    longer = runner.play_model_duel(a, b, 12, journal=DuelJournal(path, HEADER), **kw)
+    assert totals(longer) == totals(runner.play_model_duel(a, b, 12, **kw))
+
+
+@pytest.mark.parametrize("field, value", [("seed", 6), ("a", "C"), ("inference", ["bf16", "fp32"])])
+def test_a_journal_of_another_duel_is_refused_not_overwritten(tmp_path, field, value):
+    path = tmp_path / "duel.jsonl"
+    DuelJournal(path, HEADER)
+    before = path.read_text()
+    with pytest.raises(ValueError, match=f"{path}: journal of another duel: {field} is"):
+        DuelJournal(path, {**HEADER, field: value})
+    assert path.read_text() == before
+
+
+def test_the_command_names_the_journal_in_one_line(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("shopping list\n")
+    assert main(["duel", "heuristic", "random", "--games", "2", "--journal", str(tmp_path / "j.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "koikoi duel: error: --journal: only a duel of two model or search agents on --workers >= 1 keeps one"
+    assert not (tmp_path / "j.jsonl").exists()
+
+    model = tmp_path / "tiny"
+    from tiny import save_tiny
+
+    save_tiny(model)
+    argv = ["duel", str(model), str(model), "--games", "2", "--rounds", "1", "--workers", "1"]
+    assert main([*argv, "--journal", str(tmp_path / "notes.txt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    notes = tmp_path / "notes.txt"
+    assert err[-1] == f"koikoi duel: error: --journal {notes}: not a duel journal (its first line is not JSON)"
+    assert (tmp_path / "notes.txt").read_text() == "shopping list\n"
