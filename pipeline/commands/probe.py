@@ -77,6 +77,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     belief.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
                         help="decision types whose positions are scored (default koikoi, what the searcher searches)")
     belief.add_argument("--seed", type=int, default=0, help="first game seed; the pools are seeded from it too")
+    hand = kinds.add_parser("hand", help="what knowing the opponent's hand is worth at the searched decisions, and "
+                                         "how much of it searchers get: gains over the network valued on oracle deals")
+    hand.add_argument("model", metavar="MODEL", help="the network that plays the games and the playouts")
+    hand.add_argument("--search", nargs="+", default=["search:models/sl?decisions=koikoi&deals=32"], metavar="SPEC",
+                      help="searchers whose choices are scored (agent specs; default the uniform koi-koi searcher)")
+    hand.add_argument("--positions", type=int_range(2), default=150, help="positions scored (default 150)")
+    hand.add_argument("--deals", type=int_range(1), default=32, help="the oracle searcher's deals (default 32)")
+    hand.add_argument("--truth", type=int_range(2), default=256,
+                      help="oracle deals each action is valued on (default 256)")
+    hand.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
+                      help="decision types whose positions are scored (default koikoi)")
+    hand.add_argument("--seed", type=int, default=0, help="first game seed; the oracle deals are seeded from it too")
     discards = kinds.add_parser("discards", help="the discard benchmark: SL's discard positions, each legal discard "
                                                  "valued by shared-deal rollouts, written to a file")
     discards.add_argument("model", metavar="MODEL", help="the network that plays the games and the rollouts")
@@ -185,7 +197,34 @@ def run_belief(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_hand(args: argparse.Namespace) -> int:
+    from ..agents import load_agent
+    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
+    from ..probes.belief_probe import collect, hand_value  # torch: loaded only when this runs
+    from ..search.player import SearchPlayer  # torch: loaded only when this runs
+
+    try:
+        net, _ = load_model(args.model)
+        agents = {spec: load_agent(spec, seed=args.seed) for spec in args.search}
+    except (FileNotFoundError, ValueError) as e:
+        raise UserError(str(e)) from None
+    searchers = {spec: a.player for spec, a in agents.items() if isinstance(a.player, SearchPlayer)}
+    if len(searchers) < len(agents):
+        raise UserError(f"--search {' '.join(s for s in agents if s not in searchers)}: not a search: agent")
+    reward = next(iter(searchers.values())).reward
+    player = NetPlayer(net, inference=resolve_inference("auto"))
+    t0 = time.perf_counter()
+    positions = collect(player, args.positions, args.seed, args.decisions)
+    out = hand_value(player, searchers, reward, positions, args.deals, args.truth, args.seed, progress=True)
+    print(json.dumps({"model": args.model, "decisions": args.decisions, "seed": args.seed, "reward": reward.kind,
+                      **out, "seconds": round(time.perf_counter() - t0, 1)}))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.probe == "hand":
+        return run_hand(args)
     if args.probe == "belief":
         return run_belief(args)
     if args.probe == "discards":

@@ -95,3 +95,55 @@ def _real_log_likelihood(model: NetPlayer, true: GameState, me: int) -> float:
     v = model.values([o for o, _ in decisions]).astype(np.float64)
     taken = v[np.arange(len(decisions)), [a for _, a in decisions]]
     return float((taken - np.logaddexp.reduce(v, axis=1)).sum())
+
+
+def oracle_deals(s: GameState, k: int, rng: np.random.Generator) -> list[GameState]:
+    """``k`` copies of ``s`` with the stock shuffled and the opponent's real hand kept: what a player who knew
+    that hand would search on (the probe's oracle; no agent ever gets these)."""
+    out = []
+    for _ in range(k):
+        d = s.clone()
+        d.stock = [d.stock[i] for i in rng.permutation(len(d.stock))]
+        out.append(d)
+    return out
+
+
+def hand_value(rollout: NetPlayer, searchers: dict[str, object], reward, positions: Sequence[tuple[Observation,
+               GameState]], deals: int, truth: int, seed: int, progress: bool = False) -> dict:
+    """What knowing the opponent's hand is worth at ``positions``, and how much of it each searcher gets.
+
+    Each position's actions are valued on ``truth`` oracle deals (its real hand, the stock shuffled; greedy
+    playouts of ``rollout`` scored by ``reward``): ``Q(a)``. Each searcher's choice (``searchers``: name -> a
+    player whose ``values`` arg-max is its choice, from the observation alone), the network's, and an oracle
+    searcher's (the arg-max over ``deals`` other oracle deals) are scored ``Q(choice) - Q(network's choice)``:
+    the mean per position with its 95% interval, and for each after the first its gain minus the first's (paired);
+    ``oracle`` bounds what any reading of the hand can gain at that number of deals."""
+    from ..selfplay.playout import branch, play_out
+
+    gains: dict[str, list[float]] = {name: [] for name in (*searchers, "oracle")}
+    with progress_bar(total=len(positions), desc="hand value", unit="position", enabled=progress) as bar:
+        for i, (obs, true) in enumerate(positions):
+            rng = np.random.default_rng([seed, i])
+            actions = legal_list(obs)
+            q = play_out([rollout], branch(oracle_deals(true, truth, rng), actions), reward)
+            q = q.reshape(len(actions), truth).mean(axis=1)
+            net = actions.index(int(rollout.values([obs])[0].argmax()))
+            seen = play_out([rollout], branch(oracle_deals(true, deals, rng), actions), reward)
+            choice = {"oracle": int(seen.reshape(len(actions), deals).mean(axis=1).argmax())}
+            for name, player in searchers.items():
+                choice[name] = actions.index(int(player.values([obs])[0].argmax()))
+            for name, c in choice.items():
+                gains[name].append(float(q[c] - q[net]))
+            bar.update(1)
+    out: dict = {"positions": len(positions), "deals": deals, "truth": truth}
+    first = np.asarray(next(iter(gains.values())))
+    for name, g in gains.items():
+        out[name] = {**_mean_ci(g), "changed": round(float(np.mean([x != 0 for x in g])), 3)}
+        if name != next(iter(gains)):  # paired on the same positions: the luck of the deals is shared
+            out[name]["minus_first"] = _mean_ci(np.asarray(g) - first)
+    return out
+
+
+def _mean_ci(x: Sequence[float]) -> dict:
+    mean, half = mean_ci(x)
+    return {"gain": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)]}

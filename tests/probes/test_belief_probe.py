@@ -8,7 +8,7 @@ from tiny import save_tiny
 from pipeline.agents.base import legal_list
 from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES
-from pipeline.probes.belief_probe import MIN_TURN, collect, score
+from pipeline.probes.belief_probe import MIN_TURN, collect, hand_value, oracle_deals, score
 
 
 class Even:
@@ -62,3 +62,34 @@ def test_the_command_prints_one_json_line(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["positions"] == 3 and out["pool"] == 4 and set(out) >= {"temper=1", "temper=0.25", "brier_uniform"}
     assert main(["probe", "belief", str(tmp_path / "none")]) == 2
+
+
+def test_oracle_deals_keep_the_real_hand_and_shuffle_only_the_stock(make_net):
+    from pipeline.agents.model_agent import NetPlayer
+
+    _, true = collect(NetPlayer(make_net()), 1, seed=4, decisions=["discard"])[0]
+    deals = oracle_deals(true, 6, np.random.default_rng(0))
+    assert all(d.hands == true.hands and d.field == true.field and sorted(d.stock) == sorted(true.stock)
+               for d in deals)
+    assert len({tuple(d.stock) for d in deals}) > 1
+
+
+def test_the_network_as_its_own_searcher_gains_nothing(make_net):
+    from pipeline.agents.model_agent import NetPlayer
+    from pipeline.selfplay.rewards import RewardModel
+
+    player = NetPlayer(make_net())
+    positions = collect(player, 3, seed=2, decisions=["discard"])
+    out = hand_value(player, {"net": player}, RewardModel("point"), positions, deals=4, truth=4, seed=0)
+    assert out["net"] == {"gain": 0.0, "ci95": [0.0, 0.0], "changed": 0.0}
+    assert out["oracle"]["minus_first"] == {k: out["oracle"][k] for k in ("gain", "ci95")}
+
+
+def test_the_hand_probe_scores_searchers_only(tmp_path, capsys):
+    model = save_tiny(tmp_path / "tiny")
+    argv = ["probe", "hand", str(model), "--positions", "2", "--truth", "2", "--deals", "2", "--decisions", "discard"]
+    assert main([*argv, "--search", f"search:{model}?decisions=discard&deals=2&reward=point"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["positions"] == 2 and out["reward"] == "point" and "oracle" in out
+    assert main([*argv, "--search", str(model)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"--search {model}: not a search: agent")
