@@ -68,10 +68,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"koikoi duel: playing {games} games, not {args.games}: each deal is played twice", file=sys.stderr)
     journal = None
     if args.journal is not None:
-        from ..agents.model_agent import ModelAgent  # torch: loaded only for a journal
-
-        if not (args.workers and isinstance(a, ModelAgent) and isinstance(b, ModelAgent)):
-            raise UserError("--journal: only a duel of two model or search agents on --workers >= 1 keeps one")
         header = {"a": args.a, "b": args.b, "seed": args.seed, "rounds": args.rounds,
                   "points": args.points, "inference": [s.setup for s in setups]}
         try:
@@ -82,9 +78,14 @@ def run(args: argparse.Namespace) -> int:
         if journal.done:
             print(f"koikoi duel: {sum(r.games for r, _ in journal.done.values())} games already in {args.journal}",
                   file=sys.stderr)
-    result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
-                         workers=args.workers, progress=f"{args.a} vs {args.b}", device=device,
-                         inference=args.inference, inference_b=args.inference_b, journal=journal)
+    try:  # with a journal, a pairing that cannot keep one fails here, before any game or line is written
+        result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
+                             workers=args.workers, progress=f"{args.a} vs {args.b}", device=device,
+                             inference=args.inference, inference_b=args.inference_b, journal=journal)
+    except ValueError as e:
+        if journal is None:
+            raise
+        raise UserError(str(e)) from None
     out = result.summary()
     if any(x not in ("random", "heuristic") for x in (args.a, args.b)):  # what the model agents ran
         out["inference"] = [setup.setup for setup in setups]

@@ -177,48 +177,25 @@ def run_discards_score(args: argparse.Namespace) -> int:
 
 
 def run_belief(args: argparse.Namespace) -> int:
-    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
-    from ..net.modelio import load_model  # torch: loaded only when this runs
-    from ..probes.belief_probe import collect, score  # torch: loaded only when this runs
+    from ..probes.belief_probe import belief_report  # torch: loaded only when this runs
 
     try:
-        net, _ = load_model(args.model)
-        opponent = net if args.opponent in (None, args.model) else load_model(args.opponent)[0]
+        out = belief_report(args.model, args.opponent, args.positions, args.pool, args.temper, args.decisions,
+                            args.seed)
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
-    inference = resolve_inference("auto")
-    player = NetPlayer(net, inference=inference)
-    t0 = time.perf_counter()
-    positions = collect(player, args.positions, args.seed, args.decisions)
-    out = score(player if opponent is net else NetPlayer(opponent, inference=inference), positions, args.pool,
-                args.seed, args.temper, progress=True)
-    print(json.dumps({"model": args.model, "opponent": args.opponent or args.model, "decisions": args.decisions,
-                      "seed": args.seed, **out, "seconds": round(time.perf_counter() - t0, 1)}))
+    print(json.dumps(out))
     return 0
 
 
 def run_hand(args: argparse.Namespace) -> int:
-    from ..agents import load_agent
-    from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
-    from ..net.modelio import load_model  # torch: loaded only when this runs
-    from ..probes.belief_probe import collect, hand_value  # torch: loaded only when this runs
-    from ..search.player import SearchPlayer  # torch: loaded only when this runs
+    from ..probes.belief_probe import hand_report  # torch: loaded only when this runs
 
     try:
-        net, _ = load_model(args.model)
-        agents = {spec: load_agent(spec, seed=args.seed) for spec in args.search}
+        out = hand_report(args.model, args.search, args.positions, args.deals, args.truth, args.decisions, args.seed)
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
-    searchers = {spec: a.player for spec, a in agents.items() if isinstance(a.player, SearchPlayer)}
-    if len(searchers) < len(agents):
-        raise UserError(f"--search {' '.join(s for s in agents if s not in searchers)}: not a search: agent")
-    reward = next(iter(searchers.values())).reward
-    player = NetPlayer(net, inference=resolve_inference("auto"))
-    t0 = time.perf_counter()
-    positions = collect(player, args.positions, args.seed, args.decisions)
-    out = hand_value(player, searchers, reward, positions, args.deals, args.truth, args.seed, progress=True)
-    print(json.dumps({"model": args.model, "decisions": args.decisions, "seed": args.seed, "reward": reward.kind,
-                      **out, "seconds": round(time.perf_counter() - t0, 1)}))
+    print(json.dumps(out))
     return 0
 
 

@@ -1,12 +1,12 @@
 """A duel's journal: each block of games' totals appended as it ends, so that a long duel killed midway goes on
 where it stopped when the same command is run again (``koikoi duel ... --journal FILE``).
 
-The file is JSON lines: a header naming the duel (agents, seed, rounds, points, inference setups, block size),
-then one line per finished block of deals (its first seed, A's games, wins, losses, draws, points and the
-searchers' counts). A block is played whole or not at all: a line cut short by a kill is dropped, and that
-block is played again. A header that names another duel is an error, never overwritten. The number of games
-is not in the header: a longer duel with the same options counts the blocks played already (the later row
-of a block wins, e.g. a short duel's last block played again whole).
+The file is JSON lines, written from the first finished block on: a header naming the duel (agents, seed,
+rounds, points, inference setups, block size), then one line per finished block of deals (its first seed, A's
+games, wins, losses, draws, points and the searchers' counts). A block is played whole or not at all: a line cut
+short by a kill is dropped, and that block is played again. A header that names another duel is an error, never
+overwritten. The number of games is not in the header: a longer duel with the same options counts the blocks
+played already (the later row of a block wins, e.g. a short duel's last block played again whole).
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ class DuelJournal:
         self.path = Path(path)
         self.header = {"journal": "koikoi duel", **header, "block": BLOCK}
         self.done: dict[int, tuple[DuelResult, dict[str, float]]] = {}
-        if self.path.exists() and self.path.stat().st_size:
+        self._started = self.path.exists() and self.path.stat().st_size > 0  # else written with the first block
+        if self._started:
             self._load()
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._append(self.header)
+        elif not self.path.parent.is_dir():
+            raise JournalError(f"{self.path}: no such directory {self.path.parent}")
 
     def _load(self) -> None:
         lines = self.path.read_text().splitlines()
@@ -62,9 +62,17 @@ class DuelJournal:
         if len(kept) < len(lines):
             self.path.write_text("".join(x + "\n" for x in kept))
 
+    def holds(self, seeds: range) -> bool:
+        """Whether the block of deals ``seeds`` is here whole (both seatings of each deal)."""
+        done = self.done.get(seeds[0])
+        return done is not None and done[0].games == 2 * len(seeds)
+
     def record(self, block: int, result: DuelResult, stats: dict[str, float]) -> None:
         """Append a finished block (first seed ``block``): its totals from A's side and the searchers' counts."""
         self.done[block] = result, stats
+        if not self._started:
+            self._append(self.header)
+            self._started = True
         self._append({"block": block, "games": result.games, "wins": result.wins, "losses": result.losses,
                       "draws": result.draws, "points": result.points, "seconds": round(result.seconds, 3),
                       "stats": stats})

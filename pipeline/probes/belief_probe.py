@@ -17,15 +17,21 @@ Each ``temper`` (the log weights' multiplier of a searcher's ``temper``) is scor
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..agents import load_agent
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
 from ..engine import DECISION_NAMES, GAME_OVER, GameState, Observation, determinize
+from ..net.inference import resolve_inference
+from ..net.modelio import load_model
 from ..runtime.progress import progress_bar
-from ..search.belief import _seen, batched_log_weights, opponent_decisions
+from ..search.belief import batched_log_weights, opponent_decisions, seen_cards
+from ..search.player import SearchPlayer
+from ..selfplay.playout import branch, play_out
 from .rollout_gain import mean_ci
 
 MIN_TURN = 3  # from the round's third turn the opponent has made decisions this round
@@ -64,7 +70,8 @@ def score(model: NetPlayer, positions: Sequence[tuple[Observation, GameState]], 
             for (obs, true), (_, deals), logw in zip(chunk, rows, logws, strict=True):
                 real = _real_log_likelihood(model, true, obs.player)
                 opp = obs.player ^ 1
-                unseen = [c for c in range(48) if not _seen(obs) >> c & 1]
+                seen = seen_cards(obs)
+                unseen = [c for c in range(48) if not seen >> c & 1]
                 held = np.array([[d.hands[opp] >> c & 1 for c in unseen] for d in deals], dtype=np.float64)
                 truth = np.array([true.hands[opp] >> c & 1 for c in unseen], dtype=np.float64)
                 brier_uniform.append(float(np.mean((obs.opp_hand_count / len(unseen) - truth) ** 2)))
@@ -118,8 +125,6 @@ def hand_value(rollout: NetPlayer, searchers: dict[str, object], reward, positio
     searcher's (the arg-max over ``deals`` other oracle deals) are scored ``Q(choice) - Q(network's choice)``:
     the mean per position with its 95% interval, and for each after the first its gain minus the first's (paired);
     ``oracle`` bounds what any reading of the hand can gain at that number of deals."""
-    from ..selfplay.playout import branch, play_out
-
     gains: dict[str, list[float]] = {name: [] for name in (*searchers, "oracle")}
     with progress_bar(total=len(positions), desc="hand value", unit="position", enabled=progress) as bar:
         for i, (obs, true) in enumerate(positions):
@@ -147,3 +152,37 @@ def hand_value(rollout: NetPlayer, searchers: dict[str, object], reward, positio
 def _mean_ci(x: Sequence[float]) -> dict:
     mean, half = mean_ci(x)
     return {"gain": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)]}
+
+
+def belief_report(model: str, opponent: str | None, positions: int, pool: int, tempers: Sequence[float],
+                  decisions: Sequence[str], seed: int) -> dict:
+    """``koikoi probe belief``: ``model``'s games, ``opponent`` (default ``model``) weighing the deals; the JSON
+    fields. FileNotFoundError or ValueError naming a model directory that does not load."""
+    net, _ = load_model(model)
+    other = net if opponent in (None, model) else load_model(opponent)[0]
+    inference = resolve_inference("auto")
+    player = NetPlayer(net, inference=inference)
+    t0 = time.perf_counter()
+    found = collect(player, positions, seed, decisions)
+    out = score(player if other is net else NetPlayer(other, inference=inference), found, pool, seed, tempers,
+                progress=True)
+    return {"model": model, "opponent": opponent or model, "decisions": list(decisions), "seed": seed, **out,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def hand_report(model: str, specs: Sequence[str], positions: int, deals: int, truth: int,
+                decisions: Sequence[str], seed: int) -> dict:
+    """``koikoi probe hand``: ``model``'s games and playouts, the searchers of ``specs`` scored; the JSON fields.
+    FileNotFoundError or ValueError naming what does not load or is not a ``search:`` spec."""
+    net, _ = load_model(model)
+    agents = {spec: load_agent(spec, seed=seed) for spec in specs}
+    searchers = {spec: a.player for spec, a in agents.items() if isinstance(getattr(a, "player", None), SearchPlayer)}
+    if len(searchers) < len(agents):
+        raise ValueError(f"--search {' '.join(s for s in agents if s not in searchers)}: not a search: agent")
+    reward = next(iter(searchers.values())).reward
+    player = NetPlayer(net, inference=resolve_inference("auto"))
+    t0 = time.perf_counter()
+    found = collect(player, positions, seed, decisions)
+    out = hand_value(player, searchers, reward, found, deals, truth, seed, progress=True)
+    return {"model": model, "decisions": list(decisions), "seed": seed, "reward": reward.kind, **out,
+            "seconds": round(time.perf_counter() - t0, 1)}

@@ -133,7 +133,7 @@ def draws_left(obs: Observation) -> int:
 
 def deal_count(obs: Observation) -> int:
     """The number of deals that differ for the rest of the round: opponent hands times orders of the next draws."""
-    n = 48 - _seen(obs).bit_count()
+    n = 48 - seen_cards(obs).bit_count()
     k = obs.opp_hand_count
     return math.comb(n, k) * math.perm(n - k, min(draws_left(obs), n - k))
 
@@ -143,7 +143,7 @@ def all_deals(obs: Observation, limit: int) -> list[GameState] | None:
     order of the next draws; the rest of the stock in a fixed order), or None when there are more than ``limit``."""
     if deal_count(obs) > limit:
         return None
-    seen = _seen(obs)
+    seen = seen_cards(obs)
     hidden = [c for c in range(48) if not seen >> c & 1]
     k, d = obs.opp_hand_count, draws_left(obs)
     base = determinize(obs, np.random.default_rng(0))  # the position; its hidden cards are replaced below
@@ -163,7 +163,8 @@ def _lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1
 
 
-def _seen(obs: Observation) -> int:
+def seen_cards(obs: Observation) -> int:
+    """The cards ``obs``'s player sees (its hand, the field, both piles, a drawn card waiting for a pick), as a mask."""
     seen = obs.hand | obs.field | obs.my_pile | obs.opp_pile
     if obs.pick_card >= 0:
         seen |= 1 << obs.pick_card

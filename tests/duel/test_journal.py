@@ -8,6 +8,7 @@ from tiny import TINY
 from pipeline.cli import main
 from pipeline.duel import runner
 from pipeline.duel.journal import DuelJournal
+from pipeline.duel.stats import DuelResult
 
 HEADER = {"a": "A", "b": "B", "seed": 5, "rounds": 3, "points": 30, "inference": ["fp32", "fp32"]}
 
@@ -57,7 +58,9 @@ def test_a_journal_cut_short_resumes_to_the_straight_duel(tmp_path, monkeypatch)
 @pytest.mark.parametrize("field, value", [("seed", 6), ("a", "C"), ("inference", ["bf16", "fp32"])])
 def test_a_journal_of_another_duel_is_refused_not_overwritten(tmp_path, field, value):
     path = tmp_path / "duel.jsonl"
-    DuelJournal(path, HEADER)
+    journal = DuelJournal(path, HEADER)
+    assert not path.exists()  # nothing until a block ends
+    journal.record(5, DuelResult(games=2, wins=1, losses=1), {})
     before = path.read_text()
     with pytest.raises(ValueError, match=f"{path}: journal of another duel: {field} is"):
         DuelJournal(path, {**HEADER, field: value})
