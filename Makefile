@@ -54,9 +54,9 @@ system-packages:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# The suite runs in TEST_WORKERS processes (pytest-xdist), a test file to each at a time: most tests
-# use one core; on the 2-core AVX2 EPYC two workers take 644 s (816 tests, 2026-11-26; 823 s before the
-# tests were shrunk), its last 6% of tests took about 3 minutes (slow files scheduled last: balancing them is the next saving).
+# The suite runs in TEST_WORKERS processes (pytest-xdist), a test file to each at a time, the longest files first
+# (tests/durations.json; --no-loadscope-reorder keeps that order): on the 2-core AVX2 EPYC two workers take
+# 606-631 s (828 tests, 2026-11-26), 13.4-14.4 min on a fresh clone with the venv.
 TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: setup
