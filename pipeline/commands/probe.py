@@ -66,7 +66,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "also gets its gain minus the first's, paired on the same calls (minus_first)")
     belief = kinds.add_parser("belief", help="how much the search's belief knows of the opponent's real hand: its "
                                              "likelihood gain over uniform deals and per-card Brier scores")
-    belief.add_argument("model", metavar="MODEL", help="the network that plays the games (e.g. models/sl)")
     belief.add_argument("--opponent", default=None, metavar="MODEL",
                         help="the opponent model that weighs the deals (the searcher's belief=; default MODEL)")
     belief.add_argument("--positions", type=int_range(2), default=300, help="positions scored (default 300)")
@@ -74,21 +73,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="deals drawn and weighed per position (the searcher's pool; default 128)")
     belief.add_argument("--temper", type=float_range(1e-9, 1.0), nargs="+", default=[1.0, 0.5],
                         help="log-weight multipliers scored on the same weights (default 1 0.5)")
-    belief.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
-                        help="decision types whose positions are scored (default koikoi, what the searcher searches)")
-    belief.add_argument("--seed", type=int, default=0, help="first game seed; the pools are seeded from it too")
     hand = kinds.add_parser("hand", help="what knowing the opponent's hand is worth at the searched decisions, and "
                                          "how much of it searchers get: gains over the network valued on oracle deals")
-    hand.add_argument("model", metavar="MODEL", help="the network that plays the games and the playouts")
     hand.add_argument("--search", nargs="+", default=["search:models/sl?decisions=koikoi&deals=32"], metavar="SPEC",
                       help="searchers whose choices are scored (agent specs; default the uniform koi-koi searcher)")
     hand.add_argument("--positions", type=int_range(2), default=150, help="positions scored (default 150)")
     hand.add_argument("--deals", type=int_range(1), default=32, help="the oracle searcher's deals (default 32)")
     hand.add_argument("--truth", type=int_range(2), default=256,
                       help="oracle deals each action is valued on (default 256)")
-    hand.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
-                      help="decision types whose positions are scored (default koikoi)")
-    hand.add_argument("--seed", type=int, default=0, help="first game seed; the oracle deals are seeded from it too")
+    for q in (belief, hand):  # SL's games against itself, positions of the decision types searched
+        q.add_argument("model", metavar="MODEL", help="the network that plays the games (and the playouts of hand)")
+        q.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
+                       help="decision types whose positions are scored (default koikoi, what the searcher searches)")
+        q.add_argument("--seed", type=int, default=0, help="first game seed; the deals are seeded from it too")
     discards = kinds.add_parser("discards", help="the discard benchmark: SL's discard positions, each legal discard "
                                                  "valued by shared-deal rollouts, written to a file")
     discards.add_argument("model", metavar="MODEL", help="the network that plays the games and the rollouts")
@@ -176,23 +173,17 @@ def run_discards_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_belief(args: argparse.Namespace) -> int:
-    from ..probes.belief_probe import belief_report  # torch: loaded only when this runs
+def run_report(args: argparse.Namespace) -> int:
+    """``probe belief`` and ``probe hand``: the report of ``probes.belief_probe``, one JSON line."""
+    from ..probes.belief_probe import belief_report, hand_report  # torch: loaded only when this runs
 
     try:
-        out = belief_report(args.model, args.opponent, args.positions, args.pool, args.temper, args.decisions,
-                            args.seed)
-    except (FileNotFoundError, ValueError) as e:
-        raise UserError(str(e)) from None
-    print(json.dumps(out))
-    return 0
-
-
-def run_hand(args: argparse.Namespace) -> int:
-    from ..probes.belief_probe import hand_report  # torch: loaded only when this runs
-
-    try:
-        out = hand_report(args.model, args.search, args.positions, args.deals, args.truth, args.decisions, args.seed)
+        if args.probe == "belief":
+            out = belief_report(args.model, args.opponent, args.positions, args.pool, args.temper, args.decisions,
+                                args.seed)
+        else:
+            out = hand_report(args.model, args.search, args.positions, args.deals, args.truth, args.decisions,
+                              args.seed)
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
     print(json.dumps(out))
@@ -200,10 +191,8 @@ def run_hand(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.probe == "hand":
-        return run_hand(args)
-    if args.probe == "belief":
-        return run_belief(args)
+    if args.probe in ("belief", "hand"):
+        return run_report(args)
     if args.probe == "discards":
         return run_discards(args)
     if args.probe == "discards-score":

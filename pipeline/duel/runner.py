@@ -90,16 +90,16 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     blocks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
     # a block the journal holds whole: a longer duel of the same options counts it too, a shorter one's last
     # block (fewer deals) is played again
-    resumed = [journal.done[b[0]] for b in blocks if journal is not None and journal.holds(b)]
+    held = [journal is not None and journal.holds(b) for b in blocks]
+    resumed = [journal.done[b[0]] for b, h in zip(blocks, held) if h]
+    pending = [b for b, h in zip(blocks, held) if not h]
     for done, counts in resumed:
         result.merge(done)
         _add(stats, counts)
     t0 = time.perf_counter()
     with make_executor(workers, device=device) as ex, progress_bar(total=games, desc=progress, unit="game", leave=False,
                                                      enabled=progress is not None, initial=result.games) as bar:
-        for block in blocks:
-            if journal is not None and journal.holds(block):
-                continue
+        for block in pending:
             specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in block)
             job = PlayJob(players=players, games=specs, inference=setup, num_rounds=num_rounds,
                           init_points=init_points)

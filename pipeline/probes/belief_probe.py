@@ -29,7 +29,7 @@ from ..engine import DECISION_NAMES, GAME_OVER, GameState, Observation, determin
 from ..net.inference import resolve_inference
 from ..net.modelio import load_model
 from ..runtime.progress import progress_bar
-from ..search.belief import batched_log_weights, opponent_decisions, seen_cards
+from ..search.belief import batched_log_weights, log_weights, seen_cards
 from ..search.player import SearchPlayer
 from ..selfplay.playout import branch, play_out
 from .rollout_gain import mean_ci
@@ -68,7 +68,7 @@ def score(model: NetPlayer, positions: Sequence[tuple[Observation, GameState]], 
                 rows.append((obs, [determinize(obs, rng) for _ in range(pool)]))
             logws = batched_log_weights(model, rows)
             for (obs, true), (_, deals), logw in zip(chunk, rows, logws, strict=True):
-                real = _real_log_likelihood(model, true, obs.player)
+                real = float(log_weights(model, obs, [true])[0])  # the real hand's, as any deal's
                 opp = obs.player ^ 1
                 seen = seen_cards(obs)
                 unseen = [c for c in range(48) if not seen >> c & 1]
@@ -92,16 +92,6 @@ def score(model: NetPlayer, positions: Sequence[tuple[Observation, GameState]], 
                                 "brier": round(float(np.mean(per[t]["brier"])), 5),
                                 "effective": round(float(np.mean(per[t]["effective"])), 1)}
     return out
-
-
-def _real_log_likelihood(model: NetPlayer, true: GameState, me: int) -> float:
-    """The opponent model's log-likelihood of the opponent's play this round on its real hand."""
-    decisions = opponent_decisions(true, me)
-    if not decisions:
-        return 0.0
-    v = model.values([o for o, _ in decisions]).astype(np.float64)
-    taken = v[np.arange(len(decisions)), [a for _, a in decisions]]
-    return float((taken - np.logaddexp.reduce(v, axis=1)).sum())
 
 
 def oracle_deals(s: GameState, k: int, rng: np.random.Generator) -> list[GameState]:
