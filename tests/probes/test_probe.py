@@ -100,10 +100,11 @@ def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
     assert out["games"] == 2 and out["decisions"] == ["koikoi"]
     assert main(["probe", "gain", "models/sl", "--games", "1", "--samples", "2"]) == 2  # no table for wp
     assert "win-probability table" in capsys.readouterr().err
-    assert main(["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2",
-                 "--epochs", "1", "--deals", "1", "2"]) in (0, 2)  # 2: too few koi-koi calls held out in 4 games
-    err = capsys.readouterr()
-    if err.err:
+    rc = main(["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2",
+               "--epochs", "1", "--deals", "1", "2"])
+    err = capsys.readouterr()  # stderr may also hold a progress heartbeat line: judge by the exit code
+    assert rc in (0, 2)  # 2: too few koi-koi calls held out in 4 games
+    if rc == 2:
         assert "held out" in err.err
     else:
         out = json.loads(err.out.strip().splitlines()[-1])
