@@ -145,6 +145,7 @@ class SearchPlayer:
         rngs = [self.rng(o) for o in observations]
         exact = [all_deals(o, opts.exact) if opts.exact else None for o in observations]
         sums = [np.zeros(len(c)) for c in cands]
+        played: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in observations]  # per row: (values, log w)
         acc = np.zeros((len(observations), 3))  # per row: sum of weights, of squared weights, the log-weight scale
         count = [0] * len(observations)  # deals per action so far
         n = 0  # sampled deals per action so far (the same for every sampled decision of the batch)
@@ -173,6 +174,8 @@ class SearchPlayer:
             v = play_out([self.rollout], items, self.reward, self.value)
             at = 0
             for (r, deals, _), lw in zip(rows, logw):
+                if opts.confidence:  # action-major, as ``branch`` lays them out
+                    played[r].append((np.asarray(v[at:at + len(cands[r]) * len(deals)]).reshape(len(cands[r]), -1), lw))
                 weights = _scaled(acc[r], sums[r], lw)
                 for i in range(len(cands[r])):  # action-major, as ``branch`` lays them out
                     for j in range(len(deals)):
@@ -191,6 +194,9 @@ class SearchPlayer:
         out = np.full((len(observations), 50), -np.inf, dtype=np.float32)
         for r, c in enumerate(cands):
             out[r, c] = sums[r] / acc[r, 0]
+            if opts.confidence and exact[r] is None:
+                base = c.index(int(np.argmax(scores[r])))
+                out[r, c] = lower_bounds(played[r], base, opts.confidence)
         return out
 
     def resampled(self, observations: Sequence[Observation], rngs: Sequence[np.random.Generator],
@@ -257,6 +263,23 @@ def _scaled(acc: np.ndarray, sums: np.ndarray, logw: np.ndarray) -> np.ndarray:
     acc[0] += weights.sum()
     acc[1] += (weights ** 2).sum()
     return weights
+
+
+def lower_bounds(played: Sequence[tuple[np.ndarray, np.ndarray]], base: int, z: float) -> np.ndarray:
+    """Each candidate's weighted mean value less ``z`` standard errors of its paired gain over candidate ``base``
+    (the model's choice, left as its mean): the arg-max leaves the model only for a gain the deals make sure of.
+
+    ``played`` holds the waves' values (candidates x deals, every candidate on the same deals) and log weights.
+    The deals are shared, so the gain's error is that of the per-deal differences, far below either mean's."""
+    values = np.concatenate([v for v, _ in played], axis=1).astype(np.float64)
+    logw = np.concatenate([lw for _, lw in played])
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    means = values @ w
+    gain = values - values[base]
+    spread = ((gain - (means - means[base])[:, None]) ** 2) @ w  # the weighted variance of each paired gain
+    n_eff = 1.0 / float((w ** 2).sum())
+    return means - z * np.sqrt(spread / max(n_eff - 1.0, 1.0))
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:

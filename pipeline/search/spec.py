@@ -35,6 +35,7 @@ class SearchOptions:
     exact: int = 0  # enumerate every deal (weighted) where there are at most this many; 0: always sample
     pool: int = 0  # with a belief: resample ``deals`` of this many deals by weight (> deals); 0: weight ``deals``
     temper: float = 1.0  # the belief's log weights times this (in (0, 1]): < 1 flattens a sharp opponent model
+    confidence: float = 0.0  # leave the model's choice only for a paired gain of more than this many standard errors
 
     def query(self) -> str:
         """The options that differ from the defaults, as a spec's query (``deals=8&decisions=koikoi``)."""
@@ -157,6 +158,16 @@ def _reward(v: str) -> str:
     return v
 
 
+def _nonnegative(v: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError("must be a number >= 0") from None
+    if not 0.0 <= x < float("inf"):
+        raise ValueError("must be a number >= 0")
+    return x
+
+
 def _belief(v: str) -> str:
     if not v:
         raise ValueError("must be uniform, sl or a model directory")
@@ -171,4 +182,5 @@ def _path(v: str) -> str:
 
 _PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _fraction,
           "truncate": _int(0), "reward": _reward, "winprob": _path,
-          "belief": _belief, "exact": _int(0), "pool": _int(0), "temper": _fraction}
+          "belief": _belief, "exact": _int(0), "pool": _int(0), "temper": _fraction,
+          "confidence": _nonnegative}

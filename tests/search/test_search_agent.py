@@ -126,6 +126,30 @@ def test_a_searched_decision_is_the_probes_choice(net):
     assert types == set(ALL) and searcher.searched >= 9
 
 
+def test_confidence_leaves_the_model_only_for_a_sure_paired_gain(net):
+    """``confidence=z``: on the probe's values of the same deals, the model's choice keeps its mean and every other
+    action is its mean less z standard errors of its per-deal gain over that choice; z=0 is the plain search."""
+    model, reward, k, z = NetPlayer(net), RewardModel("point"), 6, 1.5
+    plain = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL), seed=3)
+    sure = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL, confidence=z), seed=3)
+    never = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL, confidence=1e9), seed=3)
+    for s in _decisions(range(40), np.random.default_rng(1), limit=3):
+        obs = s.observation(s.player)
+        acts, base = legal_list(obs), int(model.values([obs])[0].argmax())
+        rng = plain.rng(obs)  # the searchers' deals: one generator per decision
+        m = rollout_values(model, s, acts, k, reward, None, deals=[determinize(obs, rng) for _ in range(k)])
+        gain = m - m[acts.index(base)]
+        bound = m.mean(axis=1) - z * gain.std(axis=1, ddof=1) / np.sqrt(k)
+        np.testing.assert_allclose(sure.values([obs])[0][acts], bound, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(plain.values([obs])[0][acts], m.mean(axis=1), rtol=1e-5, atol=1e-5)
+        assert int(never.values([obs])[0].argmax()) == base  # no gain is sure enough: the model's choice
+    # a sure switch is a switch of the plain search too (its best mean beats the model's), not the other way round
+    assert sure.searched == plain.searched >= 9 and never.changed == 0 and sure.changed <= plain.changed
+    assert parse_options("confidence=2&decisions=discard") == SearchOptions(confidence=2.0, decisions=(0,))
+    with pytest.raises(ValueError, match="search option confidence='-1': must be a number >= 0"):
+        parse_options("confidence=-1")
+
+
 def test_the_searcher_sees_only_its_observation(net):
     """Deal the cards its player cannot see again, at every one of its decisions: the searcher's values (and so its
     choice) do not change, so nothing hidden reaches it; its deals are its own, not the true one."""
