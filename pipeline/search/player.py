@@ -174,13 +174,13 @@ class SearchPlayer:
             v = play_out([self.rollout], items, self.reward, self.value)
             at = 0
             for (r, deals, _), lw in zip(rows, logw):
-                if opts.confidence:  # action-major, as ``branch`` lays them out
-                    played[r].append((np.asarray(v[at:at + len(cands[r]) * len(deals)]).reshape(len(cands[r]), -1), lw))
-                weights = _scaled(acc[r], sums[r], lw)
-                for i in range(len(cands[r])):  # action-major, as ``branch`` lays them out
-                    for j in range(len(deals)):
-                        sums[r][i] += weights[j] * v[at]
-                        at += 1
+                size = len(cands[r]) * len(deals)  # action-major, as ``branch`` lays them out
+                block = np.asarray(v[at:at + size], dtype=np.float64).reshape(len(cands[r]), len(deals))
+                at += size
+                if opts.confidence:
+                    played[r].append((block, lw))
+                weights = _scaled(acc[r], sums[r], lw)  # may scale the row's sums so far down first
+                sums[r] += block @ weights
                 distinct[r] += len(deals)
                 count[r] += len(deals) if picked[r] is None else int(picked[r].counts[n:n + w].sum())
             n += w
