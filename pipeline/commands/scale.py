@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--duel-seed", type=int_range(0), default=900_000_000,
                    help="first deal of the duels: the same deals for every budget (default 900000000)")
     p.add_argument("--workers", type=int_range(0, 64), default=2, help="duel worker processes (default 2)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
+                   help="where the duels' forward passes run (training's: -S learner_device, -S selfplay.device)")
     p.add_argument("--bench", type=Path, default=Path("results/discard_bench/sl.json"),
                    help="discard benchmark the advantage is scored on (koikoi probe discards)")
     p.add_argument("--taus", type=float, nargs="*", default=[],
@@ -47,9 +49,15 @@ def run(args: argparse.Namespace) -> int:
         check_budgets(budgets, params.rl.games_per_loop)
     except ValueError as e:
         raise UserError(f"--budgets: {e}") from None
+    from ..runtime.hardware import resolve_device
+
+    try:
+        device = resolve_device(args.device, "--device") if args.workers else "cpu"
+    except ValueError as e:
+        raise UserError(str(e)) from None
     cfg = StudyConfig(args.variant, budgets, args.out, duel_games=args.duel_games + args.duel_games % 2,
-                      duel_seed=args.duel_seed, workers=args.workers, bench=args.bench, mlflow=not args.no_mlflow,
-                      taus=tuple(args.taus))
+                      duel_seed=args.duel_seed, workers=args.workers, device=device, bench=args.bench,
+                      mlflow=not args.no_mlflow, taus=tuple(args.taus))
     try:
         study = run_study(params, cfg)
     except (FileNotFoundError, ValueError) as e:

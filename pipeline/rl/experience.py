@@ -6,14 +6,20 @@ calls (docs/rl-experiments.md, R1). Keeping the last ``loops`` loops' samples ma
 several loops' calls, and phase 2 starts with phase 1's, so self-play adds to phase 1's fit instead
 of overwriting it.
 
-``state.pt`` is read with ``weights_only`` (plain containers and tensors only), so the samples are
-stored as tuples of their observation's fields (``pack``) and rebuilt on loading (``unpack``).
+``state.pt`` is read with ``weights_only`` (plain containers and tensors only), so each loop's samples are
+stored as one ``marshal`` blob of plain tuples in a uint8 tensor (``pack``) and rebuilt on loading (``unpack``).
+One blob, not a tuple per field: ``torch.save`` calls a Python hook on every object it pickles, and a loop of
+the advantage learner holds some 100,000 samples of 30 objects each, which made the checkpoint, not the
+games or the fit, most of a loop's time on a GPU machine (docs/rl-experiments.md). The checkpoint is the
+run's own file: marshal, like pickle, is not for data from elsewhere.
 """
 
 from __future__ import annotations
 
+import marshal
 from collections import deque
-from dataclasses import astuple, fields
+from dataclasses import fields
+from operator import attrgetter
 
 import numpy as np
 import torch
@@ -21,37 +27,57 @@ import torch
 from ..engine import Observation, Turn
 from ..selfplay.batched import Sample
 
-_TURNS = [f.name for f in fields(Observation)].index("turns")  # the one field of nested dataclasses
+_OBS_FIELDS = [f.name for f in fields(Observation)]
+_TURNS = _OBS_FIELDS.index("turns")  # the one field of nested dataclasses
+_obs_values = attrgetter(*_OBS_FIELDS)  # a tuple of the fields in order, in one C call
+_turn_values = attrgetter(*(f.name for f in fields(Turn)))
 
 
 def _pack(s: Sample) -> tuple:
-    obs = astuple(s.obs)  # the turns become plain tuples too
-    target = None if s.target is None else torch.from_numpy(np.ascontiguousarray(s.target))
-    return obs, s.action, s.reward, target
+    obs = _obs_values(s.obs)
+    obs = (*obs[:_TURNS], tuple(map(_turn_values, obs[_TURNS])), *obs[_TURNS + 1:])
+    t = s.target
+    target = None if t is None else (t.dtype.str, t.shape, np.ascontiguousarray(t).tobytes())
+    return obs, int(s.action), float(s.reward), target
 
 
 def _unpack(t: tuple) -> Sample:
     obs, action, reward, target = t
     obs = list(obs)
     obs[_TURNS] = tuple(Turn(*turn) for turn in obs[_TURNS])
-    return Sample(Observation(*obs), action, reward, None if target is None else target.numpy())
+    if isinstance(target, tuple):
+        dtype, shape, raw = target
+        target = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    elif target is not None:  # a checkpoint written before the blobs: a tensor
+        target = target.numpy()
+    return Sample(Observation(*obs), action, reward, target)
+
+
+def _to_blob(packed: list[tuple]) -> torch.Tensor:
+    return torch.frombuffer(bytearray(marshal.dumps(packed, 4)), dtype=torch.uint8)  # format 4: Python 3.4 on
+
+
+def _from_blob(loop: torch.Tensor | list[tuple]) -> list[tuple]:
+    """A loop's packed samples; a list as it is (the per-sample tuples of checkpoints before the blobs)."""
+    return marshal.loads(loop.numpy().tobytes()) if isinstance(loop, torch.Tensor) else loop
 
 
 class Replay:
     """The samples of the last ``loops`` loops (0: none are kept), oldest loop first."""
 
-    def __init__(self, loops: int, packed: list[list[tuple]] | None = None) -> None:
+    def __init__(self, loops: int, packed: list[torch.Tensor | list[tuple]] | None = None) -> None:
         self.loops: deque[list[Sample]] = deque(maxlen=loops)
-        self._packed: deque[list[tuple]] = deque(maxlen=loops)  # packed once, written at every checkpoint
+        self._packed: deque[torch.Tensor] = deque(maxlen=loops)  # packed once, written at every checkpoint
         for loop in packed or ():
-            self.loops.append([_unpack(t) for t in loop])
-            self._packed.append(loop)
+            samples = [_unpack(t) for t in _from_blob(loop)]
+            self.loops.append(samples)
+            self._packed.append(loop if isinstance(loop, torch.Tensor) else _to_blob([_pack(s) for s in samples]))
 
     def add(self, samples: list[Sample]) -> None:
         if not self.loops.maxlen:
             return
         self.loops.append(list(samples))
-        self._packed.append([_pack(s) for s in samples])
+        self._packed.append(_to_blob([_pack(s) for s in samples]))
 
     def samples(self) -> list[Sample]:
         return [s for loop in self.loops for s in loop]
@@ -59,6 +85,6 @@ class Replay:
     def __len__(self) -> int:
         return sum(len(loop) for loop in self.loops)
 
-    def pack(self) -> list[list[tuple]]:
-        """Plain containers and tensors, for ``state.pt``."""
+    def pack(self) -> list[torch.Tensor]:
+        """A uint8 tensor per loop, for ``state.pt``."""
         return list(self._packed)

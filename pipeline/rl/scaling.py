@@ -41,6 +41,7 @@ class StudyConfig:
     duel_games: int = 2000
     duel_seed: int = 900_000_000  # deals no training loop or curve evaluation plays (phase_state.loop_seed)
     workers: int = 2
+    device: str = "cpu"  # the duels' forward passes (cuda on a GPU machine)
     bench: Path | None = Path("results/discard_bench/sl.json")
     taus: tuple[float, ...] = ()  # also duel the largest budget's advantage at these temperatures (tau)
     discard_only: bool = True  # also duel the largest budget's advantage at discards only (SL elsewhere), at the
@@ -64,7 +65,7 @@ def _read_rows(out: Path) -> dict:
 
 def _duel(model: str, sl: str, cfg: StudyConfig, label: str) -> dict:
     a, b = load_agent(model, seed=cfg.duel_seed), load_agent(sl, seed=cfg.duel_seed + 1)
-    r = duel_agents(a, b, cfg.duel_games, cfg.duel_seed, workers=cfg.workers,
+    r = duel_agents(a, b, cfg.duel_games, cfg.duel_seed, workers=cfg.workers, device=cfg.device,
                     progress=label if cfg.progress else None)
     out = r.summary()
     out["duel_games"] = out.pop("games")  # a row's "games" are the training games

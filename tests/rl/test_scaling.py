@@ -41,3 +41,17 @@ def test_budgets_must_be_ascending_multiples_of_a_loop():
     for bad in ((1000, 500), (500, 750), ()):
         with pytest.raises(ValueError):
             check_budgets(bad, 500)
+
+
+def test_scale_refuses_a_cuda_device_torch_cannot_see(tmp_path, capsys):
+    import torch
+
+    from pipeline.cli import main
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present")
+    assert main(["scale", "--budgets", "4", "--out", str(tmp_path / "s"), "--device", "cuda",
+                 "-S", "games_per_loop=4"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--device is cuda but torch sees no CUDA GPU" in err[0]
+    assert not (tmp_path / "s").exists()
