@@ -8,6 +8,7 @@ option is a ``ValueError`` of one line that names it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from urllib.parse import parse_qsl
 
@@ -142,30 +143,27 @@ def _think(v: str) -> float:
     return float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
 
 
-def _fraction(v: str) -> float:
-    try:
-        x = float(v)
-    except ValueError:
-        raise ValueError("must be a number in (0, 1]") from None
-    if not 0.0 < x <= 1.0:
-        raise ValueError("must be a number in (0, 1]")
-    return x
+def _number(inside: Callable[[float], bool], words: str) -> Callable[[str], float]:
+    """A parser of a number in a range (``words`` says which; NaN is in none)."""
+    def parse(v: str) -> float:
+        try:
+            x = float(v)
+        except ValueError:
+            raise ValueError(f"must be a number {words}") from None
+        if not inside(x):
+            raise ValueError(f"must be a number {words}")
+        return x
+    return parse
+
+
+_fraction = _number(lambda x: 0.0 < x <= 1.0, "in (0, 1]")
+_nonnegative = _number(lambda x: 0.0 <= x < float("inf"), ">= 0")
 
 
 def _reward(v: str) -> str:
     if v not in ("wp", "point"):
         raise ValueError("must be wp or point")
     return v
-
-
-def _nonnegative(v: str) -> float:
-    try:
-        x = float(v)
-    except ValueError:
-        raise ValueError("must be a number >= 0") from None
-    if not 0.0 <= x < float("inf"):
-        raise ValueError("must be a number >= 0")
-    return x
 
 
 def _belief(v: str) -> str:
