@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..cli import UserError, int_range, param_overrides
 from ..params import check_variant, parse_params, read_doc, with_overrides
+from ..runtime.hardware import resolve_device
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
         check_budgets(budgets, params.rl.games_per_loop)
     except ValueError as e:
         raise UserError(f"--budgets: {e}") from None
-    from ..runtime.hardware import resolve_device
-
     try:
         device = resolve_device(args.device, "--device") if args.workers else "cpu"
     except ValueError as e:
