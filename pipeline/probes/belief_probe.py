@@ -25,13 +25,14 @@ import numpy as np
 from ..agents import load_agent
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..engine import DECISION_NAMES, GAME_OVER, GameState, Observation, determinize
+from ..engine import DECISION_NAMES, GameState, Observation, determinize
 from ..net.inference import resolve_inference
 from ..net.modelio import load_model
 from ..runtime.progress import progress_bar
 from ..search.belief import batched_log_weights, log_weights, seen_cards
 from ..search.player import SearchPlayer
 from ..selfplay.playout import branch, play_out
+from .greedy import greedy_decisions
 from .rollout_gain import mean_ci
 
 MIN_TURN = 3  # from the round's third turn the opponent has made decisions this round
@@ -42,15 +43,11 @@ def collect(player: NetPlayer, n: int, seed: int, decisions: Sequence[str]) -> l
     round's turn ``MIN_TURN`` on, of greedy games of ``player`` against itself seeded ``seed``, ``seed + 1``..."""
     kinds = {DECISION_NAMES.index(d) for d in decisions}
     out: list[tuple[Observation, GameState]] = []
-    g = 0
-    while len(out) < n:
-        s = GameState(seed=seed + g)
-        while s.phase != GAME_OVER and len(out) < n:
-            obs = s.observation(s.player)
-            if s.phase in kinds and s.turn >= MIN_TURN and len(legal_list(obs)) > 1:
-                out.append((obs, s.clone()))
-            s.step(int(player.values([obs])[0].argmax()))
-        g += 1
+    for d in greedy_decisions(player, seed):
+        if len(out) == n:
+            break
+        if d.state.phase in kinds and d.state.turn >= MIN_TURN and len(legal_list(d.obs)) > 1:
+            out.append((d.obs, d.state.clone()))
     return out
 
 

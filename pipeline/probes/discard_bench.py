@@ -23,7 +23,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..engine import DISCARD, GAME_OVER, GameState, resample_hidden
+from ..engine import DISCARD, GameState, resample_hidden
 from ..net.inference import Inference, resolve_inference
 from ..runtime import atomic
 from ..selfplay.anchored import AnchoredPlayer
@@ -35,6 +35,7 @@ from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import round_reward
 from ..value.lookahead import player_spec
 from ..value.winprob import WinProbTable
+from .greedy import greedy_decisions
 from .rollout_gain import mean_ci
 
 FORMAT = "koikoi-discard-bench/1"
@@ -66,22 +67,16 @@ def collect_positions(player: NetPlayer, n: int, seed: int, every: int = 3) -> l
     """``n`` discard positions with >= 2 legal discards: every ``every``-th such decision of greedy games of
     ``player`` against itself, the games seeded ``seed``, ``seed + 1``, ..."""
     out: list[Position] = []
-    seen, g = 0, 0
-    while len(out) < n:
-        s, history = GameState(seed=seed + g), []
-        while s.phase != GAME_OVER and len(out) < n:
-            obs = s.observation(s.player)
-            q = player.values([obs])[0]
-            taken = int(q.argmax())
-            acts = legal_list(obs)
-            if s.phase == DISCARD and len(acts) > 1:
-                seen += 1
-                if seen % every == 0:
-                    out.append(Position(seed + g, list(history), acts, taken, [float(q[a]) for a in acts],
-                                        s.clone()))
-            s.step(taken)
-            history.append(taken)
-        g += 1
+    seen = 0
+    for d in greedy_decisions(player, seed):
+        if len(out) == n:
+            break
+        acts = legal_list(d.obs)
+        if d.state.phase == DISCARD and len(acts) > 1:
+            seen += 1
+            if seen % every == 0:
+                out.append(Position(seed + d.game, list(d.history), acts, d.taken, [float(d.values[a]) for a in acts],
+                                    d.state.clone()))
     return out
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..engine import GAME_OVER, KOIKOI_DECISION, GameState
+from ..engine import KOIKOI_DECISION
 from ..net.inference import FP32, Inference
 from ..net.model import KoiKoiNet
 from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
@@ -31,6 +31,7 @@ from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
 from ..selfplay.batched import Sample
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import Pending, target
+from .greedy import greedy_decisions
 from .rollout_gain import mean_ci, rollout_values
 
 HOLDOUT = 4  # every 4th game's states are held out
@@ -45,19 +46,11 @@ def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, se
     rng = np.random.default_rng(seed)
     pick = np.random.default_rng((seed, 1))  # its own stream: the rollouts' deals do not depend on it
     out = []
-    for g in range(games):
-        s = GameState(seed=seed + g)
-        while s.phase != GAME_OVER:
-            obs = s.observation(s.player)
-            q = player.values([obs])[0]
-            acts = legal_list(obs)
-            if obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
-                out.append({"obs": obs, "acts": acts, "prior": q[acts], "values": rollout_values(player, s, acts, k,
-                                                                                                    reward, rng),
-                            "game": g})
-            s.step(int(q.argmax()))
-        if progress:
-            progress(1)
+    for d in greedy_decisions(player, seed, games, on_game=progress):
+        acts = legal_list(d.obs)
+        if d.obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
+            out.append({"obs": d.obs, "acts": acts, "prior": d.values[acts],
+                        "values": rollout_values(player, d.state, acts, k, reward, rng), "game": d.game})
     return out
 
 

@@ -29,6 +29,7 @@ from ..duel.stats import DuelResult
 from ..engine import DECISION_NAMES, GAME_OVER, GameState, resample_hidden
 from ..selfplay.playout import branch, play_out
 from ..selfplay.rewards import RewardModel
+from .greedy import greedy_decisions
 
 
 def rollout_values(player: NetPlayer, s: GameState, actions: Sequence[int], k: int, reward: RewardModel,
@@ -72,26 +73,18 @@ def rollout_gain(player: NetPlayer, reward: RewardModel, games: int, k: int, fra
         raise ValueError(f"rollout_gain needs at least 2 deals per action to split, got {k}")
     rng = np.random.default_rng(seed)
     stats = {name: GainStats() for name in DECISION_NAMES}
-    for g in range(games):
-        s = GameState(seed=seed + g)
-        while s.phase != GAME_OVER:
-            obs = s.observation(s.player)
-            q = player.values([obs])[0]
-            taken = int(q.argmax())
-            acts = legal_list(obs)
-            if len(acts) > 1 and rng.random() < fraction:
-                m = rollout_values(player, s, acts, k, reward, rng)
-                d = m - m[acts.index(taken)]  # paired: the same deals for every action
-                order = rng.permutation(k)
-                a_half, b_half = order[: k // 2], order[k // 2:]
-                st = stats[DECISION_NAMES[obs.decision]]
-                st.gains.append(float(d[int(d[:, a_half].mean(axis=1).argmax()), b_half].mean()))
-                others = [i for i, a in enumerate(acts) if a != taken]
-                st.noise_sd.append(float(d[others].std(axis=1, ddof=1).mean()))
-                st.flips += acts[int(d.mean(axis=1).argmax())] != taken
-            s.step(taken)
-        if progress:
-            progress(1)
+    for dec in greedy_decisions(player, seed, games, on_game=progress):
+        acts, taken = legal_list(dec.obs), dec.taken
+        if len(acts) > 1 and rng.random() < fraction:
+            m = rollout_values(player, dec.state, acts, k, reward, rng)
+            d = m - m[acts.index(taken)]  # paired: the same deals for every action
+            order = rng.permutation(k)
+            a_half, b_half = order[: k // 2], order[k // 2:]
+            st = stats[DECISION_NAMES[dec.obs.decision]]
+            st.gains.append(float(d[int(d[:, a_half].mean(axis=1).argmax()), b_half].mean()))
+            others = [i for i, a in enumerate(acts) if a != taken]
+            st.noise_sd.append(float(d[others].std(axis=1, ddof=1).mean()))
+            st.flips += acts[int(d.mean(axis=1).argmax())] != taken
     return {name: st.summary() for name, st in stats.items()}
 
 
