@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from . import check_interrupted, commands
 from .params import ParamError
+from .runtime.hardware import resolve_device
 
 
 class UserError(Exception):
@@ -107,6 +108,17 @@ def float_range(low: float, high: float | None = None) -> Callable[[str], float]
 def comma_list(text: str) -> list[str]:
     """An option's comma-separated names, blanks dropped: ``"pick, koikoi,"`` -> ``["pick", "koikoi"]``."""
     return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def worker_device(value: str, workers: int) -> str:
+    """A ``--device`` option for model agents on ``workers`` processes made concrete: ``cpu`` when they play in
+    this process (0 workers); a device this machine lacks is a usage error naming the option."""
+    if not workers:
+        return "cpu"
+    try:
+        return resolve_device(value, "--device")
+    except ValueError as e:
+        raise UserError(str(e)) from None
 
 
 def param_overrides(items: list[str], section: str) -> dict[str, object]:

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from ..agents import load_agent
-from ..cli import UserError, int_range
+from ..cli import UserError, int_range, worker_device
 from ..duel.journal import DuelJournal, JournalError
 from ..duel.runner import duel_agents, set_torch_threads
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..net.inference import CHOICES, resolve_inference
-from ..runtime.hardware import Placement, announce, resolve_device
+from ..runtime.hardware import Placement, announce
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,10 +56,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
     set_torch_threads(args.threads)
 
-    try:
-        device = resolve_device(args.device, "--device") if args.workers else "cpu"
-    except ValueError as e:
-        raise UserError(str(e)) from None
+    device = worker_device(args.device, args.workers)
     setups = [resolve_inference(args.inference, device), resolve_inference(args.inference_b or args.inference, device)]
     if any(x not in ("random", "heuristic") for x in (args.a, args.b)):
         announce("koikoi duel", [Placement(role, device, s.setup, s.auto) for role, s in zip(("A", "B"), setups)])

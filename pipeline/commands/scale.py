@@ -7,9 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..cli import UserError, int_range, param_overrides
+from ..cli import UserError, int_range, param_overrides, worker_device
 from ..params import check_variant, parse_params, read_doc, with_overrides
-from ..runtime.hardware import resolve_device
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,10 +49,7 @@ def run(args: argparse.Namespace) -> int:
         check_budgets(budgets, params.rl.games_per_loop)
     except ValueError as e:
         raise UserError(f"--budgets: {e}") from None
-    try:
-        device = resolve_device(args.device, "--device") if args.workers else "cpu"
-    except ValueError as e:
-        raise UserError(str(e)) from None
+    device = worker_device(args.device, args.workers)
     cfg = StudyConfig(args.variant, budgets, args.out, duel_games=args.duel_games + args.duel_games % 2,
                       duel_seed=args.duel_seed, workers=args.workers, device=device, bench=args.bench,
                       mlflow=not args.no_mlflow, taus=tuple(args.taus))

@@ -6,7 +6,8 @@ process, while a GPU learner waits. ``EncodedSamples`` encodes each sample once,
 fitted, and keeps it bit-packed (``sl.packing``, about 1.5 KB a sample) beside its decision, action, reward and
 target; a mini-batch is sliced out of these tensors, travels packed, and is unpacked to the exact float32
 features on the learner's device after the transfer (``PolicyLearner.on_after_batch_transfer``), as SL's batches are.
-The features are bit for bit ``encode``'s, so the results do not change.
+The features are bit for bit ``encode``'s, so the results do not change. A loop's encoded samples are kept with
+the replay (``experience.Replay``), so the loops that replay them do not encode them again.
 """
 
 from __future__ import annotations
@@ -50,6 +51,26 @@ class EncodedSamples:
         self.has_target = [s.target is not None for s in samples]
         self.target = torch.from_numpy(np.stack([np.full(NUM_TOKENS, np.nan, np.float32) if s.target is None
                                                  else s.target for s in samples])) if any(self.has_target) else None
+
+    @classmethod
+    def concat(cls, parts: Sequence[EncodedSamples]) -> EncodedSamples:
+        """The samples of ``parts`` in order, as if encoded together (each part's tensors copied once)."""
+        out = cls.__new__(cls)
+        for name in ("bits", "values", "decision", "action", "reward"):
+            setattr(out, name, torch.cat([getattr(part, name) for part in parts]))
+        out.has_target = [h for part in parts for h in part.has_target]
+        out.target = torch.cat([torch.full((len(part), NUM_TOKENS), torch.nan) if part.target is None else part.target
+                                for part in parts]) if any(out.has_target) else None
+        return out
+
+    def since(self, start: int) -> EncodedSamples:
+        """The samples from ``start`` on, copied (a view would keep the whole buffer's tensors alive)."""
+        out = EncodedSamples.__new__(EncodedSamples)
+        for name in ("bits", "values", "decision", "action", "reward"):
+            setattr(out, name, getattr(self, name)[start:].clone())
+        out.has_target = self.has_target[start:]
+        out.target = None if self.target is None or not any(out.has_target) else self.target[start:].clone()
+        return out
 
     def __len__(self) -> int:
         return len(self.has_target)

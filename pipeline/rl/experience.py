@@ -26,6 +26,7 @@ import torch
 
 from ..engine import Observation, Turn
 from ..selfplay.batched import Sample
+from .batches import EncodedSamples
 
 _OBS_FIELDS = [f.name for f in fields(Observation)]
 _TURNS = _OBS_FIELDS.index("turns")  # the one field of nested dataclasses
@@ -63,24 +64,40 @@ def _from_blob(loop: torch.Tensor | list[tuple]) -> list[tuple]:
 
 
 class Replay:
-    """The samples of the last ``loops`` loops (0: none are kept), oldest loop first."""
+    """The samples of the last ``loops`` loops (0: none are kept), oldest loop first, with each loop's encoded
+    features once a fit has encoded them (``encoded``; not checkpointed: a resumed run encodes them again)."""
 
     def __init__(self, loops: int, packed: list[torch.Tensor | list[tuple]] | None = None) -> None:
         self.loops: deque[list[Sample]] = deque(maxlen=loops)
         self._packed: deque[torch.Tensor] = deque(maxlen=loops)  # packed once, written at every checkpoint
+        self._encoded: deque[EncodedSamples | None] = deque(maxlen=loops)
         for loop in packed or ():
             samples = [_unpack(t) for t in _from_blob(loop)]
             self.loops.append(samples)
             self._packed.append(loop if isinstance(loop, torch.Tensor) else _to_blob([_pack(s) for s in samples]))
+            self._encoded.append(None)
 
-    def add(self, samples: list[Sample]) -> None:
+    def add(self, samples: list[Sample], encoded: EncodedSamples | None = None) -> None:
+        """Keep a loop's ``samples`` (and their ``encoded`` features, where a fit made them)."""
         if not self.loops.maxlen:
             return
+        if encoded is not None and len(encoded) != len(samples):
+            raise ValueError(f"{len(encoded)} encoded samples for {len(samples)} samples")
         self.loops.append(list(samples))
         self._packed.append(_to_blob([_pack(s) for s in samples]))
+        self._encoded.append(encoded)
 
     def samples(self) -> list[Sample]:
         return [s for loop in self.loops for s in loop]
+
+    def encoded(self) -> list[EncodedSamples]:
+        """The encoded features of the leading loops that have them, oldest first (a ``SampleBuffer``'s head)."""
+        out = []
+        for e in self._encoded:
+            if e is None:
+                break
+            out.append(e)
+        return out
 
     def __len__(self) -> int:
         return sum(len(loop) for loop in self.loops)

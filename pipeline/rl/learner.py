@@ -27,13 +27,18 @@ from .batches import EncodedSamples, unpacker
 
 
 class SampleBuffer(Dataset):
-    """A loop's samples; ``by_type[d]`` lists the indices of decision type ``d``."""
+    """A loop's samples; ``by_type[d]`` lists the indices of decision type ``d``. ``encoded``: the leading samples'
+    features already encoded (the replayed loops', ``experience.Replay``), in order; the rest are encoded when the
+    first mini-batch is drawn (``encode``)."""
 
-    def __init__(self, samples: Sequence[Sample] = ()) -> None:
+    def __init__(self, samples: Sequence[Sample] = (), encoded: Sequence[EncodedSamples] = ()) -> None:
         self.samples: list[Sample] = []
         self.by_type: list[list[int]] = [[], [], []]
+        self.head = list(encoded)
         self._encoded: EncodedSamples | None = None
         self.extend(samples)
+        if sum(map(len, self.head)) > len(self.samples):
+            raise ValueError("more encoded samples than samples")
 
     def extend(self, samples: Sequence[Sample]) -> None:
         for s in samples:
@@ -47,11 +52,16 @@ class SampleBuffer(Dataset):
     def __getitem__(self, i: int) -> Sample:
         return self.samples[i]
 
-    def __getitems__(self, indices: list[int]) -> tuple[torch.Tensor, ...]:
-        """A mini-batch for the data loader, its features packed (``batches.EncodedSamples``, encoded once)."""
+    def encode(self) -> EncodedSamples:
+        """Every sample's features packed (``batches.EncodedSamples``), each sample encoded once."""
         if self._encoded is None:
-            self._encoded = EncodedSamples(self.samples)
-        return self._encoded.batch(indices)
+            tail = EncodedSamples(self.samples[sum(map(len, self.head)):])
+            self._encoded = EncodedSamples.concat([*self.head, tail]) if self.head else tail
+        return self._encoded
+
+    def __getitems__(self, indices: list[int]) -> tuple[torch.Tensor, ...]:
+        """A mini-batch for the data loader, its features packed."""
+        return self.encode().batch(indices)
 
     def counts(self) -> dict[str, int]:
         return {DECISION_NAMES[d]: len(ix) for d, ix in enumerate(self.by_type)}

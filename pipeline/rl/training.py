@@ -208,11 +208,12 @@ class PhaseRunner:
             epsilon = p.epsilon_at(glob)
             job = self._loop_job(learner, state, loop, epsilon)
             result, play_s = self._play(job, f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
-            buffer = SampleBuffer([*self.replay.samples(), *result.samples])
-            self.replay.add(result.samples)
+            buffer = SampleBuffer([*self.replay.samples(), *result.samples], self.replay.encoded())
             torch.manual_seed(loop_seed(p, c.phase, loop, 1))  # dropout
             losses = fit_pass(learner, buffer, p.batch_size, loop_seed(p, c.phase, loop, 2), self.train_precision,
                               progress=c.progress, epochs=p.epochs, accelerator=self.accelerator)
+            n = len(result.samples)  # kept encoded with the replay: the loops that replay them encode them no more
+            self.replay.add(result.samples, buffer.encode().since(len(buffer) - n) if n else None)
             metrics = {**losses, "epsilon": epsilon, "play/games_per_s": p.games_per_loop / play_s,
                        "play/samples": len(result.samples),
                        "train/samples": len(buffer), "play/mean_batch": result.mean_batch}

@@ -43,6 +43,18 @@ def test_usage_errors_are_one_line_with_exit_code_2(argv, message, capsys):
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_duel_refuses_a_cuda_device_torch_cannot_see(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present")
+    code, _, err = run_cli(["duel", "heuristic", "random", "--device", "cuda", "--games", "2"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--device is cuda but torch sees no CUDA GPU" in err
+    code, out, _ = run_cli(["duel", "heuristic", "random", "--device", "cuda", "--games", "2", "--workers", "0"],
+                           capsys)
+    assert code == 0 and out  # no worker processes: play stays on this process's CPU, whatever --device says
+
+
 def test_bench_aec_plays_random_games_through_the_environment(capsys):
     import json
 

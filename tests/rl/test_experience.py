@@ -139,3 +139,18 @@ def test_bench_replay_times_the_blob_against_per_sample_tuples(capsys):
     assert out["samples"] == 300 and out["cpu"]
     for way in ("blob", "per_sample"):
         assert all(out[way][k] >= 0 for k in ("pack_s", "save_s", "load_s", "unpack_s")) and out[way]["mb"] > 0
+
+
+def test_replay_keeps_encodings_of_its_loops_but_not_in_the_checkpoint(make_net):
+    from pipeline.rl.batches import EncodedSamples
+
+    a, b = _samples(make_net, 0), _samples(make_net, 100)
+    replay = Replay(2)
+    replay.add(a)
+    replay.add(b, EncodedSamples(b))
+    assert replay.encoded() == []  # the oldest loop lacks them: a buffer's head is the leading loops only
+    replay.add(a, EncodedSamples(a))
+    assert [len(e) for e in replay.encoded()] == [len(b), len(a)]
+    assert Replay(2, replay.pack()).encoded() == []  # a resumed run encodes again
+    with pytest.raises(ValueError, match="encoded samples for"):
+        replay.add(a, EncodedSamples(b[:3]))

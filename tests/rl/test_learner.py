@@ -114,3 +114,27 @@ def test_bench_train_times_the_rl_learners_pass(capsys):
     assert r["decisions"] == ["koikoi", "pick"] and r["samples_per_s"] > 0 and r["fit_s"] > 0 and r["device"] == "cpu"
     assert main([*args[:-1], "draw"]) == 2
     assert "--decisions: use names of discard, pick, koikoi" in capsys.readouterr().err
+
+
+def test_a_replayed_loops_encoding_is_reused_and_gives_the_same_batches(make_net, monkeypatch):
+    # the replay keeps each loop's encoded features: a later buffer encodes only its new samples, and its
+    # batches are those of a buffer that encodes everything (mixed: rollout targets, then samples without)
+    from pipeline.rl import batches
+    from pipeline.rl.batches import EncodedSamples
+
+    old, new = _rollout_samples(make_net, "logit_mse"), _samples(make_net)
+    encoded = []
+    real = batches.encode
+    monkeypatch.setattr(batches, "encode", lambda obs: encoded.append(len(obs)) or real(obs))
+    kept = SampleBuffer(old).encode().since(0)
+    encoded.clear()
+    reused, fresh = SampleBuffer([*old, *new], [kept]), SampleBuffer([*old, *new])
+    reused.encode()
+    assert sum(encoded) == len(new)
+    for idx in TypedBatchSampler(fresh, 16, seed=0):
+        for a, b in zip(reused.__getitems__(idx), fresh.__getitems__(idx), strict=True):
+            assert a.dtype == b.dtype and torch.equal(a, b)
+    tail = fresh.encode().since(len(old))  # the new loop's part, as the training loop keeps it
+    assert tail.target is None and torch.equal(tail.bits, EncodedSamples(new).bits)
+    with pytest.raises(ValueError, match="more encoded samples"):
+        SampleBuffer(new[:1], [kept])
