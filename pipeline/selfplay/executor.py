@@ -99,10 +99,10 @@ class ProcessExecutor(Executor):
             self._drain(progress, timeout=0.05)
             return [f.result() for f in futures]
         except BaseException:  # Ctrl-C or a failed job: stop the workers now rather than after their jobs
-            self._terminate()
+            self.terminate()
             raise
 
-    def _terminate(self) -> None:
+    def terminate(self) -> None:
         if self._pool is not None:
             for p in list((self._pool._processes or {}).values()):  # no public way before Python 3.14
                 p.terminate()
