@@ -43,11 +43,11 @@ def run(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as records:
         games = Games(records, spec)
         try:
-            agent = games.agents.load(spec, seed=args.seed)
+            agent = games.opponents.load(spec, seed=args.seed)
         except ValueError as e:
             raise UserError(str(e)) from None
         set_torch_threads(args.threads)
-        with TestClient(create_app(games, root=Path("."))) as client:
+        with TestClient(create_app(games, root=Path(".")), base_url="http://127.0.0.1") as client:  # a served host
             for g in range(args.games):
                 t0 = time.perf_counter()
                 r = client.post("/api/games", json={"opponent": spec, "seed": args.seed + g, "rounds": args.rounds})

@@ -55,6 +55,16 @@ def test_duel_refuses_a_cuda_device_torch_cannot_see(capsys):
     assert code == 0 and out  # no worker processes: play stays on this process's CPU, whatever --device says
 
 
+def test_bench_search_times_the_play_pages_replies(capsys):
+    import json
+
+    code, out, err = run_cli(["bench", "search", "--agent", "heuristic", "--games", "1", "--rounds", "1"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["agent"] == "heuristic" and result["replies"] > 1
+    assert 0 <= result["reply_p50_s"] <= result["reply_p95_s"]
+
+
 def test_bench_aec_plays_random_games_through_the_environment(capsys):
     import json
 
