@@ -25,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                          "value over the network's choice, and the rollouts' noise")
     search = kinds.add_parser("search", help="the network plus rollouts at some decisions against the plain "
                                              "network, on duplicate deals")
-    fit = kinds.add_parser("fit", help="the network fitted on the koi-koi rollout targets of 3 games in 4: the "
-                                       "gain of its choice over the network's on the 4th game's calls")
+    fit = kinds.add_parser("fit", help="the network fitted on the rollout targets of 3 games in 4 (koi-koi calls, "
+                                       "or --decisions): the gain of its choice over the network's on the 4th game's")
     calls = kinds.add_parser("calls", help="other models' choices on the decisions of the network's games "
                                            "against itself, valued by their rollouts: gain over the network, pairwise "
                                            "(a model with a value network chooses by its lookahead)")
@@ -57,9 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="fit on the first N training calls only; several: one fit each (default 0: all)")
     calls.add_argument("--games", type=int_range(1), default=150,
                        help="games of the network against itself (default 150, about 1,250 koi-koi calls)")
-    calls.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
+    for q in (fit, calls):
+        q.add_argument("--decisions", nargs="+", choices=DECISION_NAMES, default=["koikoi"],
                        help="decision types probed (default koikoi)")
-    calls.add_argument("--fraction", type=float_range(0.0, 1.0), default=1.0,
+        q.add_argument("--fraction", type=float_range(0.0, 1.0), default=1.0,
                        help="share of those decisions (with a choice) that are probed (default 1)")
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
                        help="model directories whose koi-koi choices are valued on the calls; each after the first "
@@ -225,9 +226,12 @@ def run(args: argparse.Namespace) -> int:
                  "seed": args.seed}
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
         if args.probe == "fit":
-            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update)
+            decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
+            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
+                                   args.fraction)
             temperature = args.temperature or (0.1 if args.reward == "wp" else 0.25)
-            out.update(temperature=temperature, epochs=args.epochs, fits=[])
+            out.update(temperature=temperature, epochs=args.epochs, decisions=args.decisions, fraction=args.fraction,
+                       fits=[])
             for n in args.train_states:  # every fit on the same calls, so that they compare pairwise
                 for deals in args.deals:
                     try:

@@ -96,7 +96,7 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
     train = [s for s in states if s["game"] % HOLDOUT]
     test = [s for s in states if s["game"] % HOLDOUT == 0]
     if len(test) < 2 or not train:
-        raise ValueError(f"probe fit: {len(states)} koi-koi calls, {len(test)} held out: play more games")
+        raise ValueError(f"probe fit: {len(states)} decisions probed, {len(test)} held out: play more games")
     train = train[:train_states] if train_states else train
     k = test[0]["values"].shape[1]
     deals = min(deals or k, k)

@@ -109,6 +109,10 @@ def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
     else:
         out = json.loads(err.out.strip().splitlines()[-1])
         assert out["epochs"] == 1 and out["temperature"] == 0.25 and [f["deals"] for f in out["fits"]] == [1, 2]
+    assert main(["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2", "--epochs", "1",
+                 "--decisions", "discard", "--fraction", "0.5"]) == 0  # discards: many a game
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["decisions"] == ["discard"] and out["fits"][0]["test_states"] > 1 and "fit_gain" in out["fits"][0]
     assert main(["probe", "calls", "models/sl", "--reward", "point", "--games", "3", "--samples", "2",
                  "--compare", "models/sl", "models/sl"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
