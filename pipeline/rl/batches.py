@@ -24,6 +24,7 @@ from ..sl.packing import Layout, TorchUnpacker, pack
 # Rows before the game progress are 0/1 (card bit masks, static card attributes); the progress rows hold one value
 # per sample, repeated over the tokens (encoding.encode). ``pack`` checks both on every chunk.
 LAYOUT = Layout(NUM_FEATURES, NUM_TOKENS, np.arange(PROGRESS_START), np.arange(PROGRESS_START, NUM_FEATURES), True)
+_TENSORS = ("bits", "values", "decision", "action", "reward")  # one row per sample, in sample order
 CHUNK = 1024  # observations encoded at once: bounds the float32 features held at a time (54 KB each)
 
 
@@ -55,21 +56,23 @@ class EncodedSamples:
     @classmethod
     def concat(cls, parts: Sequence[EncodedSamples]) -> EncodedSamples:
         """The samples of ``parts`` in order, as if encoded together (each part's tensors copied once)."""
-        out = cls.__new__(cls)
-        for name in ("bits", "values", "decision", "action", "reward"):
-            setattr(out, name, torch.cat([getattr(part, name) for part in parts]))
-        out.has_target = [h for part in parts for h in part.has_target]
-        out.target = torch.cat([torch.full((len(part), NUM_TOKENS), torch.nan) if part.target is None else part.target
-                                for part in parts]) if any(out.has_target) else None
-        return out
+        has_target = [h for part in parts for h in part.has_target]
+        target = torch.cat([torch.full((len(part), NUM_TOKENS), torch.nan) if part.target is None else part.target
+                            for part in parts]) if any(has_target) else None
+        return cls._of({name: torch.cat([getattr(part, name) for part in parts]) for name in _TENSORS},
+                       has_target, target)
 
     def since(self, start: int) -> EncodedSamples:
         """The samples from ``start`` on, copied (a view would keep the whole buffer's tensors alive)."""
-        out = EncodedSamples.__new__(EncodedSamples)
-        for name in ("bits", "values", "decision", "action", "reward"):
-            setattr(out, name, getattr(self, name)[start:].clone())
-        out.has_target = self.has_target[start:]
-        out.target = None if self.target is None or not any(out.has_target) else self.target[start:].clone()
+        has_target = self.has_target[start:]
+        target = self.target[start:].clone() if self.target is not None and any(has_target) else None
+        return self._of({name: getattr(self, name)[start:].clone() for name in _TENSORS}, has_target, target)
+
+    @classmethod
+    def _of(cls, tensors: dict[str, torch.Tensor], has_target: list[bool], target: torch.Tensor | None
+            ) -> EncodedSamples:
+        out = cls.__new__(cls)
+        out.__dict__.update(tensors, has_target=has_target, target=target)
         return out
 
     def __len__(self) -> int:
