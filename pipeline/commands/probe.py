@@ -5,6 +5,7 @@ fixed discard benchmark, made and scored. Each prints a JSON object as its last 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import time
 from pathlib import Path
@@ -49,8 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--games", type=int_range(4), default=400, help="games of the network against itself "
                      "(default 400, about 3,400 koi-koi calls)")
     fit.add_argument("--epochs", type=int_range(0), default=8, help="passes over the training calls (default 8)")
-    fit.add_argument("--temperature", type=float_range(1e-9), default=None,
-                     help="reward units per nat of the targets (default: params.yaml's, 0.1 for wp, 0.25 for point)")
+    fit.add_argument("--temperature", type=float_range(1e-9), nargs="+", default=None,
+                     help="reward units per nat of the targets; several: one fit each (default: 0.1 for wp, "
+                          "0.25 for point)")
     fit.add_argument("--deals", type=int_range(1), nargs="+", default=[0],
                      help="targets from the first DEALS deals of each call; several: one fit each (default: all)")
     fit.add_argument("--train-states", type=int_range(0), nargs="+", default=[0],
@@ -202,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
     from ..net.modelio import load_model  # torch: loaded only when this runs
-    from ..probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
+    from ..probes.fit_gain import choice_gain, decision_states, fit_gain, search_gain
     from ..probes.rollout_gain import (  # torch: loaded only when this runs
         mean_ci,
         rollout_gain,
@@ -227,23 +229,27 @@ def run(args: argparse.Namespace) -> int:
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
         if args.probe == "fit":
             decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
-            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
+            states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
                                    args.fraction)
-            temperature = args.temperature or (0.1 if args.reward == "wp" else 0.25)
-            out.update(temperature=temperature, epochs=args.epochs, decisions=args.decisions, fraction=args.fraction,
-                       fits=[])
-            for n in args.train_states:  # every fit on the same calls, so that they compare pairwise
-                for deals in args.deals:
-                    try:
-                        out["fits"].append(fit_gain(net, states, temperature, args.epochs, deals=deals or None,
-                                                    train_states=n, seed=args.seed, inference=player.inference,
-                                                    precision="bf16-mixed" if player.inference.bf16
-                                                    else "32-true"))
-                    except ValueError as e:
-                        raise UserError(str(e)) from None
+            temperatures = args.temperature or [0.1 if args.reward == "wp" else 0.25]
+            out.update(epochs=args.epochs, decisions=args.decisions, fraction=args.fraction, fits=[])
+            first = None
+            # every fit on the same states, so that they compare pairwise (minus the first fit)
+            for n, deals, temperature in itertools.product(args.train_states, args.deals, temperatures):
+                try:
+                    fit, gains = fit_gain(net, states, temperature, args.epochs, deals=deals or None, train_states=n,
+                                          seed=args.seed, inference=player.inference,
+                                          precision="bf16-mixed" if player.inference.bf16 else "32-true")
+                except ValueError as e:
+                    raise UserError(str(e)) from None
+                if first is None:
+                    first = gains
+                else:
+                    fit["minus_first"], fit["minus_first_ci95"] = mean_ci((gains - first).tolist())
+                out["fits"].append(fit)
         elif args.probe == "calls":
             decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
-            states = koikoi_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
+            states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
                                    args.fraction)
             if not states:
                 raise UserError(f"no {'/'.join(args.decisions)} decision with a choice in {args.games} games: "

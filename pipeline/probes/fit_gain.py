@@ -3,8 +3,8 @@
 ``koikoi probe search`` gives the ceiling of distilling rollout values into the network (the search
 itself); this probe measures how much of it a fit reaches, and what it takes (``koikoi probe fit``):
 
-- :func:`koikoi_states`: the koi-koi calls of the network's greedy games against itself (both seats),
-  each action valued on ``k`` redealt deals (:func:`rollout_gain.rollout_values`).
+- :func:`decision_states`: the koi-koi calls (or other decisions) of the network's greedy games against itself
+  (both seats), each action valued on ``k`` redealt deals (:func:`rollout_gain.rollout_values`).
 - :func:`fit_gain`: the network fitted on the states of three games in four with ``rollout_pi``'s
   ``logit_mse`` targets (SL prior + mean reward / temperature), then, on the fourth game's states, the
   gain per call of its choice over the original network's, valued by the ``k``-deal means. The fit never
@@ -37,7 +37,7 @@ from .rollout_gain import mean_ci, rollout_values
 HOLDOUT = 4  # every 4th game's states are held out
 
 
-def koikoi_states(player: NetPlayer, reward: RewardModel, games: int, k: int, seed: int,
+def decision_states(player: NetPlayer, reward: RewardModel, games: int, k: int, seed: int,
                   progress: Callable[[int], None] | None = None, decisions: tuple[int, ...] = (KOIKOI_DECISION,),
                   fraction: float = 1.0) -> list[dict]:
     """The decisions with a choice of the types ``decisions`` (a ``fraction`` of them, drawn at random) in
@@ -90,9 +90,10 @@ def search_gain(states: list[dict]) -> dict:
 
 def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int = 8, lr: float = 3e-4,
              batch_size: int = 64, deals: int | None = None, train_states: int = 0, seed: int = 0,
-             precision: str = "32-true", inference: Inference = FP32) -> dict:
+             precision: str = "32-true", inference: Inference = FP32) -> tuple[dict, np.ndarray]:
     """Fit a copy of ``net`` on the training states (targets from their first ``deals`` deals), and measure
-    the held-out gain per call of its choice over ``net``'s, and the split-half gain of the search."""
+    the held-out gain per call of its choice over ``net``'s, and the split-half gain of the search; with the
+    held-out per-call gains, to pair fits on the same states."""
     train = [s for s in states if s["game"] % HOLDOUT]
     test = [s for s in states if s["game"] % HOLDOUT == 0]
     if len(test) < 2 or not train:
@@ -104,8 +105,8 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
     if epochs:
         samples = [Sample(s["obs"], s["acts"][0], 0.0, _target(s, temperature, deals)) for s in train]
         fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)
-    fit, _ = choice_gain(test, NetPlayer(learner.net, inference=inference).values([s["obs"] for s in test]))
+    fit, gains = choice_gain(test, NetPlayer(learner.net, inference=inference).values([s["obs"] for s in test]))
     search = search_gain(test)
-    return {"train_states": len(train), "test_states": len(test), "deals": deals, "fit_gain": fit["gain"],
-            "fit_gain_ci95": fit["gain_ci95"], "fit_flip_rate": fit["flip_rate"],
-            "search_gain": search["search_gain"], "search_gain_ci95": search["search_gain_ci95"]}
+    return {"train_states": len(train), "test_states": len(test), "deals": deals, "temperature": temperature,
+            "fit_gain": fit["gain"], "fit_gain_ci95": fit["gain_ci95"], "fit_flip_rate": fit["flip_rate"],
+            "search_gain": search["search_gain"], "search_gain_ci95": search["search_gain_ci95"]}, gains

@@ -13,7 +13,7 @@ from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import GAME_OVER, GameState, resample_hidden
-from pipeline.probes.fit_gain import choice_gain, fit_gain, koikoi_states, search_gain
+from pipeline.probes.fit_gain import choice_gain, decision_states, fit_gain, search_gain
 from pipeline.probes.rollout_gain import rollout_gain, rollout_values, search_duel
 from pipeline.selfplay.rewards import RewardModel
 
@@ -64,25 +64,28 @@ def test_rollout_gain_reports_every_decision_type(make_net):
 
 def test_fit_probe_holds_out_whole_games_and_measures_the_fitted_choice(make_net):
     net = make_net(0)
-    states = koikoi_states(NetPlayer(net), POINT, 8, 4, seed=1)
+    states = decision_states(NetPlayer(net), POINT, 8, 4, seed=1)
     assert states and all(s["values"].shape == (2, 4) and s["obs"].decision == 2 for s in states)
     assert {s["game"] for s in states} & {0, 4}, "the held-out games must have koi-koi calls"
     before = {k: v.clone() for k, v in net.state_dict().items()}
-    unfitted = fit_gain(net, states, 0.25, epochs=0)
-    assert unfitted["fit_gain"] == 0.0 and unfitted["fit_flip_rate"] == 0.0  # no fit: the network's own choice
+    unfitted, none = fit_gain(net, states, 0.25, epochs=0)
+    assert unfitted["fit_gain"] == 0.0 and unfitted["fit_flip_rate"] == 0.0 and not none.any()  # its own choice
     assert unfitted["train_states"] + unfitted["test_states"] == len(states)
-    fitted = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
-    assert fitted["deals"] == 2 and np.isfinite(fitted["fit_gain"]) and fitted["search_gain"] == unfitted["search_gain"]
+    fitted, gains = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
+    assert gains.shape == (unfitted["test_states"],) and np.isclose(gains.mean(), fitted["fit_gain"])
+    assert fitted["deals"] == 2 and fitted["temperature"] == 0.25 and np.isfinite(fitted["fit_gain"])
+    assert fitted["search_gain"] == unfitted["search_gain"]
     assert fitted["fit_flip_rate"] > 0  # the fit moved the choices (targets of a random net's rollouts)
     assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())  # a copy is fitted, not the net
-    assert fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3) == fitted  # reproducible
+    again, same = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
+    assert again == fitted and np.array_equal(same, gains)  # reproducible
     with pytest.raises(ValueError, match="held out"):
         fit_gain(net, [s for s in states if s["game"] % 4], 0.25)
 
 
 def test_calls_probe_values_other_networks_choices_on_the_same_calls(make_net):
     net, other = make_net(0), make_net(1)
-    states = koikoi_states(NetPlayer(net), POINT, 6, 4, seed=1)
+    states = decision_states(NetPlayer(net), POINT, 6, 4, seed=1)
     obs = [s["obs"] for s in states]
     own, own_gains = choice_gain(states, NetPlayer(net).values(obs))
     assert own == {"gain": 0.0, "gain_ci95": 0.0, "flip_rate": 0.0} and not own_gains.any()  # its own choices
@@ -108,11 +111,13 @@ def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
         assert "held out" in err.err
     else:
         out = json.loads(err.out.strip().splitlines()[-1])
-        assert out["epochs"] == 1 and out["temperature"] == 0.25 and [f["deals"] for f in out["fits"]] == [1, 2]
+        assert out["epochs"] == 1 and [(f["deals"], f["temperature"]) for f in out["fits"]] == [(1, 0.25), (2, 0.25)]
     assert main(["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2", "--epochs", "1",
-                 "--decisions", "discard", "--fraction", "0.5"]) == 0  # discards: many a game
+                 "--decisions", "discard", "--fraction", "0.5", "--temperature", "0.25", "1"]) == 0  # many a game
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["decisions"] == ["discard"] and out["fits"][0]["test_states"] > 1 and "fit_gain" in out["fits"][0]
+    assert [f["temperature"] for f in out["fits"]] == [0.25, 1.0]  # one fit each, on the same states: paired
+    assert "minus_first" not in out["fits"][0] and np.isfinite(out["fits"][1]["minus_first_ci95"])
     assert main(["probe", "calls", "models/sl", "--reward", "point", "--games", "3", "--samples", "2",
                  "--compare", "models/sl", "models/sl"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
