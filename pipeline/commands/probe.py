@@ -13,7 +13,9 @@ from pathlib import Path
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
 from ..net.inference import resolve_inference
+from ..runtime.fingerprints import file_fingerprint
 from ..runtime.progress import progress_bar
+from ..runtime.resumable import Journal, JournalError
 from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
@@ -64,6 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="decision types probed (default koikoi)")
         q.add_argument("--fraction", type=float_range(0.0, 1.0), default=1.0,
                        help="share of those decisions (with a choice) that are probed (default 1)")
+        q.add_argument("--journal", type=Path, default=None, metavar="FILE",
+                       help="keep each game's probed decisions in FILE (JSON lines) as it ends: the same command "
+                            "run again goes on where a killed one stopped, and a larger --games plays on")
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
                        help="model directories whose koi-koi choices are valued on the calls; each after the first "
                             "also gets its gain minus the first's, paired on the same calls (minus_first)")
@@ -193,6 +198,28 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _journal_row(row: dict) -> dict:
+    """A probe journal's row, checked for what ``fit_gain.decision_states`` reads of it."""
+    if not {"game", "actions", "states", "rng", "pick"} <= row.keys() or not isinstance(row["game"], int) \
+            or not all(len(st) == 3 for st in row["states"]):
+        raise ValueError("not a probed game")
+    return row
+
+
+def _journal(args: argparse.Namespace, setup: str) -> Journal:
+    """``--journal``: the probed games of the same decisions of the same network, rewards and deals."""
+    header = {"model": args.model, "weights": file_fingerprint(Path(args.model) / "model.pt"), "reward": args.reward,
+              "table": file_fingerprint(args.winprob) if args.reward == "wp" else "-", "samples": args.samples,
+              "seed": args.seed, "decisions": args.decisions, "fraction": args.fraction, "inference": setup}
+    try:
+        journal = Journal(args.journal, "koikoi probe", header, _journal_row)
+    except (JournalError, OSError) as e:
+        raise UserError(f"--journal {e}" if isinstance(e, JournalError) else f"--journal {args.journal}: {e}") from None
+    if any(row["game"] != i for i, row in enumerate(journal.rows)):
+        raise UserError(f"--journal {args.journal}: its games are not 0, 1, 2, ... in order")
+    return journal
+
+
 def run(args: argparse.Namespace) -> int:
     if args.probe in ("belief", "hand"):
         return run_report(args)
@@ -224,13 +251,14 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     player = NetPlayer(net, inference=resolve_inference("auto"))
     reward = RewardModel(args.reward, 10.0 if args.reward == "wp" else 1.0, table, 0.5 if table else 0.0)
+    journal = _journal(args, player.inference.setup) if getattr(args, "journal", None) else None
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,
                  "seed": args.seed}
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
         if args.probe == "fit":
             decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
             states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
-                                   args.fraction)
+                                     args.fraction, journal)
             temperatures = args.temperature or [0.1 if args.reward == "wp" else 0.25]
             out.update(epochs=args.epochs, decisions=args.decisions, fraction=args.fraction, fits=[])
             first = None
@@ -250,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.probe == "calls":
             decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
             states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
-                                   args.fraction)
+                                     args.fraction, journal)
             if not states:
                 raise UserError(f"no {'/'.join(args.decisions)} decision with a choice in {args.games} games: "
                                 "play more games")

@@ -23,11 +23,12 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..engine import KOIKOI_DECISION
+from ..engine import KOIKOI_DECISION, GameState
 from ..net.inference import FP32, Inference
 from ..net.model import KoiKoiNet
 from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
 from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
+from ..runtime.resumable import Journal
 from ..selfplay.batched import Sample
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import Pending, target
@@ -38,19 +39,54 @@ HOLDOUT = 4  # every 4th game's states are held out
 
 
 def decision_states(player: NetPlayer, reward: RewardModel, games: int, k: int, seed: int,
-                  progress: Callable[[int], None] | None = None, decisions: tuple[int, ...] = (KOIKOI_DECISION,),
-                  fraction: float = 1.0) -> list[dict]:
+                    progress: Callable[[int], None] | None = None, decisions: tuple[int, ...] = (KOIKOI_DECISION,),
+                    fraction: float = 1.0, journal: Journal | None = None) -> list[dict]:
     """The decisions with a choice of the types ``decisions`` (a ``fraction`` of them, drawn at random) in
     ``games`` greedy games: obs, legal actions, the network's values of them, rewards ``(actions, k)`` and
-    the game's index. By default every koi-koi call."""
+    the game's index. By default every koi-koi call.
+
+    ``journal``: each game's probed decisions are appended as it ends (its actions, the decisions' steps, priors
+    and rewards, the random streams after it), and the games it holds are rebuilt from it instead of played: a
+    probe killed midway goes on where it stopped and gives the states of the probe run straight."""
     rng = np.random.default_rng(seed)
     pick = np.random.default_rng((seed, 1))  # its own stream: the rollouts' deals do not depend on it
-    out = []
-    for d in greedy_decisions(player, seed, games, on_game=progress):
+    held = journal.rows[:games] if journal is not None else []
+    out = [st for row in held for st in _rebuilt(row, seed)]
+    if held:
+        rng.bit_generator.state, pick.bit_generator.state = held[-1]["rng"], held[-1]["pick"]
+        if progress:
+            progress(len(held))
+    game: dict = {}
+
+    def ended(n: int) -> None:
+        if journal is not None:
+            journal.append({**game, "actions": list(game["actions"]), "rng": rng.bit_generator.state,
+                            "pick": pick.bit_generator.state})
+        if progress:
+            progress(n)
+
+    for d in greedy_decisions(player, seed + len(held), games - len(held), on_game=ended):
+        if game.get("game") != len(held) + d.game:  # the list of actions grows as the game goes on
+            game = {"game": len(held) + d.game, "actions": d.history, "states": []}
         acts = legal_list(d.obs)
         if d.obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
-            out.append({"obs": d.obs, "acts": acts, "prior": d.values[acts],
-                        "values": rollout_values(player, d.state, acts, k, reward, rng), "game": d.game})
+            st = {"obs": d.obs, "acts": acts, "prior": d.values[acts],
+                  "values": rollout_values(player, d.state, acts, k, reward, rng), "game": game["game"]}
+            game["states"].append([len(d.history), st["prior"].tolist(), st["values"].tolist()])
+            out.append(st)
+    return out
+
+
+def _rebuilt(row: dict, seed: int) -> list[dict]:
+    """A journalled game's probed decisions: its deal replayed through its actions (the engine, no network)."""
+    at = {step: (prior, values) for step, prior, values in row["states"]}
+    s, out = GameState(seed=seed + row["game"]), []
+    for step, action in enumerate(row["actions"]):
+        if step in at:
+            obs = s.observation(s.player)
+            out.append({"obs": obs, "acts": legal_list(obs), "prior": np.asarray(at[step][0], dtype=np.float32),
+                        "values": np.asarray(at[step][1], dtype=np.float64), "game": row["game"]})
+        s.step(action)
     return out
 
 

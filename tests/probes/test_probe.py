@@ -12,9 +12,11 @@ import torch
 from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
-from pipeline.engine import GAME_OVER, GameState, resample_hidden
+from pipeline.engine import DECISION_NAMES, GAME_OVER, GameState, resample_hidden
+from pipeline.probes import fit_gain as fit_gain_module
 from pipeline.probes.fit_gain import choice_gain, decision_states, fit_gain, search_gain
 from pipeline.probes.rollout_gain import rollout_gain, rollout_values, search_duel
+from pipeline.runtime.resumable import Journal
 from pipeline.selfplay.rewards import RewardModel
 
 POINT = RewardModel("point")
@@ -83,6 +85,35 @@ def test_fit_probe_holds_out_whole_games_and_measures_the_fitted_choice(make_net
         fit_gain(net, [s for s in states if s["game"] % 4], 0.25)
 
 
+def _same_states(a: list[dict], b: list[dict]) -> bool:
+    return len(a) == len(b) and all(
+        x["obs"] == y["obs"] and x["acts"] == y["acts"] and x["game"] == y["game"]
+        and x["prior"].dtype == y["prior"].dtype and np.array_equal(x["prior"], y["prior"])
+        and x["values"].dtype == y["values"].dtype and np.array_equal(x["values"], y["values"]) for x, y in zip(a, b))
+
+
+def test_a_journalled_probe_cut_short_goes_on_to_the_straight_probes_states(make_net, tmp_path, monkeypatch):
+    player, kw = NetPlayer(make_net(0)), dict(decisions=(DECISION_NAMES.index("discard"),), fraction=0.3)
+    straight = decision_states(player, POINT, 4, 2, seed=1, **kw)
+    path, header = tmp_path / "probe.jsonl", {"seed": 1}
+    assert _same_states(decision_states(player, POINT, 4, 2, seed=1, journal=Journal(path, "koikoi probe", header),
+                                        **kw), straight)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 5 and [json.loads(x)["game"] for x in lines[1:]] == [0, 1, 2, 3]
+    path.write_text("".join(x + "\n" for x in lines[:3]) + lines[3][:40])  # killed while writing game 2's row
+
+    played, real = [], fit_gain_module.rollout_values
+    monkeypatch.setattr(fit_gain_module, "rollout_values", lambda *a, **k: played.append(1) or real(*a, **k))
+    ticks: list[int] = []
+    resumed = decision_states(player, POINT, 4, 2, seed=1, progress=ticks.append,
+                              journal=Journal(path, "koikoi probe", header), **kw)
+    assert _same_states(resumed, straight) and sum(ticks) == 4
+    assert len(played) == sum(s["game"] >= 2 for s in straight)  # games 0 and 1 rebuilt, not played again
+    assert path.read_text().splitlines() == lines  # the cut row played again, whole
+    longer = decision_states(player, POINT, 6, 2, seed=1, journal=Journal(path, "koikoi probe", header), **kw)
+    assert _same_states(longer, decision_states(player, POINT, 6, 2, seed=1, **kw))  # a larger --games plays on
+
+
 def test_calls_probe_values_other_networks_choices_on_the_same_calls(make_net):
     net, other = make_net(0), make_net(1)
     states = decision_states(NetPlayer(net), POINT, 6, 4, seed=1)
@@ -112,9 +143,16 @@ def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
     else:
         out = json.loads(err.out.strip().splitlines()[-1])
         assert out["epochs"] == 1 and [(f["deals"], f["temperature"]) for f in out["fits"]] == [(1, 0.25), (2, 0.25)]
-    assert main(["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2", "--epochs", "1",
-                 "--decisions", "discard", "--fraction", "0.5", "--temperature", "0.25", "1"]) == 0  # many a game
+    discards = ["probe", "fit", "models/sl", "--reward", "point", "--games", "4", "--samples", "2", "--epochs", "1",
+                "--decisions", "discard", "--fraction", "0.5", "--temperature", "0.25", "1"]  # many a game
+    assert main([*discards, "--journal", "probe.jsonl"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main([*discards, "--journal", "probe.jsonl"]) == 0  # every game rebuilt from the journal: the same fits
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == out
+    assert main([*discards, "--journal", "probe.jsonl", "--seed", "9"]) == 2
+    assert "probe.jsonl: journal of another probe: seed is 0 there, 9 here" in capsys.readouterr().err
+    assert main([*discards, "--journal", "nowhere/probe.jsonl"]) == 2
+    assert "no such directory nowhere" in capsys.readouterr().err
     assert out["decisions"] == ["discard"] and out["fits"][0]["test_states"] > 1 and "fit_gain" in out["fits"][0]
     assert [f["temperature"] for f in out["fits"]] == [0.25, 1.0]  # one fit each, on the same states: paired
     assert "minus_first" not in out["fits"][0] and np.isfinite(out["fits"][1]["minus_first_ci95"])
