@@ -9,11 +9,12 @@ from pathlib import Path
 
 from ..agents import load_agent
 from ..cli import UserError, int_range, worker_device
-from ..duel.journal import DuelJournal, JournalError
+from ..duel.journal import DuelJournal
 from ..duel.runner import duel_agents, set_torch_threads
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..net.inference import CHOICES, resolve_inference
 from ..runtime.hardware import Placement, announce
+from ..runtime.resumable import JournalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,6 +8,7 @@ import argparse
 import itertools
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
@@ -198,26 +199,16 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _journal_row(row: dict) -> dict:
-    """A probe journal's row, checked for what ``fit_gain.decision_states`` reads of it."""
-    if not {"game", "actions", "states", "rng", "pick"} <= row.keys() or not isinstance(row["game"], int) \
-            or not all(len(st) == 3 for st in row["states"]):
-        raise ValueError("not a probed game")
-    return row
-
-
-def _journal(args: argparse.Namespace, setup: str) -> Journal:
-    """``--journal``: the probed games of the same decisions of the same network, rewards and deals."""
-    header = {"model": args.model, "weights": file_fingerprint(Path(args.model) / "model.pt"), "reward": args.reward,
+def _journal(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -> Journal:
+    """``--journal``: the probed games of the same decisions of the same network (by its weights), rewards and
+    deals; ``parse`` checks a row (``fit_gain.journal_row``)."""
+    header = {"weights": file_fingerprint(Path(args.model) / "model.pt"), "reward": args.reward,
               "table": file_fingerprint(args.winprob) if args.reward == "wp" else "-", "samples": args.samples,
               "seed": args.seed, "decisions": args.decisions, "fraction": args.fraction, "inference": setup}
     try:
-        journal = Journal(args.journal, "koikoi probe", header, _journal_row)
+        return Journal(args.journal, "koikoi probe", header, parse)
     except (JournalError, OSError) as e:
         raise UserError(f"--journal {e}" if isinstance(e, JournalError) else f"--journal {args.journal}: {e}") from None
-    if any(row["game"] != i for i, row in enumerate(journal.rows)):
-        raise UserError(f"--journal {args.journal}: its games are not 0, 1, 2, ... in order")
-    return journal
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
     from ..net.modelio import load_model  # torch: loaded only when this runs
-    from ..probes.fit_gain import choice_gain, decision_states, fit_gain, search_gain
+    from ..probes.fit_gain import choice_gain, decision_states, fit_gain, journal_row, search_gain
     from ..probes.rollout_gain import (  # torch: loaded only when this runs
         mean_ci,
         rollout_gain,
@@ -251,14 +242,17 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     player = NetPlayer(net, inference=resolve_inference("auto"))
     reward = RewardModel(args.reward, 10.0 if args.reward == "wp" else 1.0, table, 0.5 if table else 0.0)
-    journal = _journal(args, player.inference.setup) if getattr(args, "journal", None) else None
+    journal = _journal(args, player.inference.setup, journal_row) if getattr(args, "journal", None) else None
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,
                  "seed": args.seed}
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
+        if args.probe in ("fit", "calls"):  # the same decisions, valued alike: one journal serves both
+            try:
+                states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update,
+                                         tuple(DECISION_NAMES.index(d) for d in args.decisions), args.fraction, journal)
+            except JournalError as e:
+                raise UserError(f"--journal {e}") from None
         if args.probe == "fit":
-            decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
-            states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
-                                     args.fraction, journal)
             temperatures = args.temperature or [0.1 if args.reward == "wp" else 0.25]
             out.update(epochs=args.epochs, decisions=args.decisions, fraction=args.fraction, fits=[])
             first = None
@@ -276,9 +270,6 @@ def run(args: argparse.Namespace) -> int:
                     fit["minus_first"], fit["minus_first_ci95"] = mean_ci((gains - first).tolist())
                 out["fits"].append(fit)
         elif args.probe == "calls":
-            decisions = tuple(DECISION_NAMES.index(d) for d in args.decisions)
-            states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update, decisions,
-                                     args.fraction, journal)
             if not states:
                 raise UserError(f"no {'/'.join(args.decisions)} decision with a choice in {args.games} games: "
                                 "play more games")

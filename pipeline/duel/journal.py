@@ -14,10 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..runtime.resumable import Journal, JournalError
+from ..runtime.resumable import Journal
 from .stats import DuelResult
-
-__all__ = ["BLOCK", "DuelJournal", "JournalError"]
 
 BLOCK = 100  # deals per journalled block: 200 games, what a kill can lose (minutes for two searchers on 2 cores)
 

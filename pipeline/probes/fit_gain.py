@@ -28,7 +28,7 @@ from ..net.inference import FP32, Inference
 from ..net.model import KoiKoiNet
 from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
 from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
-from ..runtime.resumable import Journal
+from ..runtime.resumable import Journal, JournalError
 from ..selfplay.batched import Sample
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import Pending, target
@@ -51,6 +51,8 @@ def decision_states(player: NetPlayer, reward: RewardModel, games: int, k: int, 
     rng = np.random.default_rng(seed)
     pick = np.random.default_rng((seed, 1))  # its own stream: the rollouts' deals do not depend on it
     held = journal.rows[:games] if journal is not None else []
+    if any(row["game"] != i for i, row in enumerate(held)):
+        raise JournalError(f"{journal.path}: its games are not 0, 1, 2, ... in order")
     out = [st for row in held for st in _rebuilt(row, seed)]
     if held:
         rng.bit_generator.state, pick.bit_generator.state = held[-1]["rng"], held[-1]["pick"]
@@ -72,9 +74,18 @@ def decision_states(player: NetPlayer, reward: RewardModel, games: int, k: int, 
         if d.obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
             st = {"obs": d.obs, "acts": acts, "prior": d.values[acts],
                   "values": rollout_values(player, d.state, acts, k, reward, rng), "game": game["game"]}
-            game["states"].append([len(d.history), st["prior"].tolist(), st["values"].tolist()])
+            if journal is not None:
+                game["states"].append([len(d.history), st["prior"].tolist(), st["values"].tolist()])
             out.append(st)
     return out
+
+
+def journal_row(row: dict) -> dict:
+    """A probe journal's row, checked for what :func:`decision_states` reads of it (a ``Journal``'s ``parse``)."""
+    if not {"game", "actions", "states", "rng", "pick"} <= row.keys() or not isinstance(row["game"], int) \
+            or not all(len(st) == 3 for st in row["states"]):
+        raise ValueError("not a probed game")
+    return row
 
 
 def _rebuilt(row: dict, seed: int) -> list[dict]:
