@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import random
 import time
 
 from ..cli import int_range
-from ..engine import GAME_OVER, GameState, Observation
+from ..engine import random_observations
 from ..net.encoding import NUM_FEATURES, encode
 
 
@@ -18,27 +17,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
-def collect_observations(n: int, seed: int = 0) -> list[Observation]:
-    """``n`` acting-player observations from seeded uniform-random games."""
-    rng = random.Random(seed)
-    out: list[Observation] = []
-    g = 0
-    while len(out) < n:
-        s = GameState(seed=seed * 1_000_003 + g)
-        g += 1
-        while s.phase != GAME_OVER and len(out) < n:
-            out.append(s.observation(s.player))
-            legal = s.legal_actions()
-            s.step(legal[rng.randrange(len(legal))])
-    return out
-
-
 def run(args: argparse.Namespace) -> dict:
     import torch
 
     torch.set_num_threads(1)  # the figure is per core; numpy's encode is single-threaded anyway
 
-    obs = collect_observations(args.states, args.seed)
+    obs = random_observations(args.states, args.seed)
     best = float("inf")
     for _ in range(args.repeat):
         t0 = time.perf_counter()

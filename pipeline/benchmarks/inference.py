@@ -9,10 +9,10 @@ import statistics
 import time
 
 from ..cli import UserError, int_range
+from ..engine import random_observations
 from ..net.encoding import encode
 from ..net.inference import SETUPS, resolve_inference
 from ..runtime.hardware import cpu_name
-from .encode import collect_observations
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> dict:
             raise UserError(str(e)) from None
     else:
         net = KoiKoiNet(ModelConfig(yaku_cross=("discard", "pick"), card_logit=("pick",))).eval()
-    obs = collect_observations(max(args.batch), args.seed)
+    obs = random_observations(max(args.batch), args.seed)
     # one decision type per pass, as self-play groups its batches
     x, d = torch.from_numpy(encode(obs)), torch.zeros(len(obs), dtype=torch.long)
     result: dict = {**cpu_summary(), "threads": args.threads, "batches": args.batch,

@@ -18,7 +18,7 @@ import numpy as np
 from ..cli import UserError, int_range
 from ..duel.runner import set_torch_threads
 from ..play.games import Games
-from ..play.opponents import searcher
+from ..play.opponents import searcher, warm_up
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,6 +47,10 @@ def run(args: argparse.Namespace) -> dict:
         except ValueError as e:
             raise UserError(str(e)) from None
         set_torch_threads(args.threads)
+        warm = warm_up(agent)  # before the clock, as `koikoi play` does before it serves
+        player = getattr(agent, "player", None)
+        before = player.stats() if hasattr(player, "recent") else {}
+        skip = len(player.recent) if before else 0  # the warm-up's searches are not the page's
         with TestClient(create_app(games, root=Path(".")), base_url="http://127.0.0.1") as client:  # a served host
             for g in range(args.games):
                 t0 = time.perf_counter()
@@ -62,12 +66,13 @@ def run(args: argparse.Namespace) -> dict:
                     state = r.json()["state"]
     out = {"agent": spec, "games": args.games, "replies": len(replies),
            "reply_p50_s": round(float(np.percentile(replies, 50)), 4),
-           "reply_p95_s": round(float(np.percentile(replies, 95)), 4), "reply_max_s": round(max(replies), 4)}
-    player = getattr(agent, "player", None)
-    if hasattr(player, "recent"):  # a search agent: the time of each searched decision (one per call here)
-        per = [s / n for n, s in player.recent]
-        out.update(searched=player.searched, changed=player.changed,
+           "reply_p95_s": round(float(np.percentile(replies, 95)), 4), "reply_max_s": round(max(replies), 4),
+           "warm_up_s": round(warm, 1)}
+    if before:  # a search agent: the time of each searched decision (one per call here)
+        per = [s / n for n, s in list(player.recent)[skip:]]
+        searched, deals = player.searched - before["searched"], player.deals - before["deals"]
+        out.update(searched=searched, changed=player.changed - before["changed"],
                    search_mean_s=round(float(np.mean(per)), 4) if per else None,
                    search_p95_s=round(float(np.percentile(per, 95)), 4) if per else None,
-                   deals_per_action=round(player.deals / player.searched, 1) if player.searched else None)
+                   deals_per_action=round(deals / searched, 1) if searched else None)
     return out

@@ -6,7 +6,7 @@ import argparse
 import time
 
 from ..cli import UserError, float_range, int_range
-from ..engine import DISCARD, GameState
+from ..engine import DISCARD, GameState, random_observations
 from ..net.encoding import encode
 from ..net.inference import CHOICES, resolve_inference
 from ..runtime.hardware import gpu_available
@@ -15,7 +15,6 @@ from ..selfplay.batched import GameSpec, PlayJob
 from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import RolloutSpec
-from .encode import collect_observations
 from .inference import cpu_summary
 
 
@@ -46,10 +45,10 @@ def _warm(args: tuple) -> int:
     spec, setup, device = args
     import torch
 
-    from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)  # noqa: F401  (the imports a play job needs, before the clock)
+    from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)
 
     player = spec.player(setup, device)
-    obs = collect_observations(64, 0)
+    obs = random_observations(64, 0)
     for b in (1, 7, 64):  # a compile with dynamic batch sizes settles after two shapes
         player.values(obs[:b])
     time.sleep(1.0)  # long enough that every worker takes one warm-up job

@@ -8,11 +8,10 @@ import time
 
 from ..agents.base import legal_list
 from ..cli import UserError, comma_list, int_range
-from ..engine import DECISION_NAMES
+from ..engine import DECISION_NAMES, random_observations
 from ..net.encoding import decisions, encode, legal_masks
 from ..runtime.hardware import gpu_available, resolve_precision
 from ..selfplay.batched import Sample
-from .encode import collect_observations
 
 # Share of each decision type among the human records' samples (results/sl_dataset/metrics.json).
 HUMAN_MIX = (0.830, 0.087, 0.083)
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> dict:
     args.batch = args.batch or 128
 
     # Random-game observations, drawn per decision type in the human records' proportions.
-    obs = collect_observations(3000, args.seed)
+    obs = random_observations(3000, args.seed)
     x_all, d_all, legal_all = encode(obs), decisions(obs), legal_masks(obs)
     rng = np.random.default_rng(args.seed)
     counts = [round(args.batch * s) for s in HUMAN_MIX[1:]]
@@ -133,7 +132,7 @@ def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
     rng = np.random.default_rng(args.seed)
     obs, seed = [], args.seed
     while len(obs) < args.samples:
-        obs += [o for o in collect_observations(min(20_000, 20 * args.samples), seed) if o.decision in kinds]
+        obs += [o for o in random_observations(min(20_000, 20 * args.samples), seed) if o.decision in kinds]
         seed += 1
     samples = []
     for o in obs[:args.samples]:

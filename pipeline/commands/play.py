@@ -15,10 +15,9 @@ from pathlib import Path
 
 from ..cli import UserError
 from ..duel.runner import set_torch_threads
-from ..engine import GameState
 from ..play.games import Games
 from ..play.guard import LOOPBACK
-from ..play.opponents import MODELS_ROOT, default_opponent, find_models
+from ..play.opponents import MODELS_ROOT, default_opponent, find_models, warm_up
 
 RECORDS_DIR = "data/played"
 
@@ -114,10 +113,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UserError(f"--opponent: {e}") from None
     set_torch_threads(args.threads)
-    if opponent not in ("random", "heuristic"):  # a compiled setup pays its compile now, not in the first reply
-
-        state = GameState(seed=0)
-        agent.act([state.observation(state.player)])
+    warm_up(agent)  # a compiled setup pays its compile now, not in the first replies
     try:
         games.records_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -20,13 +20,12 @@ from .observation import Observation
 from .records import RecordError, game_to_record, load_record, write_record
 from .records_replay import ReplayReport, replay_dir, replay_record
 from .scoring import Score, base_points, score, score_mask
-from .state import GameState
+from .state import GameState, random_observations
 
 __all__ = [
     "CHANCE", "DECISION_NAMES", "DISCARD", "GAME_OVER", "KOIKOI", "KOIKOI_DECISION", "NUM_ACTIONS", "NUM_CARDS", "PICK",
     "STOP", "GameState", "IllegalActionError", "Observation", "RecordError", "ReplayReport", "RoundResult",
     "Score", "Turn", "base_points", "card_id", "card_name", "card_tuple", "determinize", "game_to_record",
-    "hidden_cards",
-    "ids_of", "load_record", "mask_of", "replay_dir", "replay_record", "resample_hidden", "score", "score_mask",
-    "write_record",
+    "hidden_cards", "ids_of", "load_record", "mask_of", "random_observations", "replay_dir", "replay_record",
+    "resample_hidden", "score", "score_mask", "write_record",
 ]

@@ -12,6 +12,7 @@ Players are 0 and 1 (the records' player 1 and 2).
 from __future__ import annotations
 
 import operator
+import random
 from collections.abc import Iterator
 
 import numpy as np
@@ -353,3 +354,18 @@ class GameState:
             pick_from_draw=s.pick_from_draw if s.phase == PICK else False,
             turns=turns,
         )
+
+
+def random_observations(n: int, seed: int = 0) -> list[Observation]:
+    """``n`` acting-player observations from seeded uniform-random games (benchmarks, warm-ups)."""
+    rng = random.Random(seed)
+    out: list[Observation] = []
+    g = 0
+    while len(out) < n:
+        s = GameState(seed=seed * 1_000_003 + g)
+        g += 1
+        while s.phase != GAME_OVER and len(out) < n:
+            out.append(s.observation(s.player))
+            legal = s.legal_actions()
+            s.step(legal[rng.randrange(len(legal))])
+    return out

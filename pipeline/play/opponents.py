@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import threading
+import time
 import types
 from collections import OrderedDict
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..agents import Agent, load_agent
 from ..agents.specs import BUILTIN, PREFIX, model_of
 from ..duel.duel_report import key_name
 from ..duel.strongest import strongest
+from ..engine import random_observations
 from ..params import ParamError, load_params
 
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
@@ -225,3 +227,16 @@ def networks(agent: object) -> int:
 def log(message: str) -> None:
     """One line on the server's stderr: what the operator needs and a client must not see (paths, causes)."""
     print(f"koikoi play: {message}", file=sys.stderr, flush=True)
+
+
+def warm_up(agent: Agent) -> float:
+    """Seconds of ``agent``'s first decisions, made before any person waits on one: a compiled inference setup
+    (``auto`` on AMX and AVX512-BF16 CPUs) compiles in them, not in the page's first replies (7-12 s there).
+    Batches of 1, 7 and 64 observations of random games, since a compile with dynamic batch sizes settles after
+    two shapes; a searcher searches those of its decision types, which compiles its rollouts' passes too."""
+    t0 = time.perf_counter()
+    if agent.name not in BUILTIN:
+        obs = random_observations(64)
+        for b in (1, 7, 64):
+            agent.act(obs[:b])
+    return time.perf_counter() - t0

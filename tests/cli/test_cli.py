@@ -65,6 +65,17 @@ def test_bench_search_times_the_play_pages_replies(capsys):
     assert 0 <= result["reply_p50_s"] <= result["reply_p95_s"]
 
 
+def test_bench_search_counts_the_games_searches_not_the_warm_ups(tiny_model, capsys):
+    import json
+
+    agent = f"search:{tiny_model}?decisions=discard&deals=2"
+    code, out, err = run_cli(["bench", "search", "--agent", agent, "--games", "1", "--rounds", "1"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    # the warm-up searched the discards among its 72 random observations (tens); one round has at most 8 of the agent's
+    assert result["warm_up_s"] > 0 and 0 < result["searched"] <= 8 and result["deals_per_action"] == 2
+
+
 def test_bench_aec_plays_random_games_through_the_environment(capsys):
     import json
 
