@@ -232,11 +232,13 @@ def log(message: str) -> None:
 def warm_up(agent: Agent) -> float:
     """Seconds of ``agent``'s first decisions, made before any person waits on one: a compiled inference setup
     (``auto`` on AMX and AVX512-BF16 CPUs) compiles in them, not in the page's first replies (7-12 s there).
-    Batches of 1, 7 and 64 observations of random games, since a compile with dynamic batch sizes settles after
-    two shapes; a searcher searches those of its decision types, which compiles its rollouts' passes too."""
+    One observation, then a batch of 7 holding a discard, a pick and a koi-koi call of random games: a compile
+    with dynamic batch sizes settles after two shapes, and a searcher searches those of its decision types,
+    which compiles its rollouts' and its belief's passes too."""
     t0 = time.perf_counter()
     if agent.name not in BUILTIN:
-        obs = random_observations(64)
-        for b in (1, 7, 64):
-            agent.act(obs[:b])
+        obs = random_observations(64)  # seed 0: 4 koi-koi calls and 7 picks among them (a test checks)
+        one_each = list({o.decision: o for o in obs}.values())
+        for batch in (obs[:1], (one_each + obs)[:7]):
+            agent.act(batch)
     return time.perf_counter() - t0

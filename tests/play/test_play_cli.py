@@ -74,3 +74,24 @@ def test_the_command_serves_a_game(tmp_path, tiny_model):
     assert f"http://127.0.0.1:{port}/ (listening on 0.0.0.0:{port} (every network interface))" in err, err
     assert str(Path(tmp_path / "played")) in err
     assert "warning: the server has no authentication" in err
+
+
+def test_the_warm_up_meets_every_decision_type_at_two_batch_sizes():
+    from pipeline.agents import Agent
+    from pipeline.agents.base import legal_list
+    from pipeline.play.opponents import warm_up
+
+    class Recorder(Agent):
+        name = "recorder"
+
+        def __init__(self) -> None:
+            self.batches: list[list[int]] = []
+
+        def act(self, observations):
+            self.batches.append([o.decision for o in observations])
+            return [legal_list(o)[0] for o in observations]
+
+    agent = Recorder()
+    warm_up(agent)
+    # a compile with dynamic batch sizes settles after two shapes; a searcher of any decision type searches one
+    assert [len(b) for b in agent.batches] == [1, 7] and set(agent.batches[1]) == {0, 1, 2}
