@@ -68,7 +68,7 @@ def test_bench_search_times_the_play_pages_replies(capsys):
 def test_bench_search_counts_the_games_searches_not_the_warm_ups(tiny_model, capsys):
     import json
 
-    agent = f"search:{tiny_model}?decisions=discard&deals=2"
+    agent = f"search:{tiny_model}?decisions=discard&deals=2&reward=point"  # no win-probability table needed
     code, out, err = run_cli(["bench", "search", "--agent", agent, "--games", "1", "--rounds", "1"], capsys)
     assert code == 0, err
     result = json.loads(out)

@@ -178,7 +178,9 @@ def test_model_duel_on_the_selfplay_engine_equals_the_arena_duel():
     for seed in (0, 1):
         torch.manual_seed(seed)
         nets.append(KoiKoiNet(TINY).eval())
-    arena = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5, num_rounds=3)
+    # fp32 on both paths: ``auto`` is bf16 on AMX and AVX512-BF16 CPUs
+    arena = play_duel(ModelAgent(nets[0], inference="fp32"), ModelAgent(nets[1], inference="fp32"), 8, seed=5,
+                      num_rounds=3)
     from pipeline.selfplay.policies import NetSpec
 
     specs = [NetSpec.from_net(net, name) for net, name in zip(nets, "AB")]
@@ -206,7 +208,7 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
         nets.append(KoiKoiNet(TINY).eval())
     a, b = (NetSpec.from_net(n, str(i)) for i, n in enumerate(nets))
     ev = evaluate(InlineExecutor(), a, b, 8, 5, inference=FP32, concurrency=8, progress=False)
-    duel = play_duel(ModelAgent(nets[0]), ModelAgent(nets[1]), 8, seed=5).summary()
+    duel = play_duel(ModelAgent(nets[0], inference=FP32), ModelAgent(nets[1], inference=FP32), 8, seed=5).summary()
     assert isinstance(ev, DuelResult) and ev.summary() == duel
     assert curve_row(ev) == {"win_rate": duel["win_rate"], "point_diff": duel["point_diff"], "eval_games": 8,
                              "ci_low": duel["ci95"][0], "ci_high": duel["ci95"][1]}

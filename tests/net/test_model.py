@@ -333,7 +333,8 @@ def test_one_network_player_behind_model_agent_self_play_and_the_ui(batch):
     obs, *_ = batch
     net = tiny().train()
     player = NetPlayer(net)
-    np.testing.assert_array_equal(player.values(obs), ModelAgent(net).action_scores(obs))
+    # the same setup (ModelAgent's default, auto, is bf16 on AMX and AVX512-BF16 CPUs)
+    np.testing.assert_array_equal(player.values(obs), ModelAgent(net, inference=player.inference).action_scores(obs))
     assert net.training and player.forward_calls == 1 and player.forward_samples == len(obs)
     assert player.values([]).shape == (0, NUM_TOKENS)
 
