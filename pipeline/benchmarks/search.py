@@ -49,8 +49,9 @@ def run(args: argparse.Namespace) -> dict:
         set_torch_threads(args.threads)
         warm = warm_up(agent)  # before the clock, as `koikoi play` does before it serves
         player = getattr(agent, "player", None)
-        before = player.stats() if hasattr(player, "recent") else {}
-        skip = len(player.recent) if before else 0  # the warm-up's searches are not the page's
+        before = player.stats() if hasattr(player, "recent") else {}  # the warm-up's searches are not the page's
+        if before:
+            player.recent.clear()
         with TestClient(create_app(games, root=Path(".")), base_url="http://127.0.0.1") as client:  # a served host
             for g in range(args.games):
                 t0 = time.perf_counter()
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> dict:
            "reply_p95_s": round(float(np.percentile(replies, 95)), 4), "reply_max_s": round(max(replies), 4),
            "warm_up_s": round(warm, 1)}
     if before:  # a search agent: the time of each searched decision (one per call here)
-        per = [s / n for n, s in list(player.recent)[skip:]]
+        per = [s / n for n, s in player.recent]
         searched, deals = player.searched - before["searched"], player.deals - before["deals"]
         out.update(searched=searched, changed=player.changed - before["changed"],
                    search_mean_s=round(float(np.mean(per)), 4) if per else None,

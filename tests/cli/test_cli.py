@@ -72,7 +72,7 @@ def test_bench_search_counts_the_games_searches_not_the_warm_ups(tiny_model, cap
     code, out, err = run_cli(["bench", "search", "--agent", agent, "--games", "1", "--rounds", "1"], capsys)
     assert code == 0, err
     result = json.loads(out)
-    # the warm-up searched the discards among its 72 random observations (tens); one round has at most 8 of the agent's
+    # the warm-up searches 5 discards (of its 8 observations); one round has at most 8 of the agent's
     assert result["warm_up_s"] > 0 and 0 < result["searched"] <= 8 and result["deals_per_action"] == 2
 
 
