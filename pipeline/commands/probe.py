@@ -60,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="targets from the first DEALS deals of each call; several: one fit each (default: all)")
     fit.add_argument("--train-states", type=int_range(0), nargs="+", default=[0],
                      help="fit on the first N training calls only; several: one fit each (default 0: all)")
+    fit.add_argument("--save", type=Path, default=None, metavar="DIR",
+                     help="keep the fitted network as a model directory that plays it at --decisions and MODEL "
+                          "elsewhere (one fit: one value each of --train-states, --deals, --temperature)")
     calls.add_argument("--games", type=int_range(1), default=150,
                        help="games of the network against itself (default 150, about 1,250 koi-koi calls)")
     for q in (fit, calls):
@@ -221,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
-    from ..net.modelio import load_model  # torch: loaded only when this runs
+    from ..net.modelio import load_model, save_model  # torch: loaded only when this runs
     from ..probes.fit_gain import choice_gain, decision_states, fit_gain, journal_row, search_gain
     from ..probes.rollout_gain import (  # torch: loaded only when this runs
         mean_ci,
@@ -233,6 +236,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.probe == "search" and args.games % 2:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")
+    if args.probe == "fit" and args.save is not None:
+        if len(args.train_states) * len(args.deals) * len(args.temperature or [0]) > 1:
+            raise UserError("--save keeps one fit: give one value each of --train-states, --deals and --temperature")
+        if args.save.exists() and not args.save.is_dir():
+            raise UserError(f"--save {args.save}: not a directory")
     try:
         net, _ = load_model(args.model)
         others = {m: player_spec(m, m) for m in getattr(args, "compare", [])}
@@ -259,16 +267,23 @@ def run(args: argparse.Namespace) -> int:
             # every fit on the same states, so that they compare pairwise (minus the first fit)
             for n, deals, temperature in itertools.product(args.train_states, args.deals, temperatures):
                 try:
-                    fit, gains = fit_gain(net, states, temperature, args.epochs, deals=deals or None, train_states=n,
-                                          seed=args.seed, inference=player.inference,
-                                          precision="bf16-mixed" if player.inference.bf16 else "32-true")
+                    done = fit_gain(net, states, temperature, args.epochs, deals=deals or None, train_states=n,
+                                    seed=args.seed, inference=player.inference,
+                                    precision="bf16-mixed" if player.inference.bf16 else "32-true")
                 except ValueError as e:
                     raise UserError(str(e)) from None
+                fit = done.summary
                 if first is None:
-                    first = gains
+                    first = done.gains
                 else:
-                    fit["minus_first"], fit["minus_first_ci95"] = mean_ci((gains - first).tolist())
+                    fit["minus_first"], fit["minus_first_ci95"] = mean_ci((done.gains - first).tolist())
                 out["fits"].append(fit)
+            if args.save is not None:
+                meta = {"kind": "probe-fit", "split": {"decisions": list(args.decisions)},
+                        "probe": {**{k: v for k, v in out.items() if k != "fits"}, **fit},
+                        "base_weights": file_fingerprint(Path(args.model) / "model.pt")}
+                save_model(done.net, args.save, meta, elsewhere=net)
+                out["saved"] = str(args.save)
         elif args.probe == "calls":
             if not states:
                 raise UserError(f"no {'/'.join(args.decisions)} decision with a choice in {args.games} games: "

@@ -1,6 +1,8 @@
 """Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
 model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config"), and for
-an anchored model (``rl.algorithm: advantage``) ``advantage.pt``, its advantage network ("advantage_config").
+an anchored model (``rl.algorithm: advantage``) ``advantage.pt``, its advantage network ("advantage_config"), and
+for a network that plays some decision types only (meta "split", ``koikoi probe fit --save``) ``elsewhere.pt``, the
+network played at the others ("elsewhere_config").
 
 A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
 ``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage.
@@ -20,13 +22,14 @@ from ..runtime import atomic
 from .advantage_model import AdvantageNet
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
-from .model_dir import ADVANTAGE_FILE, CONFIG_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
+from .model_dir import ADVANTAGE_FILE, CONFIG_FILE, ELSEWHERE_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
 from .value_model import ValueNet
 
 
 def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None,
-               advantage: AdvantageNet | None = None) -> Path:
-    """Write ``net`` (and ``value``, ``advantage``, if any) to ``directory`` (created if needed); returns it.
+               advantage: AdvantageNet | None = None, elsewhere: KoiKoiNet | None = None) -> Path:
+    """Write ``net`` (and ``value``, ``advantage``, ``elsewhere``, if any) to ``directory`` (created if needed);
+    returns it.
 
     Each file is written beside its target and renamed over it, so a kill leaves the old file or the
     new one, never a truncated one (the weights go first: a config always describes whole weights)."""
@@ -35,12 +38,14 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
     doc = {"config": net.config.to_dict(), "meta": meta}
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
-    for extra, key, name in ((value, "value_config", VALUE_FILE), (advantage, "advantage_config", ADVANTAGE_FILE)):
+    extras = ((value, "value_config", VALUE_FILE), (advantage, "advantage_config", ADVANTAGE_FILE),
+              (elsewhere, "elsewhere_config", ELSEWHERE_FILE))
+    for extra, key, name in extras:
         if extra is not None:
             atomic.torch_save({k: v.detach().cpu() for k, v in extra.state_dict().items()}, d / name)
             doc[key] = extra.config.to_dict()
     atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
-    for extra, name in ((value, VALUE_FILE), (advantage, ADVANTAGE_FILE)):
+    for extra, _, name in extras:
         if extra is None:
             (d / name).unlink(missing_ok=True)  # the config no longer describes one
     return d
@@ -92,6 +97,11 @@ def load_value(directory: str | Path) -> ValueNet | None:
 def load_advantage(directory: str | Path) -> AdvantageNet | None:
     """The model directory's advantage network (CPU, eval mode), or None when it has none."""
     return _load_extra(directory, "advantage_config", ADVANTAGE_FILE, AdvantageNet, "advantage")
+
+
+def load_elsewhere(directory: str | Path) -> KoiKoiNet | None:
+    """The network a split model plays at the decision types its own does not (CPU, eval mode), or None."""
+    return _load_extra(directory, "elsewhere_config", ELSEWHERE_FILE, KoiKoiNet, "elsewhere")
 
 
 def _load_extra(directory: str | Path, key: str, name: str, cls: Callable[[ModelConfig], torch.nn.Module],

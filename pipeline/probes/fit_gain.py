@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -135,12 +136,21 @@ def search_gain(states: list[dict]) -> dict:
     return {"search_gain": h, "search_gain_ci95": h_ci, "search_in_sample": g, "search_in_sample_ci95": g_ci}
 
 
+@dataclass
+class Fit:
+    """One fit of the probe: its figures (``summary``), the held-out per-decision gains (to pair fits on the same
+    states) and the fitted network (``koikoi probe fit --save``)."""
+
+    summary: dict
+    gains: np.ndarray
+    net: KoiKoiNet
+
+
 def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int = 8, lr: float = 3e-4,
              batch_size: int = 64, deals: int | None = None, train_states: int = 0, seed: int = 0,
-             precision: str = "32-true", inference: Inference = FP32) -> tuple[dict, np.ndarray]:
+             precision: str = "32-true", inference: Inference = FP32) -> Fit:
     """Fit a copy of ``net`` on the training states (targets from their first ``deals`` deals), and measure
-    the held-out gain per call of its choice over ``net``'s, and the split-half gain of the search; with the
-    held-out per-call gains, to pair fits on the same states."""
+    the held-out gain per call of its choice over ``net``'s, and the split-half gain of the search."""
     train = [s for s in states if s["game"] % HOLDOUT]
     test = [s for s in states if s["game"] % HOLDOUT == 0]
     if len(test) < 2 or not train:
@@ -154,6 +164,7 @@ def fit_gain(net: KoiKoiNet, states: list[dict], temperature: float, epochs: int
         fit_pass(learner, SampleBuffer(samples), batch_size, seed, precision, epochs=epochs)
     fit, gains = choice_gain(test, NetPlayer(learner.net, inference=inference).values([s["obs"] for s in test]))
     search = search_gain(test)
-    return {"train_states": len(train), "test_states": len(test), "deals": deals, "temperature": temperature,
-            "fit_gain": fit["gain"], "fit_gain_ci95": fit["gain_ci95"], "fit_flip_rate": fit["flip_rate"],
-            "search_gain": search["search_gain"], "search_gain_ci95": search["search_gain_ci95"]}, gains
+    summary = {"train_states": len(train), "test_states": len(test), "deals": deals, "temperature": temperature,
+               "fit_gain": fit["gain"], "fit_gain_ci95": fit["gain_ci95"], "fit_flip_rate": fit["flip_rate"],
+               "search_gain": search["search_gain"], "search_gain_ci95": search["search_gain_ci95"]}
+    return Fit(summary, gains, learner.net.eval())

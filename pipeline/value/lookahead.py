@@ -30,11 +30,12 @@ from ..engine import DECISION_NAMES, Observation, determinize
 from ..net.encoding import encode
 from ..net.inference import FP32, Inference
 from ..net.model import ModelConfig
-from ..net.modelio import load_advantage, load_model, load_value
+from ..net.modelio import load_advantage, load_elsewhere, load_model, load_value
 from ..net.value_model import HEADS, ValueNet
 from ..selfplay.anchored import AnchoredSpec
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel, terminal_reward
+from ..selfplay.split import SplitSpec
 from .winprob import WinProbTable
 
 
@@ -157,11 +158,19 @@ def lookahead_meta(reward: RewardModel, temperature: float, prior_weight: float,
             "decisions": [DECISION_NAMES[d] for d in decisions]}
 
 
-def player_spec(directory: str | Path, name: str) -> NetSpec | LookaheadSpec | AnchoredSpec:
+def player_spec(directory: str | Path, name: str) -> NetSpec | LookaheadSpec | AnchoredSpec | SplitSpec:
     """A saved model as a self-play player: its network, looking ahead with its value where it has one, tilted by
-    its advantage network where it has one (``selfplay.anchored``)."""
+    its advantage network where it has one (``selfplay.anchored``), played at some decision types only where it
+    has a network for the others (``selfplay.split``)."""
     net, meta = load_model(directory)
     spec = NetSpec.from_net(net, name)
+    elsewhere = load_elsewhere(directory)
+    if elsewhere is not None:
+        try:
+            decisions = tuple(DECISION_NAMES.index(d) for d in meta["split"]["decisions"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'split' ({e!r})") from None
+        return SplitSpec(name, spec, NetSpec.from_net(elsewhere, name), decisions)
     adv = load_advantage(directory)
     if adv is not None:
         an = meta.get("anchored")

@@ -70,17 +70,22 @@ def test_fit_probe_holds_out_whole_games_and_measures_the_fitted_choice(make_net
     assert states and all(s["values"].shape == (2, 4) and s["obs"].decision == 2 for s in states)
     assert {s["game"] for s in states} & {0, 4}, "the held-out games must have koi-koi calls"
     before = {k: v.clone() for k, v in net.state_dict().items()}
-    unfitted, none = fit_gain(net, states, 0.25, epochs=0)
+    unfitted = fit_gain(net, states, 0.25, epochs=0)
+    none = unfitted.gains
+    unfitted = unfitted.summary
     assert unfitted["fit_gain"] == 0.0 and unfitted["fit_flip_rate"] == 0.0 and not none.any()  # its own choice
     assert unfitted["train_states"] + unfitted["test_states"] == len(states)
-    fitted, gains = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
+    done = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
+    fitted, gains = done.summary, done.gains
     assert gains.shape == (unfitted["test_states"],) and np.isclose(gains.mean(), fitted["fit_gain"])
     assert fitted["deals"] == 2 and fitted["temperature"] == 0.25 and np.isfinite(fitted["fit_gain"])
     assert fitted["search_gain"] == unfitted["search_gain"]
     assert fitted["fit_flip_rate"] > 0  # the fit moved the choices (targets of a random net's rollouts)
     assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())  # a copy is fitted, not the net
-    again, same = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
-    assert again == fitted and np.array_equal(same, gains)  # reproducible
+    test = [s for s in states if s["game"] % 4 == 0]  # the fitted network kept is the one the gains are of
+    assert np.array_equal(choice_gain(test, NetPlayer(done.net).values([s["obs"] for s in test]))[1], gains)
+    again = fit_gain(net, states, 0.25, epochs=4, lr=1e-3, deals=2, seed=3)
+    assert again.summary == fitted and np.array_equal(again.gains, gains)  # reproducible
     with pytest.raises(ValueError, match="held out"):
         fit_gain(net, [s for s in states if s["game"] % 4], 0.25)
 

@@ -1,0 +1,77 @@
+"""A split player: one network at some decision types, another at the rest.
+
+``koikoi probe fit --decisions discard --save DIR`` fits a copy of SL on discards alone; the fit also moves the
+trunk that picks and koi-koi calls read, so a fair duel of what it learned plays it at discards only and SL
+elsewhere. A model directory says so with ``elsewhere.pt`` (the network played elsewhere) and its meta
+"split" (the decision types ``model.pt`` plays); ``value.lookahead.player_spec`` loads it as a ``SplitSpec``, so
+duels, evaluations and the play server use it as they use any model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..agents.model_agent import NetPlayer
+from ..engine import Observation
+from ..net.encoding import NUM_TOKENS, decisions, encode, legal_masks
+from ..net.inference import Inference
+from .policies import NetSpec
+
+
+class SplitPlayer:
+    """``values(observations) -> (B, 50)``: ``at``'s values at the decision types ``decisions``, ``elsewhere``'s
+    at the others (``NetPlayer.values``' shape); one encoding feeds both."""
+
+    sample = False
+
+    def __init__(self, at: NetPlayer, elsewhere: NetPlayer, decisions: tuple[int, ...], epsilon: float = 0.0) -> None:
+        self.at, self.elsewhere = at, elsewhere
+        self.decisions = decisions
+        self.epsilon = epsilon
+
+    @property
+    def forward_seconds(self) -> float:
+        return self.at.forward_seconds + self.elsewhere.forward_seconds
+
+    @property
+    def forward_samples(self) -> int:
+        return self.at.forward_samples + self.elsewhere.forward_samples
+
+    @property
+    def forward_calls(self) -> int:
+        return self.at.forward_calls + self.elsewhere.forward_calls
+
+    def values(self, observations: Sequence[Observation]) -> np.ndarray:
+        x, d, legal = encode(observations), decisions(observations), legal_masks(observations)
+        out = np.full((len(observations), NUM_TOKENS), -np.inf, dtype=np.float32)
+        mine = np.isin(d, self.decisions)
+        for rows, player in ((mine, self.at), (~mine, self.elsewhere)):
+            if rows.any():
+                out[rows] = player.encoded_values(x[rows], d[rows], legal[rows])
+        return out
+
+
+@dataclass(frozen=True)
+class SplitSpec:
+    """A split player as sent to a worker: the network played at ``decisions`` (indices into ``DECISION_NAMES``)
+    and the one played elsewhere."""
+
+    name: str
+    at: NetSpec
+    elsewhere: NetSpec
+    decisions: tuple[int, ...]
+    epsilon: float = 0.0
+
+    def with_epsilon(self, epsilon: float) -> SplitSpec:
+        return replace(self, epsilon=float(epsilon))
+
+    def with_inference(self, inference: Inference) -> SplitSpec:
+        return replace(self, at=self.at.with_inference(inference), elsewhere=self.elsewhere.with_inference(inference))
+
+    def player(self, inference: Inference, device: str) -> SplitPlayer:
+        return SplitPlayer(self.at.player(inference, device), self.elsewhere.player(inference, device),
+                           self.decisions, self.epsilon)
+

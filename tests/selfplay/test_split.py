@@ -1,0 +1,65 @@
+"""A split model (``selfplay.split``): one network at some decision types, another elsewhere, saved, loaded and
+dueled as any model; ``koikoi probe fit --save`` writes one."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pipeline.agents.loader import load_agent
+from pipeline.agents.model_agent import NetPlayer
+from pipeline.cli import main
+from pipeline.engine import DECISION_NAMES, random_observations
+from pipeline.net.modelio import load_elsewhere, save_model
+from pipeline.selfplay.split import SplitPlayer, SplitSpec
+from pipeline.value.lookahead import player_spec
+
+DISCARD = DECISION_NAMES.index("discard")
+
+
+def test_a_split_player_plays_each_network_at_its_own_decisions(make_net):
+    at, elsewhere = NetPlayer(make_net(1)), NetPlayer(make_net(2))
+    obs = random_observations(120, seed=3)
+    kinds = {o.decision for o in obs}
+    assert kinds == {0, 1, 2}, "the observations must hold every decision type"
+    q = SplitPlayer(at, elsewhere, (DISCARD,)).values(obs)
+    for o, row, mine, theirs in zip(obs, q, at.values(obs), elsewhere.values(obs)):
+        np.testing.assert_allclose(row, mine if o.decision == DISCARD else theirs, rtol=1e-5)
+    assert at.forward_samples + elsewhere.forward_samples == 3 * len(obs)  # each row once more, by one network
+    only = [o for o in obs if o.decision != DISCARD]
+    np.testing.assert_allclose(SplitPlayer(at, elsewhere, (DISCARD,)).values(only), elsewhere.values(only), rtol=1e-5)
+
+
+def test_a_saved_split_model_loads_as_a_split_agent(make_net, tmp_path):
+    d = save_model(make_net(1), tmp_path / "fit", {"split": {"decisions": ["discard"]}}, elsewhere=make_net(2))
+    spec = player_spec(d, "fit")
+    assert isinstance(spec, SplitSpec) and spec.decisions == (DISCARD,)
+    assert load_elsewhere(d) is not None and load_elsewhere(save_model(make_net(1), tmp_path / "plain")) is None
+    agent, base = load_agent(str(d), inference="fp32"), NetPlayer(make_net(2))
+    obs = [o for o in random_observations(60, seed=4) if o.decision != DISCARD]
+    assert agent.act(obs) == [int(a) for a in base.values(obs).argmax(axis=1)]  # SL's choices off its decisions
+    again = save_model(make_net(1), tmp_path / "again", elsewhere=make_net(2))
+    save_model(make_net(1), again)  # written again without one: the file goes with its config
+    assert not (again / "elsewhere.pt").exists() and load_elsewhere(again) is None
+    doc = json.loads((d / "config.json").read_text())
+    doc["meta"]["split"] = {"decisions": ["bluff"]}
+    (d / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="bad meta 'split'"):
+        player_spec(d, "fit")
+
+
+def test_probe_fit_saves_its_fit_to_play_at_the_probed_decisions_only(project, capsys):
+    args = ["probe", "fit", "models/sl", "--reward", "point", "--games", "8", "--samples", "2", "--epochs", "1",
+            "--decisions", "discard", "--fraction", "0.3", "--seed", "2"]
+    assert main([*args, "--temperature", "0.3", "1", "--save", "fit"]) == 2  # two fits, one directory
+    assert "--save keeps one fit" in capsys.readouterr().err and not (project / "fit").exists()
+    assert main([*args, "--save", "fit"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["saved"] == "fit" and len(out["fits"]) == 1
+    spec = player_spec(project / "fit", "fit")
+    assert isinstance(spec, SplitSpec) and spec.decisions == (DISCARD,)
+    meta = json.loads((project / "fit/config.json").read_text())["meta"]
+    assert meta["kind"] == "probe-fit" and meta["probe"]["fit_gain"] == out["fits"][0]["fit_gain"]
+    assert main(["duel", "fit", "models/sl", "--games", "2", "--rounds", "2", "--workers", "0"]) == 0
