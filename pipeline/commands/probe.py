@@ -73,6 +73,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--journal", type=Path, default=None, metavar="FILE",
                        help="keep each game's probed decisions in FILE (JSON lines) as it ends: the same command "
                             "run again goes on where a killed one stopped, and a larger --games plays on")
+        q.add_argument("--workers", type=int_range(0), default=0,
+                       help="worker processes playing the games, one torch thread each (default 0: this process, "
+                            "--threads threads); the same states on any number")
+        q.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                       help="where the games' forward passes run (default cpu)")
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
                        help="model directories whose koi-koi choices are valued on the calls; each after the first "
                             "also gets its gain minus the first's, paired on the same calls (minus_first)")
@@ -207,7 +212,8 @@ def _journal(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]
     deals; ``parse`` checks a row (``fit_gain.journal_row``)."""
     header = {"weights": file_fingerprint(Path(args.model) / "model.pt"), "reward": args.reward,
               "table": file_fingerprint(args.winprob) if args.reward == "wp" else "-", "samples": args.samples,
-              "seed": args.seed, "decisions": args.decisions, "fraction": args.fraction, "inference": setup}
+              "seed": args.seed, "decisions": args.decisions, "fraction": args.fraction, "inference": setup,
+              "streams": "per game"}  # a journal written before (one stream for all games) is refused
     try:
         return Journal(args.journal, "koikoi probe", header, parse)
     except (JournalError, OSError) as e:
@@ -231,8 +237,8 @@ def run(args: argparse.Namespace) -> int:
         rollout_gain,
         search_duel,
     )
+    from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
     from ..value.lookahead import player_spec  # torch: loaded only when this runs
-    from ..value.winprob import WinProbTable
 
     if args.probe == "search" and args.games % 2:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")
@@ -248,7 +254,10 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
     torch.set_num_threads(args.threads)
-    player = NetPlayer(net, inference=resolve_inference("auto"))
+    device = getattr(args, "device", "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda: no CUDA device here")
+    player = NetPlayer(net, inference=resolve_inference("auto", device))  # the games' setup; gain and search play it
     reward = RewardModel(args.reward, 10.0 if args.reward == "wp" else 1.0, table, 0.5 if table else 0.0)
     journal = _journal(args, player.inference.setup, journal_row) if getattr(args, "journal", None) else None
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,
@@ -256,8 +265,11 @@ def run(args: argparse.Namespace) -> int:
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
         if args.probe in ("fit", "calls"):  # the same decisions, valued alike: one journal serves both
             try:
-                states = decision_states(player, reward, args.games, args.samples, args.seed, bar.update,
-                                         tuple(DECISION_NAMES.index(d) for d in args.decisions), args.fraction, journal)
+                with make_executor(args.workers, device=device) as ex:
+                    states = decision_states(NetSpec.from_net(net, args.model), reward, args.games, args.samples,
+                                             args.seed, ex, player.inference, bar.update,
+                                             tuple(DECISION_NAMES.index(d) for d in args.decisions), args.fraction,
+                                             journal)
             except JournalError as e:
                 raise UserError(f"--journal {e}") from None
         if args.probe == "fit":

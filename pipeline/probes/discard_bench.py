@@ -13,7 +13,6 @@ once by many shared-deal rollouts, so that any later model can be scored against
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from ..runtime import atomic
 from ..selfplay.anchored import AnchoredPlayer
 from ..selfplay.executor import Executor
 from ..selfplay.playout import branch, play_out
-from ..selfplay.policies import NetSpec
+from ..selfplay.policies import NetSpec, worker_player
 from ..selfplay.reporting import report_progress
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import round_reward
@@ -110,20 +109,9 @@ class ValueJob:
     rewards: tuple[RewardModel, ...]
 
 
-_players: dict[tuple, NetPlayer] = {}  # this worker's players, built once per network
-
-
-def _player(job: ValueJob) -> NetPlayer:
-    key = (hashlib.sha1(job.spec.weights).hexdigest(), job.inference, job.device)
-    if key not in _players:
-        _players.clear()
-        _players[key] = job.spec.player(job.inference, job.device)
-    return _players[key]
-
-
 def value_job(job: ValueJob) -> list[list[tuple[list[float], list[float]]]]:
     """Per position, per reward model: each legal action's mean rollout value and its standard error."""
-    player, out = _player(job), []
+    player, out = worker_player(job.spec, job.inference, job.device), []
     for index, game_seed, history in job.positions:
         s = rebuild(game_seed, history)
         acts = legal_list(s.observation(s.player))

@@ -31,6 +31,9 @@ from ..rl.algorithms.rollout_pi import RolloutPolicyIteration
 from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass
 from ..runtime.resumable import Journal, JournalError
 from ..selfplay.batched import Sample
+from ..selfplay.executor import Executor
+from ..selfplay.policies import NetSpec, worker_player
+from ..selfplay.reporting import report_progress
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import Pending, target
 from .greedy import greedy_decisions
@@ -39,51 +42,77 @@ from .rollout_gain import mean_ci, rollout_values
 HOLDOUT = 4  # every 4th game's states are held out
 
 
-def decision_states(player: NetPlayer, reward: RewardModel, games: int, k: int, seed: int,
-                    progress: Callable[[int], None] | None = None, decisions: tuple[int, ...] = (KOIKOI_DECISION,),
-                    fraction: float = 1.0, journal: Journal | None = None) -> list[dict]:
-    """The decisions with a choice of the types ``decisions`` (a ``fraction`` of them, drawn at random) in
-    ``games`` greedy games: obs, legal actions, the network's values of them, rewards ``(actions, k)`` and
-    the game's index. By default every koi-koi call.
+@dataclass(frozen=True)
+class ProbeJob:
+    """Games of the probe played in one worker: their indices, and what each probes."""
 
-    ``journal``: each game's probed decisions are appended as it ends (its actions, the decisions' steps, priors
-    and rewards, the random streams after it), and the games it holds are rebuilt from it instead of played: a
-    probe killed midway goes on where it stopped and gives the states of the probe run straight."""
-    rng = np.random.default_rng(seed)
-    pick = np.random.default_rng((seed, 1))  # its own stream: the rollouts' deals do not depend on it
-    held = journal.rows[:games] if journal is not None else []
-    if any(row["game"] != i for i, row in enumerate(held)):
-        raise JournalError(f"{journal.path}: its games are not 0, 1, 2, ... in order")
-    out = [st for row in held for st in _rebuilt(row, seed)]
-    if held:
-        rng.bit_generator.state, pick.bit_generator.state = held[-1]["rng"], held[-1]["pick"]
-        if progress:
-            progress(len(held))
-    game: dict = {}
+    spec: NetSpec
+    inference: Inference
+    device: str
+    games: tuple[int, ...]
+    seed: int
+    k: int
+    reward: RewardModel
+    decisions: tuple[int, ...]
+    fraction: float
 
-    def ended(n: int) -> None:
-        if journal is not None:
-            journal.append({**game, "actions": list(game["actions"]), "rng": rng.bit_generator.state,
-                            "pick": pick.bit_generator.state})
-        if progress:
-            progress(n)
 
-    for d in greedy_decisions(player, seed + len(held), games - len(held), on_game=ended):
-        if game.get("game") != len(held) + d.game:  # the list of actions grows as the game goes on
-            game = {"game": len(held) + d.game, "actions": d.history, "states": []}
-        acts = legal_list(d.obs)
+def probe_job(job: ProbeJob) -> list[dict]:
+    """Each game's row (:func:`probe_game`), in the order of ``job.games``."""
+    player = worker_player(job.spec, job.inference, job.device)
+    return [probe_game(player, job.reward, job.seed, g, job.k, job.decisions, job.fraction) for g in job.games]
+
+
+def probe_game(player: NetPlayer, reward: RewardModel, seed: int, game: int, k: int, decisions: tuple[int, ...],
+               fraction: float) -> dict:
+    """Game ``game`` of the probe (deal ``seed + game``, greedy both seats): its actions, and at each decision of
+    the types ``decisions`` with a choice (a ``fraction`` of them, drawn at random) its step, the network's values
+    of the legal actions and their rewards ``(actions, k)``. The game's own random streams (seeded by ``seed`` and
+    ``game``) draw the decisions and the redeals, so a game is the same whichever worker plays it, and when."""
+    rng, pick = np.random.default_rng((seed, game)), np.random.default_rng((seed, game, 1))
+    states, history = [], []
+    for d in greedy_decisions(player, seed + game, 1):
+        acts, history = legal_list(d.obs), d.history  # the list grows to the game's whole history
         if d.obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
-            st = {"obs": d.obs, "acts": acts, "prior": d.values[acts],
-                  "values": rollout_values(player, d.state, acts, k, reward, rng), "game": game["game"]}
+            values = rollout_values(player, d.state, acts, k, reward, rng)
+            states.append([len(d.history), d.values[acts].tolist(), values.tolist()])
+    report_progress(1)
+    return {"game": game, "actions": list(history), "states": states}
+
+
+def decision_states(spec: NetSpec, reward: RewardModel, games: int, k: int, seed: int, executor: Executor,
+                    inference: Inference = FP32, progress: Callable[[int], None] | None = None,
+                    decisions: tuple[int, ...] = (KOIKOI_DECISION,), fraction: float = 1.0,
+                    journal: Journal | None = None) -> list[dict]:
+    """The decisions with a choice of the types ``decisions`` (a ``fraction`` of them) in ``games`` greedy games of
+    ``spec`` against itself (:func:`probe_game`), played on ``executor``'s workers: obs, legal actions, the network's
+    values of them, rewards ``(actions, k)`` and the game's index. By default every koi-koi call.
+
+    ``journal``: each game's row is appended (in game order, a batch of games at a time) as its batch ends, and the
+    games it holds are rebuilt from it instead of played: a probe killed midway goes on where it stopped, and a
+    larger ``games`` plays on; the states are those of the probe run straight, on any number of workers."""
+    rows = list(journal.rows[:games]) if journal is not None else []
+    if any(row["game"] != i for i, row in enumerate(rows)):
+        raise JournalError(f"{journal.path}: its games are not 0, 1, 2, ... in order")
+    if rows and progress:
+        progress(len(rows))
+    batch = 4 * executor.workers  # games per worker between two journal writes
+    for first in range(len(rows), games, batch):
+        todo = range(first, min(first + batch, games))
+        jobs = [ProbeJob(spec, inference, executor.device, tuple(todo[w::executor.workers]), seed, k, reward,
+                         decisions, fraction) for w in range(min(executor.workers, len(todo)))]
+        played = sorted((row for part in executor.map(probe_job, jobs, progress) for row in part),
+                        key=lambda row: row["game"])
+        for row in played:
             if journal is not None:
-                game["states"].append([len(d.history), st["prior"].tolist(), st["values"].tolist()])
-            out.append(st)
-    return out
+                journal.append(row)
+        rows += played
+    return [st for row in rows for st in _rebuilt(row, seed)]
 
 
 def journal_row(row: dict) -> dict:
     """A probe journal's row, checked for what :func:`decision_states` reads of it (a ``Journal``'s ``parse``)."""
-    if not {"game", "actions", "states", "rng", "pick"} <= row.keys() or not isinstance(row["game"], int) \
+    if not {"game", "actions", "states"} <= row.keys() or not isinstance(row["game"], int) \
             or not all(len(st) == 3 for st in row["states"]):
         raise ValueError("not a probed game")
     return row

@@ -17,6 +17,9 @@ from pipeline.probes import fit_gain as fit_gain_module
 from pipeline.probes.fit_gain import choice_gain, decision_states, fit_gain, search_gain
 from pipeline.probes.rollout_gain import rollout_gain, rollout_values, search_duel
 from pipeline.runtime.resumable import Journal
+from pipeline.selfplay.executor import make_executor
+from pipeline.selfplay.executor_base import InlineExecutor
+from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
 
 POINT = RewardModel("point")
@@ -66,7 +69,7 @@ def test_rollout_gain_reports_every_decision_type(make_net):
 
 def test_fit_probe_holds_out_whole_games_and_measures_the_fitted_choice(make_net):
     net = make_net(0)
-    states = decision_states(NetPlayer(net), POINT, 8, 4, seed=1)
+    states = decision_states(NetSpec.from_net(net, "net"), POINT, 8, 4, 1, InlineExecutor())
     assert states and all(s["values"].shape == (2, 4) and s["obs"].decision == 2 for s in states)
     assert {s["game"] for s in states} & {0, 4}, "the held-out games must have koi-koi calls"
     before = {k: v.clone() for k, v in net.state_dict().items()}
@@ -98,10 +101,11 @@ def _same_states(a: list[dict], b: list[dict]) -> bool:
 
 
 def test_a_journalled_probe_cut_short_goes_on_to_the_straight_probes_states(make_net, tmp_path, monkeypatch):
-    player, kw = NetPlayer(make_net(0)), dict(decisions=(DECISION_NAMES.index("discard"),), fraction=0.3)
-    straight = decision_states(player, POINT, 4, 2, seed=1, **kw)
+    spec, kw = NetSpec.from_net(make_net(0), "net"), dict(decisions=(DECISION_NAMES.index("discard"),), fraction=0.3)
+    inline = InlineExecutor()
+    straight = decision_states(spec, POINT, 4, 2, 1, inline, **kw)
     path, header = tmp_path / "probe.jsonl", {"seed": 1}
-    assert _same_states(decision_states(player, POINT, 4, 2, seed=1, journal=Journal(path, "koikoi probe", header),
+    assert _same_states(decision_states(spec, POINT, 4, 2, 1, inline, journal=Journal(path, "koikoi probe", header),
                                         **kw), straight)
     lines = path.read_text().splitlines()
     assert len(lines) == 5 and [json.loads(x)["game"] for x in lines[1:]] == [0, 1, 2, 3]
@@ -110,18 +114,28 @@ def test_a_journalled_probe_cut_short_goes_on_to_the_straight_probes_states(make
     played, real = [], fit_gain_module.rollout_values
     monkeypatch.setattr(fit_gain_module, "rollout_values", lambda *a, **k: played.append(1) or real(*a, **k))
     ticks: list[int] = []
-    resumed = decision_states(player, POINT, 4, 2, seed=1, progress=ticks.append,
+    resumed = decision_states(spec, POINT, 4, 2, 1, inline, progress=ticks.append,
                               journal=Journal(path, "koikoi probe", header), **kw)
     assert _same_states(resumed, straight) and sum(ticks) == 4
     assert len(played) == sum(s["game"] >= 2 for s in straight)  # games 0 and 1 rebuilt, not played again
     assert path.read_text().splitlines() == lines  # the cut row played again, whole
-    longer = decision_states(player, POINT, 6, 2, seed=1, journal=Journal(path, "koikoi probe", header), **kw)
-    assert _same_states(longer, decision_states(player, POINT, 6, 2, seed=1, **kw))  # a larger --games plays on
+    longer = decision_states(spec, POINT, 6, 2, 1, inline, journal=Journal(path, "koikoi probe", header), **kw)
+    assert _same_states(longer, decision_states(spec, POINT, 6, 2, 1, inline, **kw))  # a larger --games plays on
+
+
+def test_the_probe_plays_the_same_games_on_worker_processes(make_net):
+    spec, kw = NetSpec.from_net(make_net(0), "net"), dict(decisions=(DECISION_NAMES.index("discard"),), fraction=0.3)
+    inline = decision_states(spec, POINT, 5, 2, 7, InlineExecutor(), **kw)
+    assert len({s["game"] for s in inline}) > 2
+    with make_executor(2) as ex:
+        assert _same_states(decision_states(spec, POINT, 5, 2, 7, ex, **kw), inline)
+    other = decision_states(spec, POINT, 5, 2, 8, InlineExecutor(), **kw)
+    assert not _same_states(other, inline)  # another seed, other deals and draws
 
 
 def test_calls_probe_values_other_networks_choices_on_the_same_calls(make_net):
     net, other = make_net(0), make_net(1)
-    states = decision_states(NetPlayer(net), POINT, 6, 4, seed=1)
+    states = decision_states(NetSpec.from_net(net, "net"), POINT, 6, 4, 1, InlineExecutor())
     obs = [s["obs"] for s in states]
     own, own_gains = choice_gain(states, NetPlayer(net).values(obs))
     assert own == {"gain": 0.0, "gain_ci95": 0.0, "flip_rate": 0.0} and not own_gains.any()  # its own choices
