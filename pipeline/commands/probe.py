@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
-from ..net.inference import resolve_inference
+from ..net.inference import CHOICES, resolve_inference
 from ..runtime.fingerprints import file_fingerprint
 from ..runtime.progress import progress_bar
 from ..runtime.resumable import Journal, JournalError
@@ -78,6 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "--threads threads); the same states on any number")
         q.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                        help="where the games' forward passes run (default cpu)")
+        q.add_argument("--inference", choices=CHOICES, default="auto",
+                       help="how the games' forward passes run (default auto: the fastest setup of the device; a "
+                            "journal goes on only in the setup it was started in)")
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",
                        help="model directories whose koi-koi choices are valued on the calls; each after the first "
                             "also gets its gain minus the first's, paired on the same calls (minus_first)")
@@ -257,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
     device = getattr(args, "device", "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: no CUDA device here")
-    player = NetPlayer(net, inference=resolve_inference("auto", device))  # the games' setup; gain and search play it
+    # the games' setup (fit, calls); gain and search play this player
+    player = NetPlayer(net, inference=resolve_inference(getattr(args, "inference", "auto"), device))
     reward = RewardModel(args.reward, 10.0 if args.reward == "wp" else 1.0, table, 0.5 if table else 0.0)
     journal = _journal(args, player.inference.setup, journal_row) if getattr(args, "journal", None) else None
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,

@@ -184,3 +184,18 @@ def test_probe_command_prints_json_and_refuses_bad_input(project, capsys):
     assert "models/none" in capsys.readouterr().err
     assert main(["probe", "search", "models/none", "--reward", "point"]) == 2
     assert "models/none" in capsys.readouterr().err
+
+
+def test_probe_fit_on_workers_keeps_a_journal_that_refuses_one_of_another_kind(project, capsys):
+    args = ["probe", "fit", "models/sl", "--reward", "point", "--games", "8", "--samples", "2", "--epochs", "1",
+            "--decisions", "discard", "--fraction", "0.3", "--seed", "4", "--journal", "j.jsonl"]
+    assert main([*args, "--workers", "2"]) == 0
+    on_workers = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main(args) == 0  # rebuilt from the journal in this process: the same states, the same fit
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == on_workers
+    lines = (project / "j.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    del header["streams"]  # as a journal written with one random stream for all games
+    (project / "j.jsonl").write_text("".join(x + "\n" for x in [json.dumps(header), *lines[1:]]))
+    assert main(args) == 2
+    assert "streams" in capsys.readouterr().err
