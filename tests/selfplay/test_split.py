@@ -63,3 +63,6 @@ def test_probe_fit_saves_its_fit_to_play_at_the_probed_decisions_only(project, c
     meta = json.loads((project / "fit/config.json").read_text())["meta"]
     assert meta["kind"] == "probe-fit" and meta["probe"]["fit_gain"] == out["fits"][0]["fit_gain"]
     assert main(["duel", "fit", "models/sl", "--games", "2", "--rounds", "2", "--workers", "0"]) == 0
+    # a searcher over it plays the split policy in its rollouts
+    assert main(["duel", "search:fit?deals=2&decisions=koikoi&reward=point", "models/sl", "--games", "2",
+                 "--rounds", "1", "--workers", "0"]) == 0
