@@ -73,6 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--journal", type=Path, default=None, metavar="FILE",
                        help="keep each game's probed decisions in FILE (JSON lines) as it ends: the same command "
                             "run again goes on where a killed one stopped, and a larger --games plays on")
+        q.add_argument("--also", type=Path, nargs="+", default=[], metavar="FILE",
+                       help="other journals of this probe (another --seed, setup or --workers era): their decisions "
+                            "join the states after --journal's or the games played, read only")
         q.add_argument("--workers", type=int_range(0), default=0,
                        help="worker processes playing the games, one torch thread each (default 0: this process, "
                             "--threads threads); the same states on any number")
@@ -213,14 +216,39 @@ def run_report(args: argparse.Namespace) -> int:
 def _journal(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -> Journal:
     """``--journal``: the probed games of the same decisions of the same network (by its weights), rewards and
     deals; ``parse`` checks a row (``fit_gain.journal_row``)."""
-    header = {"weights": file_fingerprint(Path(args.model) / "model.pt"), "reward": args.reward,
-              "table": file_fingerprint(args.winprob) if args.reward == "wp" else "-", "samples": args.samples,
-              "seed": args.seed, "decisions": args.decisions, "fraction": args.fraction, "inference": setup,
+    header = {**_header(args, setup), "seed": args.seed,
               "streams": "per game"}  # a journal written before (one stream for all games) is refused
+    return _open_journal(args.journal, header, parse, "--journal")
+
+
+def _also(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -> list[tuple[Journal, int]]:
+    """``--also``: other journals of the same probe but for their seed, setup and streams (read: their games are
+    not played on), each with its seed."""
+    out = []
+    for path in args.also:
+        if args.journal is not None and path.resolve() == args.journal.resolve():
+            raise UserError(f"--also {path}: the --journal itself (its decisions would count twice)")
+        try:
+            first = json.loads(path.read_text().split("\n", 1)[0])
+            own = {key: first[key] for key in ("seed", "inference")}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UserError(f"--also {path}: not a probe journal ({type(e).__name__}: {e})") from None
+        header = {**_header(args, setup), **own, "streams": first.get("streams")}
+        out.append((_open_journal(path, header, parse, "--also"), own["seed"]))
+    return out
+
+
+def _header(args: argparse.Namespace, setup: str) -> dict:
+    return {"weights": file_fingerprint(Path(args.model) / "model.pt"), "reward": args.reward,
+            "table": file_fingerprint(args.winprob) if args.reward == "wp" else "-", "samples": args.samples,
+            "decisions": args.decisions, "fraction": args.fraction, "inference": setup}
+
+
+def _open_journal(path: Path, header: dict, parse: Callable[[dict], dict], option: str) -> Journal:
     try:
-        return Journal(args.journal, "koikoi probe", header, parse)
+        return Journal(path, "koikoi probe", header, parse)
     except (JournalError, OSError) as e:
-        raise UserError(f"--journal {e}" if isinstance(e, JournalError) else f"--journal {args.journal}: {e}") from None
+        raise UserError(f"{option} {e}" if isinstance(e, JournalError) else f"{option} {path}: {e}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -234,7 +262,14 @@ def run(args: argparse.Namespace) -> int:
 
     from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
     from ..net.modelio import load_model, save_model  # torch: loaded only when this runs
-    from ..probes.fit_gain import choice_gain, decision_states, fit_gain, journal_row, search_gain
+    from ..probes.fit_gain import (  # torch: loaded only when this runs
+        choice_gain,
+        decision_states,
+        fit_gain,
+        journal_row,
+        journal_states,
+        search_gain,
+    )
     from ..probes.rollout_gain import (  # torch: loaded only when this runs
         mean_ci,
         rollout_gain,
@@ -264,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
     player = NetPlayer(net, inference=resolve_inference(getattr(args, "inference", "auto"), device))
     reward = RewardModel(args.reward, 10.0 if args.reward == "wp" else 1.0, table, 0.5 if table else 0.0)
     journal = _journal(args, player.inference.setup, journal_row) if getattr(args, "journal", None) else None
+    also = _also(args, player.inference.setup, journal_row) if getattr(args, "also", None) else []
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,
                  "seed": args.seed}
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
@@ -276,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
                                              journal)
             except JournalError as e:
                 raise UserError(f"--journal {e}") from None
+            states += [st for j, seed in also for st in journal_states(j.rows, seed)]
         if args.probe == "fit":
             temperatures = args.temperature or [0.1 if args.reward == "wp" else 0.25]
             out.update(epochs=args.epochs, decisions=args.decisions, fraction=args.fraction, fits=[])

@@ -107,6 +107,11 @@ def decision_states(spec: NetSpec, reward: RewardModel, games: int, k: int, seed
             if journal is not None:
                 journal.append(row)
         rows += played
+    return journal_states(rows, seed)
+
+
+def journal_states(rows: list[dict], seed: int) -> list[dict]:
+    """The probed decisions of a journal's rows (:func:`probe_game`'s), their deals seeded from ``seed``."""
     return [st for row in rows for st in _rebuilt(row, seed)]
 
 

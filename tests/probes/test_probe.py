@@ -199,3 +199,23 @@ def test_probe_fit_on_workers_keeps_a_journal_that_refuses_one_of_another_kind(p
     (project / "j.jsonl").write_text("".join(x + "\n" for x in [json.dumps(header), *lines[1:]]))
     assert main(args) == 2
     assert "streams" in capsys.readouterr().err
+
+
+def test_probe_fit_also_reads_the_decisions_of_other_journals_of_the_probe(project, capsys):
+    args = ["probe", "fit", "models/sl", "--reward", "point", "--games", "8", "--samples", "2", "--epochs", "0",
+            "--decisions", "discard", "--fraction", "0.3"]
+    counts = []
+    for seed, name in (("4", "a.jsonl"), ("5", "b.jsonl")):
+        assert main([*args, "--seed", seed, "--journal", name]) == 0
+        fit = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fits"][0]
+        counts.append((fit["train_states"], fit["test_states"]))
+    lines = (project / "b.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    del header["streams"]  # a one-stream journal is read, though it cannot be played on
+    (project / "b.jsonl").write_text("".join(x + "\n" for x in [json.dumps(header), *lines[1:]]))
+    assert main([*args, "--seed", "4", "--journal", "a.jsonl", "--also", "b.jsonl"]) == 0
+    fit = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fits"][0]
+    assert (fit["train_states"], fit["test_states"]) == tuple(map(sum, zip(*counts)))
+    assert main([*args, "--seed", "4", "--journal", "a.jsonl", "--also", "a.jsonl"]) == 2  # counted twice
+    assert main([*args[:-1], "1", "--seed", "4", "--also", "b.jsonl"]) == 2  # another --fraction: another probe
+    assert "fraction" in capsys.readouterr().err
