@@ -229,7 +229,8 @@ def _also(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -
         if args.journal is not None and path.resolve() == args.journal.resolve():
             raise UserError(f"--also {path}: the --journal itself (its decisions would count twice)")
         try:
-            first = json.loads(path.read_text().split("\n", 1)[0])
+            with path.open() as f:  # the header only: the Journal reads the rows
+                first = json.loads(f.readline())
             own = {key: first[key] for key in ("seed", "inference")}
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UserError(f"--also {path}: not a probe journal ({type(e).__name__}: {e})") from None

@@ -70,14 +70,14 @@ def probe_game(player: NetPlayer, reward: RewardModel, seed: int, game: int, k: 
     of the legal actions and their rewards ``(actions, k)``. The game's own random streams (seeded by ``seed`` and
     ``game``) draw the decisions and the redeals, so a game is the same whichever worker plays it, and when."""
     rng, pick = np.random.default_rng((seed, game)), np.random.default_rng((seed, game, 1))
-    states, history = [], []
+    states = []
     for d in greedy_decisions(player, seed + game, 1):
-        acts, history = legal_list(d.obs), d.history  # the list grows to the game's whole history
+        acts = legal_list(d.obs)
         if d.obs.decision in decisions and len(acts) > 1 and (fraction >= 1.0 or pick.random() < fraction):
             values = rollout_values(player, d.state, acts, k, reward, rng)
             states.append([len(d.history), d.values[acts].tolist(), values.tolist()])
     report_progress(1)
-    return {"game": game, "actions": list(history), "states": states}
+    return {"game": game, "actions": list(d.history), "states": states}  # the list grew to the whole game
 
 
 def decision_states(spec: NetSpec, reward: RewardModel, games: int, k: int, seed: int, executor: Executor,
@@ -103,8 +103,8 @@ def decision_states(spec: NetSpec, reward: RewardModel, games: int, k: int, seed
                          decisions, fraction) for w in range(min(executor.workers, len(todo)))]
         played = sorted((row for part in executor.map(probe_job, jobs, progress) for row in part),
                         key=lambda row: row["game"])
-        for row in played:
-            if journal is not None:
+        if journal is not None:
+            for row in played:
                 journal.append(row)
         rows += played
     return journal_states(rows, seed)

@@ -47,7 +47,6 @@ class NetSpec:
         return NetPlayer(self.build(), self.epsilon, self.inference or inference, device)
 
 
-
 _players: dict[tuple, NetPlayer] = {}  # this worker's player, built once per network, setup and device
 
 
