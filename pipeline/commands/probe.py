@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "join the states after --journal's or the games played, read only")
         q.add_argument("--workers", type=int_range(0), default=0,
                        help="worker processes playing the games, one torch thread each (default 0: this process, "
-                            "--threads threads); the same states on any number")
+                            "--threads threads); the same states on any number of worker processes")
         q.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                        help="where the games' forward passes run (default cpu)")
         q.add_argument("--inference", choices=CHOICES, default="auto",
