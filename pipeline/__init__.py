@@ -5,7 +5,9 @@ stages.<stage>``), a Ctrl-C that no code of the command catches (one in its firs
 imports run) ends it as every other Ctrl-C does: one line, ``<name>: interrupted``, and exit code 130.
 So does any error left uncaught after a Ctrl-C: a C extension interrupted while it imports turns the
 ``KeyboardInterrupt`` into an ``ImportError`` (numpy: "PyCapsule_Import could not import module"), so
-the SIGINT handler notes that the signal came. Imported by another program, nothing changes.
+the SIGINT handler notes that the signal came. A Ctrl-C while a module imports is held and sent again once
+no import runs: raised inside C++ that runs Python (torch's ``_c10d_init``, pybind11), it aborted the
+program (exit code -6, a page of trace; seen once in CI). Imported by another program, nothing changes.
 
 Before this module runs, a Ctrl-C is Python's own: a traceback (exit code -2, or 1 inside ``site``), and
 at some steps of the start-up Python prints it and goes on (its check whether the script is a zip archive;
@@ -18,12 +20,15 @@ cannot raise, and would print and drop (in a weakref callback, as the import sys
 or a ``__del__``), is sent again.
 """
 
+import _frozen_importlib as _imports  # importlib._bootstrap, loaded at start-up: its locks say an import runs
 import _signal  # the C module: loaded at start-up, where ``signal`` would build its enums first
 import _thread
 import os as _os
 import sys as _sys
 
 _sigint_seen = False
+_resend_pending = False
+_raised = False  # by check_interrupted: a signal held during an import is then not sent again
 _main_thread = 0  # its ident, in a program
 
 
@@ -53,21 +58,52 @@ def _with_command(args: list[str]) -> str:
 
 
 def _on_sigint(signum: int, frame: object) -> None:
-    global _sigint_seen
+    global _sigint_seen, _resend_pending
     _sigint_seen = True
+    if _import_runs():
+        # A module is being imported: the raise could land in C++ code that runs Python (pybind11, torch's
+        # ``_c10d_init``), which turns the exception into ``std::terminate``, an abort and a page of trace. The
+        # signal is sent again once no import runs.
+        if not _resend_pending:
+            _resend_pending = True
+            _thread.start_new_thread(_resend_after_imports, ())
+        return
     raise KeyboardInterrupt  # as signal.default_int_handler does
+
+
+def _import_runs() -> bool:
+    # a lock no import holds may outlive its import (a traceback keeps the frame that held it)
+    for ref in list(_imports._module_locks.values()):
+        lock = ref()
+        if lock is not None and lock.owner is not None:
+            return True
+    return False
+
+
+def _resend_after_imports() -> None:
+    global _resend_pending
+    pause = _thread.allocate_lock()
+    pause.acquire()
+    while _import_runs():
+        pause.acquire(timeout=0.01)  # a sleep without importing ``time``
+    _resend_pending = False
+    if not _raised:  # check_interrupted raised it meanwhile
+        _signal.pthread_kill(_main_thread, _signal.SIGINT)
 
 
 def check_interrupted() -> None:
     """Raise the Ctrl-C an import swallowed: an optional import's ``except ImportError`` can catch the error an
     interrupted C extension raises, and the program would go on as if no signal came."""
+    global _raised
     if _sigint_seen:
+        _raised = True
         raise KeyboardInterrupt
 
 
 def _interrupted(kind: type, value: BaseException, tb: object, _default=_sys.excepthook) -> None:
     if not (issubclass(kind, KeyboardInterrupt) or _sigint_seen):
         return _default(kind, value, tb)
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # the line is being written: a second Ctrl-C must not cut it
     try:
         _sys.stdout.flush()
     except Exception:  # noqa: BLE001 (a closed or broken stdout must not hide the line)

@@ -128,6 +128,17 @@ def test_a_ctrl_c_the_start_up_printed_and_dropped_ends_the_program(tmp_path):
     assert (done.returncode, done.stderr) == (130, "koikoi: interrupted\n")
 
 
+def test_a_ctrl_c_while_a_module_imports_is_raised_once_the_import_ends(tmp_path):
+    """Raised inside an import, the ``KeyboardInterrupt`` can land in C++ that runs Python (torch's
+    ``_c10d_init`` through pybind11), which aborts the program (exit code -6, a page of trace: seen in CI).
+    The module here sends itself the signal and imports on: it ends, then the program stops."""
+    (tmp_path / "held.py").write_text("import os\nimport signal\nimport time\n\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                      "time.sleep(0.3)\nprint('imported', flush=True)\n")
+    body = "import sys\nimport time\nimport pipeline\n\nsys.path.insert(0, '.')\nimport held  # noqa\ntime.sleep(30)\n"
+    done = run_named_koikoi(tmp_path, body)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "imported\n", "koikoi: interrupted\n")
+
+
 @pytest.fixture
 def project(tmp_path) -> Path:
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
