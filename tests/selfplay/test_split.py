@@ -66,3 +66,22 @@ def test_probe_fit_saves_its_fit_to_play_at_the_probed_decisions_only(project, c
     # a searcher over it plays the split policy in its rollouts
     assert main(["duel", "search:fit?deals=2&decisions=koikoi&reward=point", "models/sl", "--games", "2",
                  "--rounds", "1", "--workers", "0"]) == 0
+
+
+def test_a_split_model_is_a_searchers_model_and_belief(make_net, tmp_path):
+    """``search:DIR?belief=DIR`` over a split model: it plays and weighs the opponent's decisions with each network
+    at its own decision types (the belief refused a split model before)."""
+    import numpy.random as npr
+
+    from pipeline.engine import determinize
+    from pipeline.search.belief import log_weights
+
+    d = save_model(make_net(1), tmp_path / "fit", {"split": {"decisions": ["discard"]}}, elsewhere=make_net(2))
+    agent = load_agent(f"search:{d}?belief={d}&reward=point&deals=2", inference="fp32")
+    assert isinstance(agent.player.belief, SplitPlayer) and isinstance(agent.player.model, SplitPlayer)
+    obs = next(o for o in random_observations(200, seed=5) if o.turn >= 6)
+    rng = npr.default_rng(1)
+    deals = [determinize(obs, rng) for _ in range(6)]
+    expected = log_weights(SplitPlayer(NetPlayer(make_net(1)), NetPlayer(make_net(2)), (DISCARD,)), obs, deals)
+    np.testing.assert_allclose(log_weights(agent.player.belief, obs, deals), expected, rtol=1e-5)
+    assert np.isfinite(expected).all() and (expected < 0).any()
