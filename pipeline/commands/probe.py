@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="fit on the first N training calls only; several: one fit each (default 0: all)")
     fit.add_argument("--save", type=Path, default=None, metavar="DIR",
                      help="keep the fitted network as a model directory that plays it at --decisions and MODEL "
-                          "elsewhere (one fit: one value each of --train-states, --deals, --temperature)")
+                          "elsewhere; several fits: one directory each in DIR, named by the values that vary "
+                          "(e.g. states5000, states40000: a scaling curve's models)")
     calls.add_argument("--games", type=int_range(1), default=150,
                        help="games of the network against itself (default 150, about 1,250 koi-koi calls)")
     for q in (fit, calls):
@@ -252,6 +253,15 @@ def _open_journal(path: Path, header: dict, parse: Callable[[dict], dict], optio
         raise UserError(f"{option} {e}" if isinstance(e, JournalError) else f"{option} {path}: {e}") from None
 
 
+def _fit_name(args: argparse.Namespace, fit: dict) -> str:
+    """A fit's directory under ``--save``: the grid's values that vary, the training states as counted
+    (``--train-states 0``: all of them)."""
+    axes = (("states", args.train_states, fit["train_states"]), ("deals", args.deals, fit["deals"]),
+            ("t", args.temperature or [0], fit["temperature"]))
+    return "_".join(f"{name}{value if isinstance(value, int) else f'{value:g}'}" for name, values, value in axes
+                    if len(values) > 1)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.probe in ("belief", "hand"):
         return run_report(args)
@@ -281,11 +291,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.probe == "search" and args.games % 2:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")
-    if args.probe == "fit" and args.save is not None:
-        if len(args.train_states) * len(args.deals) * len(args.temperature or [0]) > 1:
-            raise UserError("--save keeps one fit: give one value each of --train-states, --deals and --temperature")
-        if args.save.exists() and not args.save.is_dir():
-            raise UserError(f"--save {args.save}: not a directory")
+    if args.probe == "fit" and args.save is not None and args.save.exists() and not args.save.is_dir():
+        raise UserError(f"--save {args.save}: not a directory")
     try:
         net, _ = load_model(args.model)
         others = {m: player_spec(m, m) for m in getattr(args, "compare", [])}
@@ -317,9 +324,10 @@ def run(args: argparse.Namespace) -> int:
         if args.probe == "fit":
             temperatures = args.temperature or [0.1 if args.reward == "wp" else 0.25]
             out.update(epochs=args.epochs, decisions=args.decisions, fraction=args.fraction, fits=[])
-            first = None
+            first, saved = None, []
+            grid = list(itertools.product(args.train_states, args.deals, temperatures))
             # every fit on the same states, so that they compare pairwise (minus the first fit)
-            for n, deals, temperature in itertools.product(args.train_states, args.deals, temperatures):
+            for n, deals, temperature in grid:
                 try:
                     done = fit_gain(net, states, temperature, args.epochs, deals=deals or None, train_states=n,
                                     seed=args.seed, inference=player.inference,
@@ -332,12 +340,15 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     fit["minus_first"], fit["minus_first_ci95"] = mean_ci((done.gains - first).tolist())
                 out["fits"].append(fit)
-            if args.save is not None:
-                meta = {"kind": "probe-fit", "split": {"decisions": list(args.decisions)},
-                        "probe": {**{k: v for k, v in out.items() if k != "fits"}, **fit},
-                        "base_weights": file_fingerprint(Path(args.model) / "model.pt")}
-                save_model(done.net, args.save, meta, elsewhere=net)
-                out["saved"] = str(args.save)
+                if args.save is not None:  # each fit as it ends: a long grid killed keeps the fits done
+                    where = args.save / _fit_name(args, fit) if len(grid) > 1 else args.save
+                    meta = {"kind": "probe-fit", "split": {"decisions": list(args.decisions)},
+                            "probe": {**{k: v for k, v in out.items() if k != "fits"}, **fit},
+                            "base_weights": file_fingerprint(Path(args.model) / "model.pt")}
+                    save_model(done.net, where, meta, elsewhere=net)
+                    saved.append(str(where))
+            if saved:
+                out["saved"] = saved[0] if len(grid) == 1 else saved
         elif args.probe == "calls":
             if not states:
                 raise UserError(f"no {'/'.join(args.decisions)} decision with a choice in {args.games} games: "

@@ -4,6 +4,7 @@ dueled as any model; ``koikoi probe fit --save`` writes one."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,8 +54,14 @@ def test_a_saved_split_model_loads_as_a_split_agent(make_net, tmp_path):
 def test_probe_fit_saves_its_fit_to_play_at_the_probed_decisions_only(project, capsys):
     args = ["probe", "fit", "models/sl", "--reward", "point", "--games", "8", "--samples", "2", "--epochs", "1",
             "--decisions", "discard", "--fraction", "0.3", "--seed", "2"]
-    assert main([*args, "--temperature", "0.3", "1", "--save", "fit"]) == 2  # two fits, one directory
-    assert "--save keeps one fit" in capsys.readouterr().err and not (project / "fit").exists()
+    assert main([*args, "--temperature", "0.3", "1", "--train-states", "5", "0", "--save", "grid"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    names = [f"states{n}_t{t}" for n in (5, out["fits"][-1]["train_states"]) for t in ("0.3", "1")]
+    assert out["saved"] == [str(Path("grid") / name) for name in names]  # one directory a fit, named by the grid
+    for name, fit in zip(names, out["fits"]):
+        meta = json.loads((project / "grid" / name / "config.json").read_text())["meta"]
+        assert meta["probe"]["fit_gain"] == fit["fit_gain"] and isinstance(player_spec(project / "grid" / name, name),
+                                                                           SplitSpec)
     assert main([*args, "--save", "fit"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["saved"] == "fit" and len(out["fits"]) == 1
