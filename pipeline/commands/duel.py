@@ -9,8 +9,9 @@ from pathlib import Path
 
 from ..agents import load_agent
 from ..cli import UserError, int_range, worker_device
-from ..duel.journal import DuelJournal
+from ..duel.journal import DuelJournal, other_blocks
 from ..duel.runner import duel_agents, set_torch_threads
+from ..duel.stats import paired_difference
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..net.inference import CHOICES, resolve_inference
 from ..runtime.hardware import Placement, announce
@@ -46,6 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--journal", type=Path, default=None, metavar="FILE",
                    help="record each block of 200 games in FILE as it ends; the same command run again goes on "
                         "where it stopped (two model or search agents only)")
+    p.add_argument("--paired", type=Path, nargs="+", default=[], metavar="FILE",
+                   help="journals of other agents' duels against the same B on the same deals (--seed, --rounds, "
+                        "--points): A's win rate minus each one's, paired by blocks of 200 games (needs --journal)")
     p.set_defaults(func=run)
 
 
@@ -64,15 +68,24 @@ def run(args: argparse.Namespace) -> int:
     games = args.games + args.games % 2
     if games != args.games:
         print(f"koikoi duel: playing {games} games, not {args.games}: each deal is played twice", file=sys.stderr)
-    journal = None
+    journal, others = None, {}
+    if args.paired and args.journal is None:
+        raise UserError("--paired needs --journal: the comparison is by the journals' blocks")
     if args.journal is not None:
-        header = {"a": args.a, "b": args.b, "seed": args.seed, "rounds": args.rounds,
-                  "points": args.points, "inference": [s.setup for s in setups]}
+        duel = {"b": args.b, "seed": args.seed, "rounds": args.rounds, "points": args.points}
+        header = {"a": args.a, **duel, "inference": [s.setup for s in setups]}
         try:
             journal = DuelJournal(args.journal, header)
         except (JournalError, OSError) as e:
             raise UserError(f"--journal {e}" if isinstance(e, JournalError) else f"--journal {args.journal}: {e}") \
                 from None
+        for path in args.paired:  # read before any game: a wrong file costs nothing
+            if path.resolve() == args.journal.resolve():
+                raise UserError(f"--paired {path}: the --journal itself")
+            try:
+                others[str(path)] = other_blocks(path, duel)
+            except JournalError as e:
+                raise UserError(f"--paired {e}") from None
         if journal.done:
             print(f"koikoi duel: {sum(r.games for r, _ in journal.done.values())} games already in {args.journal}",
                   file=sys.stderr)
@@ -90,5 +103,8 @@ def run(args: argparse.Namespace) -> int:
     out.update(seconds=round(result.seconds, 2), games_per_s=round(games / max(result.seconds, 1e-9), 1))
     if result.search:  # a search agent played: its searched decisions, their time and deals
         out["search"] = result.search
+    if others:  # this duel's blocks only (a journal may hold a longer one's)
+        mine = {b: r for b, (r, _) in journal.done.items() if args.seed <= b < args.seed + games // 2}
+        out["paired"] = {path: {"a": a, **paired_difference(mine, blocks)} for path, (a, blocks) in others.items()}
     print(json.dumps(out))
     return 0

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -108,3 +109,17 @@ def search_summary(stats: dict[str, float]) -> dict:
             "effective_deals": round(stats.get("effective", 0.0) / n, 1) if n else None,
             "distinct_deals": round(stats.get("distinct", 0) / n, 1) if n else None,
             "exact": int(stats.get("exact", 0))}
+
+
+def paired_difference(mine: Mapping[int, DuelResult], other: Mapping[int, DuelResult]) -> dict:
+    """A's win rate minus another agent's against the same B on the same deals: the mean of the differences of
+    the blocks both duels finished whole (first seed -> totals; the same number of games), with its normal 95%
+    interval over blocks. Each block's deals and seats are shared, so their luck cancels and the interval is far
+    narrower than the two duels' Wilson intervals suggest."""
+    blocks = sorted(b for b in set(mine) & set(other) if mine[b].games == other[b].games)
+    diffs = [mine[b].win_rate - other[b].win_rate for b in blocks]
+    out: dict = {"blocks": len(blocks), "games": sum(mine[b].games for b in blocks)}
+    if len(diffs) < 2:
+        return {**out, "minus": None, "ci95": None}
+    mean, half = statistics.fmean(diffs), 1.959963984540054 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    return {**out, "minus": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)]}

@@ -1,6 +1,7 @@
 """``koikoi duel --journal``: a killed duel goes on where it stopped, and counts as the duel played straight."""
 
 import json
+import statistics
 
 import pytest
 from tiny import TINY
@@ -84,3 +85,43 @@ def test_the_command_names_the_journal_in_one_line(tmp_path, capsys):
     notes = tmp_path / "notes.txt"
     assert err[-1] == f"koikoi duel: error: --journal {notes}: not a duel journal (its first line is not JSON)"
     assert (tmp_path / "notes.txt").read_text() == "shopping list\n"
+
+
+def test_paired_difference_is_the_mean_of_the_shared_blocks_differences():
+    from pipeline.duel.stats import paired_difference
+
+    mine = {0: DuelResult(games=4, wins=3, losses=1), 2: DuelResult(games=4, wins=2, draws=2),
+            4: DuelResult(games=4, wins=4), 6: DuelResult(games=2, wins=2)}
+    other = {0: DuelResult(games=4, wins=1, losses=3), 2: DuelResult(games=4, wins=2, losses=2),
+             4: DuelResult(games=4, wins=3, losses=1), 6: DuelResult(games=4, wins=0, losses=4), 8: DuelResult(games=4)}
+    out = paired_difference(mine, other)  # blocks 0, 2 and 4: 6 has other games, 8 is not mine
+    diffs = [0.5, 0.25, 0.25]
+    half = 1.959963984540054 * statistics.stdev(diffs) / len(diffs) ** 0.5
+    assert (out["blocks"], out["games"], out["minus"]) == (3, 12, round(statistics.fmean(diffs), 4))
+    assert out["ci95"] == [round(statistics.fmean(diffs) - half, 4), round(statistics.fmean(diffs) + half, 4)]
+    assert paired_difference(mine, {0: other[0]})["minus"] is None  # one block: no interval
+
+
+def test_the_command_pairs_a_duel_with_another_agents_on_the_same_deals(tmp_path, monkeypatch, capsys):
+    from tiny import save_tiny
+
+    monkeypatch.setattr(runner, "JOURNAL_BLOCK", 2)  # 4 deals: two blocks of 2
+    b, a1, a2 = (str(save_tiny(tmp_path / f"m{i}", seed=i)) for i in range(3))
+    argv = ["--games", "8", "--rounds", "1", "--seed", "9", "--workers", "1"]
+    first, second = tmp_path / "a1.jsonl", tmp_path / "a2.jsonl"
+    assert main(["duel", a2, b, *argv, "--paired", str(first)]) == 2  # nothing to pair by
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--paired needs --journal: the comparison is by the journals' blocks")
+    assert main(["duel", a1, b, *argv, "--journal", str(first)]) == 0
+    assert main(["duel", a2, b, *argv[:-2], "--seed", "10", "--workers", "1", "--journal", str(tmp_path / "x.jsonl"),
+                 "--paired", str(first)]) == 2  # other deals
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"koikoi duel: error: --paired {first}: journal of another duel: seed is 9 there")
+    capsys.readouterr()
+    assert main(["duel", a2, b, *argv, "--journal", str(second), "--paired", str(first)]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    rows = [[json.loads(x) for x in p.read_text().splitlines()[1:]] for p in (second, first)]
+    diffs = [(r["wins"] + r["draws"] / 2 - q["wins"] - q["draws"] / 2) / r["games"] for r, q in zip(*rows)]
+    paired = out["paired"][str(first)]
+    assert (paired["a"], paired["blocks"], paired["games"]) == (a1, 2, 8)
+    assert paired["minus"] == round(statistics.fmean(diffs), 4)
