@@ -253,6 +253,15 @@ def _open_journal(path: Path, header: dict, parse: Callable[[dict], dict], optio
         raise UserError(f"{option} {e}" if isinstance(e, JournalError) else f"{option} {path}: {e}") from None
 
 
+def _minus_first(summary: dict, gains, first, mean_ci: Callable):
+    """Add ``minus_first`` to ``summary`` (its gains minus the first's, paired on the same states: their luck is
+    shared, and states both choose alike add 0) and return the first's gains (these, for the first)."""
+    if first is None:
+        return gains
+    summary["minus_first"], summary["minus_first_ci95"] = mean_ci((gains - first).tolist())
+    return first
+
+
 def _fit_name(args: argparse.Namespace, fit: dict) -> str:
     """A fit's directory under ``--save``: the grid's values that vary, the training states as counted
     (``--train-states 0``: all of them)."""
@@ -335,10 +344,7 @@ def run(args: argparse.Namespace) -> int:
                 except ValueError as e:
                     raise UserError(str(e)) from None
                 fit = done.summary
-                if first is None:
-                    first = done.gains
-                else:
-                    fit["minus_first"], fit["minus_first_ci95"] = mean_ci((done.gains - first).tolist())
+                first = _minus_first(fit, done.gains, first, mean_ci)
                 out["fits"].append(fit)
                 if args.save is not None:  # each fit as it ends: a long grid killed keeps the fits done
                     where = args.save / _fit_name(args, fit) if len(grid) > 1 else args.save
@@ -359,10 +365,7 @@ def run(args: argparse.Namespace) -> int:
                 t0 = time.perf_counter()
                 summary, gains = choice_gain(states, other.player(player.inference, "cpu").values(obs))
                 summary["decisions_per_s"] = len(obs) / (time.perf_counter() - t0)
-                if first is None:
-                    first = gains
-                else:  # paired on the same calls: their luck is shared, and calls both choose alike add 0
-                    summary["minus_first"], summary["minus_first_ci95"] = mean_ci((gains - first).tolist())
+                first = _minus_first(summary, gains, first, mean_ci)
                 out["models"][m] = summary
         elif args.probe == "gain":
             out["fraction"] = args.fraction

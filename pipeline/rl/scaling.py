@@ -159,8 +159,9 @@ def run_study(params: Params, cfg: StudyConfig) -> dict:
     return study
 
 
-def plot_study(study: dict, path: Path) -> Path:
-    """Win rate against SL with its 95% interval, against training games on a log axis."""
+def plot_study(study: dict, path: Path, xlabel: str = "training games") -> Path:
+    """Win rate against SL with its 95% interval, against training games (``xlabel``: what ``rows``' "games"
+    count) on a log axis."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -184,7 +185,7 @@ def plot_study(study: dict, path: Path) -> Path:
                     label=f"tau {t['tau']:g}")
     ax.axhline(0.5, color="grey", linewidth=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("training games (log scale)")
+    ax.set_xlabel(f"{xlabel} (log scale)")
     ax.set_ylabel(f"win rate vs SL ({study['duel_games']} duplicate games)")
     ax.legend()
     fig.tight_layout()
