@@ -16,7 +16,7 @@ from ..engine import DECISION_NAMES
 from ..net.inference import CHOICES, resolve_inference
 from ..runtime.fingerprints import file_fingerprint
 from ..runtime.progress import progress_bar
-from ..runtime.resumable import Journal, JournalError
+from ..runtime.resumable import Journal, JournalError, header_fields
 from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
@@ -229,13 +229,11 @@ def _also(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -
     for path in args.also:
         if args.journal is not None and path.resolve() == args.journal.resolve():
             raise UserError(f"--also {path}: the --journal itself (its decisions would count twice)")
-        try:
-            with path.open() as f:  # the header only: the Journal reads the rows
-                first = json.loads(f.readline())
-            own = {key: first[key] for key in ("seed", "inference")}
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise UserError(f"--also {path}: not a probe journal ({type(e).__name__}: {e})") from None
-        header = {**_header(args, setup), **own, "streams": first.get("streams")}
+        try:  # streams: "per game", absent in a journal of one stream
+            own = header_fields(path, ("seed", "inference"), "probe", optional=("streams",))
+        except JournalError as e:
+            raise UserError(f"--also {e}") from None
+        header = {**_header(args, setup), **own}
         out.append((_open_journal(path, header, parse, "--also"), own["seed"]))
     return out
 

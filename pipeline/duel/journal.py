@@ -12,10 +12,9 @@ handling (a cut row dropped, a foreign header refused) is ``runtime.resumable``'
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..runtime.resumable import Journal, JournalError
+from ..runtime.resumable import Journal, header_fields
 from .stats import DuelResult
 
 BLOCK = 100  # deals per journalled block: 200 games, what a kill can lose (minutes for two searchers on 2 cores)
@@ -51,11 +50,6 @@ def other_blocks(path: Path, duel: dict) -> tuple[str, dict[int, DuelResult]]:
     """Another duel's journal, read for a paired comparison (``koikoi duel --paired``): its A and its finished
     blocks. It must be of the same B, seed, rounds and points as ``duel`` (another A, any inference setups), so that
     its blocks are the same deals and seatings; ``JournalError`` (one line) otherwise."""
-    try:
-        with path.open() as f:  # the header only: the Journal reads the rows
-            first = json.loads(f.readline())
-        own = {key: first[key] for key in ("a", "inference")}
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise JournalError(f"{path}: not a duel journal ({type(e).__name__}: {e})") from None
+    own = header_fields(path, ("a", "inference"), "duel")
     journal = Journal(path, "koikoi duel", {**duel, **own, "block": BLOCK}, _block)
     return own["a"], {b: r for b, r, _ in journal.rows}

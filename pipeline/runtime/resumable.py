@@ -67,3 +67,16 @@ class Journal:
             f.write(json.dumps(row) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+
+def header_fields(path: Path, keys: tuple[str, ...], what: str, optional: tuple[str, ...] = ()) -> dict:
+    """``keys`` (and ``optional`` ones, None where absent) of the header of another run's journal at ``path`` (a
+    ``what`` journal), from its first line only (a ``Journal`` then reads the rows with those as its own): how a
+    command reads journals whose header differs from its own in these fields. ``JournalError`` (one line) where
+    it is not one."""
+    try:
+        with Path(path).open() as f:
+            first = json.loads(f.readline())
+        return {**{key: first[key] for key in keys}, **{key: first.get(key) for key in optional}}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise JournalError(f"{path}: not a {what} journal ({type(e).__name__}: {e})") from None
