@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..cli import UserError, float_range, int_range
+from ..duel.stats import mean_ci
 from ..engine import DECISION_NAMES
 from ..net.inference import CHOICES, resolve_inference
 from ..runtime.fingerprints import file_fingerprint
@@ -214,15 +215,15 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _journal(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -> Journal:
+def _journal(args: argparse.Namespace, probe: dict, parse: Callable[[dict], dict]) -> Journal:
     """``--journal``: the probed games of the same decisions of the same network (by its weights), rewards and
     deals; ``parse`` checks a row (``fit_gain.journal_row``)."""
-    header = {**_header(args, setup), "seed": args.seed,
+    header = {**probe, "seed": args.seed,
               "streams": "per game"}  # a journal written before (one stream for all games) is refused
     return _open_journal(args.journal, header, parse, "--journal")
 
 
-def _also(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -> list[tuple[Journal, int]]:
+def _also(args: argparse.Namespace, probe: dict, parse: Callable[[dict], dict]) -> list[tuple[Journal, int]]:
     """``--also``: other journals of the same probe but for their seed, setup and streams (read: their games are
     not played on), each with its seed."""
     out = []
@@ -233,12 +234,13 @@ def _also(args: argparse.Namespace, setup: str, parse: Callable[[dict], dict]) -
             own = header_fields(path, ("seed", "inference"), "probe", optional=("streams",))
         except JournalError as e:
             raise UserError(f"--also {e}") from None
-        header = {**_header(args, setup), **own}
+        header = {**probe, **own}
         out.append((_open_journal(path, header, parse, "--also"), own["seed"]))
     return out
 
 
 def _header(args: argparse.Namespace, setup: str) -> dict:
+    """What names a probe in its journals' headers: the network (by its weights), rewards, samples, decisions."""
     return {"weights": file_fingerprint(Path(args.model) / "model.pt"), "reward": args.reward,
             "table": file_fingerprint(args.winprob) if args.reward == "wp" else "-", "samples": args.samples,
             "decisions": args.decisions, "fraction": args.fraction, "inference": setup}
@@ -251,7 +253,7 @@ def _open_journal(path: Path, header: dict, parse: Callable[[dict], dict], optio
         raise UserError(f"{option} {e}" if isinstance(e, JournalError) else f"{option} {path}: {e}") from None
 
 
-def _minus_first(summary: dict, gains, first, mean_ci: Callable):
+def _minus_first(summary: dict, gains, first):
     """Add ``minus_first`` to ``summary`` (its gains minus the first's, paired on the same states: their luck is
     shared, and states both choose alike add 0) and return the first's gains (these, for the first)."""
     if first is None:
@@ -289,7 +291,6 @@ def run(args: argparse.Namespace) -> int:
         search_gain,
     )
     from ..probes.rollout_gain import (  # torch: loaded only when this runs
-        mean_ci,
         rollout_gain,
         search_duel,
     )
@@ -313,8 +314,9 @@ def run(args: argparse.Namespace) -> int:
     # the games' setup (fit, calls); gain and search play this player
     player = NetPlayer(net, inference=resolve_inference(getattr(args, "inference", "auto"), device))
     reward = RewardModel(args.reward, 10.0 if args.reward == "wp" else 1.0, table, 0.5 if table else 0.0)
-    journal = _journal(args, player.inference.setup, journal_row) if getattr(args, "journal", None) else None
-    also = _also(args, player.inference.setup, journal_row) if getattr(args, "also", None) else []
+    probe = _header(args, player.inference.setup) if args.probe in ("fit", "calls") else {}  # the files hashed once
+    journal = _journal(args, probe, journal_row) if getattr(args, "journal", None) else None
+    also = _also(args, probe, journal_row) if getattr(args, "also", None) else []
     out: dict = {"model": args.model, "reward": args.reward, "samples": args.samples, "games": args.games,
                  "seed": args.seed}
     with progress_bar(total=args.games, desc=f"probe {args.probe}", unit="game", leave=False) as bar:
@@ -342,13 +344,13 @@ def run(args: argparse.Namespace) -> int:
                 except ValueError as e:
                     raise UserError(str(e)) from None
                 fit = done.summary
-                first = _minus_first(fit, done.gains, first, mean_ci)
+                first = _minus_first(fit, done.gains, first)
                 out["fits"].append(fit)
                 if args.save is not None:  # each fit as it ends: a long grid killed keeps the fits done
                     where = args.save / _fit_name(args, fit) if len(grid) > 1 else args.save
                     meta = {"kind": "probe-fit", "split": {"decisions": list(args.decisions)},
                             "probe": {**{k: v for k, v in out.items() if k != "fits"}, **fit},
-                            "base_weights": file_fingerprint(Path(args.model) / "model.pt")}
+                            "base_weights": probe["weights"]}
                     save_model(done.net, where, meta, elsewhere=net)
                     saved.append(str(where))
             if saved:
@@ -363,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
                 t0 = time.perf_counter()
                 summary, gains = choice_gain(states, other.player(player.inference, "cpu").values(obs))
                 summary["decisions_per_s"] = len(obs) / (time.perf_counter() - t0)
-                first = _minus_first(summary, gains, first, mean_ci)
+                first = _minus_first(summary, gains, first)
                 out["models"][m] = summary
         elif args.probe == "gain":
             out["fraction"] = args.fraction

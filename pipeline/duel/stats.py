@@ -1,13 +1,15 @@
 """Win rates and their intervals, the one way every duel and evaluation counts games: ``DuelResult``
-(running totals from A's side, draws half a win) and the Wilson score interval."""
+(running totals from A's side, draws half a win) and the Wilson score interval; the normal interval of a mean
+(``mean_ci``: paired block differences, the probes' per-decision gains)."""
 
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 if TYPE_CHECKING:
     from ..engine import GameState
@@ -111,6 +113,13 @@ def search_summary(stats: dict[str, float]) -> dict:
             "exact": int(stats.get("exact", 0))}
 
 
+def mean_ci(x: Sequence[float]) -> tuple[float, float]:
+    """The mean and the half-width of its normal 95% interval (nan where there are too few values)."""
+    a = np.asarray(x, dtype=float)
+    mean = float(a.mean()) if len(a) else float("nan")
+    return mean, float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
+
+
 def paired_difference(mine: Mapping[int, DuelResult], other: Mapping[int, DuelResult]) -> dict:
     """A's win rate minus another agent's against the same B on the same deals: the mean of the differences of
     the blocks both duels finished whole (first seed -> totals; the same number of games), with its normal 95%
@@ -121,5 +130,5 @@ def paired_difference(mine: Mapping[int, DuelResult], other: Mapping[int, DuelRe
     out: dict = {"blocks": len(blocks), "games": sum(mine[b].games for b in blocks)}
     if len(diffs) < 2:
         return {**out, "minus": None, "ci95": None}
-    mean, half = statistics.fmean(diffs), 1.959963984540054 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    mean, half = mean_ci(diffs)
     return {**out, "minus": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)]}

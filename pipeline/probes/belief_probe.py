@@ -25,6 +25,7 @@ import numpy as np
 from ..agents import load_agent
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
+from ..duel.stats import mean_ci
 from ..engine import DECISION_NAMES, GameState, Observation, determinize
 from ..net.inference import resolve_inference
 from ..net.modelio import load_model
@@ -33,7 +34,6 @@ from ..search.belief import batched_log_weights, log_weights, seen_cards
 from ..search.player import SearchPlayer
 from ..selfplay.playout import branch, play_out
 from .greedy import greedy_decisions
-from .rollout_gain import mean_ci
 
 MIN_TURN = 3  # from the round's third turn the opponent has made decisions this round
 

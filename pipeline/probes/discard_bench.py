@@ -22,6 +22,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
+from ..duel.stats import mean_ci
 from ..engine import DISCARD, GameState, resample_hidden
 from ..net.inference import Inference, resolve_inference
 from ..runtime import atomic
@@ -35,7 +36,6 @@ from ..selfplay.rollouts import round_reward
 from ..value.lookahead import player_spec
 from ..value.winprob import WinProbTable
 from .greedy import greedy_decisions
-from .rollout_gain import mean_ci
 
 FORMAT = "koikoi-discard-bench/1"
 

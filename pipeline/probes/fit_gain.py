@@ -24,6 +24,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
+from ..duel.stats import mean_ci
 from ..engine import KOIKOI_DECISION, GameState
 from ..net.inference import FP32, Inference
 from ..net.model import KoiKoiNet
@@ -37,7 +38,7 @@ from ..selfplay.reporting import report_progress
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import Pending, target
 from .greedy import greedy_decisions
-from .rollout_gain import mean_ci, rollout_values
+from .rollout_gain import rollout_values
 
 HOLDOUT = 4  # every 4th game's states are held out
 

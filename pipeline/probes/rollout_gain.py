@@ -25,7 +25,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
-from ..duel.stats import DuelResult
+from ..duel.stats import DuelResult, mean_ci
 from ..engine import DECISION_NAMES, GAME_OVER, GameState, resample_hidden
 from ..selfplay.playout import branch, play_out
 from ..selfplay.rewards import RewardModel
@@ -41,13 +41,6 @@ def rollout_values(player: NetPlayer, s: GameState, actions: Sequence[int], k: i
     if deals is None:
         deals = [resample_hidden(s, s.player, rng) for _ in range(k)]
     return play_out([player], branch(deals, actions), reward).reshape(len(actions), len(deals))
-
-
-def mean_ci(x: Sequence[float]) -> tuple[float, float]:
-    """The mean and the half-width of its normal 95% interval (nan where there are too few values)."""
-    a = np.asarray(x, dtype=float)
-    mean = float(a.mean()) if len(a) else float("nan")
-    return mean, float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
 
 
 @dataclass
