@@ -94,6 +94,8 @@ class ProcessExecutor(Executor):
             futures = [pool.submit(fn, j) for j in jobs]
             pending = set(futures)
             while pending:
+                if self._pool is not pool:  # terminated from another thread: its killed jobs' futures may never end
+                    raise RuntimeError("self-play workers stopped (terminate) while their jobs ran")
                 _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                 self._drain(progress, timeout=0.01)
             self._drain(progress, timeout=0.05)
