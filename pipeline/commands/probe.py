@@ -334,7 +334,7 @@ def run(args: argparse.Namespace) -> int:
             temperatures = args.temperature or [0.1 if args.reward == "wp" else 0.25]
             out.update(epochs=args.epochs, decisions=args.decisions, fraction=args.fraction, fits=[])
             first, saved = None, []
-            grid = list(itertools.product(args.train_states, args.deals, temperatures))
+            grid = list(dict.fromkeys(itertools.product(args.train_states, args.deals, temperatures)))  # once each
             # every fit on the same states, so that they compare pairwise (minus the first fit)
             for n, deals, temperature in grid:
                 try:

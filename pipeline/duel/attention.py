@@ -17,10 +17,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
+from ..agents.model_agent import ModelAgent  # noqa: E402
 from ..engine import DISCARD, GameState, Observation  # noqa: E402
 from ..engine.cards import card_name, ids_of  # noqa: E402
-from ..net.encoding import decisions, encode, legal_masks
+from ..net.encoding import decisions, encode, legal_masks  # noqa: E402
+from ..net.model import masked  # noqa: E402
+from ..net.modelio import load_model  # noqa: E402
 from ..runtime import atomic  # noqa: E402
 
 LOCATIONS = (("hand", "H"), ("field", "F"), ("my_pile", "P"), ("opp_pile", "O"))
@@ -67,10 +71,6 @@ def value_axis(meta: dict) -> tuple[bool, str, str]:
 
 def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: str = "") -> Path:
     """Draw the attention maps and action values of ``net`` at ``obs``; returns the PNG path."""
-    import torch
-
-    from ..net.model import masked  # torch: loaded only when this runs
-
     x = torch.from_numpy(encode([obs]))
     d = torch.from_numpy(decisions([obs]))
     legal = torch.from_numpy(legal_masks([obs]))
@@ -118,9 +118,6 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
 
 def render_attention(model_dir: str | Path, seed: int, turn: int, out: str | Path) -> Path:
     """Load the model in ``model_dir``, play to the decision and draw it."""
-    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
-    from ..net.modelio import load_model  # torch: loaded only when this runs
-
     net, meta = load_model(model_dir)
     obs = play_to_discard(ModelAgent(net, name=str(model_dir)), seed, turn)
     title = f"{model_dir}: seed {seed}, round 1 turn {turn} discard"

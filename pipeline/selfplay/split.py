@@ -4,20 +4,25 @@
 trunk that picks and koi-koi calls read, so a fair duel of what it learned plays it at discards only and SL
 elsewhere. A model directory says so with ``elsewhere.pt`` (the network played elsewhere) and its meta
 "split" (the decision types ``model.pt`` plays); ``value.lookahead.player_spec`` loads it as a ``SplitSpec``, so
-duels, evaluations and the play server use it as they use any model.
+duels, evaluations and the play server use it as they use any model. ``combine`` (``koikoi split``) writes one
+from two model directories: a discard fit beside an RL model's koi-koi calls, say.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
 from ..agents.model_agent import NetPlayer
-from ..engine import Observation
+from ..engine import DECISION_NAMES, Observation
 from ..net.encoding import NUM_TOKENS, decisions, encode, legal_masks
 from ..net.inference import Inference
+from ..net.model_dir import MODEL_FILE
+from ..net.modelio import load_advantage, load_elsewhere, load_model, load_value, save_model
+from ..runtime.fingerprints import file_fingerprint
 from .policies import NetSpec
 
 
@@ -75,3 +80,33 @@ class SplitSpec:
         return SplitPlayer(self.at.player(inference, device), self.elsewhere.player(inference, device),
                            self.decisions, self.epsilon)
 
+
+
+def combine(at: str | Path, elsewhere: str | Path, decisions: Sequence[str], out: str | Path) -> Path:
+    """Save at ``out`` a split model that plays ``at``'s network at ``decisions`` (names in ``DECISION_NAMES``) and
+    ``elsewhere``'s at the other decision types; returns ``out``.
+
+    A split model may be ``at`` where its own decision types hold ``decisions`` (its ``model.pt`` is what it plays
+    there); otherwise each directory must be one network, since a value, advantage or second network would be
+    dropped. Raises ``FileNotFoundError``/``ValueError`` in one line naming the directory."""
+    names = tuple(dict.fromkeys(decisions))
+    if not names or len(names) == len(DECISION_NAMES) or any(n not in DECISION_NAMES for n in names):
+        raise ValueError(f"decisions {list(decisions)}: name one or two of {', '.join(DECISION_NAMES)}")
+    nets, sources = [], {}
+    for role, directory in (("at", at), ("elsewhere", elsewhere)):
+        net, meta = load_model(directory)
+        split = meta.get("split") if load_elsewhere(directory) is not None else None
+        split = split.get("decisions", []) if isinstance(split, dict) else split
+        if role == "at" and split is not None and not set(names) <= set(split):
+            raise ValueError(f"{directory}: a split model playing its own network at {', '.join(split)} only, "
+                             f"not at {', '.join(names)}")
+        extra = "a value network" if load_value(directory) is not None else (
+            "an advantage network" if load_advantage(directory) is not None else (
+                "a second network" if split is not None and role == "elsewhere" else None))
+        if extra is not None:
+            raise ValueError(f"{directory}: plays {extra} beside its own, which a split model would drop; "
+                             "pass a model directory of one network")
+        nets.append(net)
+        sources[role] = {"model": str(directory), "weights": file_fingerprint(Path(directory) / MODEL_FILE)}
+    meta = {"kind": "split", "split": {"decisions": list(names)}, **sources}
+    return save_model(nets[0], out, meta, elsewhere=nets[1])

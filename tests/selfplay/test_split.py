@@ -54,10 +54,11 @@ def test_a_saved_split_model_loads_as_a_split_agent(make_net, tmp_path):
 def test_probe_fit_saves_its_fit_to_play_at_the_probed_decisions_only(project, capsys):
     args = ["probe", "fit", "models/sl", "--reward", "point", "--games", "8", "--samples", "2", "--epochs", "1",
             "--decisions", "discard", "--fraction", "0.3", "--seed", "2"]
-    assert main([*args, "--temperature", "0.3", "1", "--train-states", "5", "0", "--save", "grid"]) == 0
+    assert main([*args, "--temperature", "0.3", "1", "0.3", "--train-states", "5", "0", "--save", "grid"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     names = [f"states{n}_t{t}" for n in (5, out["fits"][-1]["train_states"]) for t in ("0.3", "1")]
     assert out["saved"] == [str(Path("grid") / name) for name in names]  # one directory a fit, named by the grid
+    assert len(out["fits"]) == 4  # a value given twice is fitted once
     for name, fit in zip(names, out["fits"]):
         meta = json.loads((project / "grid" / name / "config.json").read_text())["meta"]
         assert meta["probe"]["fit_gain"] == fit["fit_gain"] and isinstance(player_spec(project / "grid" / name, name),
@@ -92,3 +93,42 @@ def test_a_split_model_is_a_searchers_model_and_belief(make_net, tmp_path):
     expected = log_weights(SplitPlayer(NetPlayer(make_net(1)), NetPlayer(make_net(2)), (DISCARD,)), obs, deals)
     np.testing.assert_allclose(log_weights(agent.player.belief, obs, deals), expected, rtol=1e-5)
     assert np.isfinite(expected).all() and (expected < 0).any()
+
+
+def test_koikoi_split_joins_two_models_and_refuses_what_it_would_drop(make_net, tmp_path, capsys):
+    """``koikoi split AT ELSEWHERE``: AT's network at the named decision types, ELSEWHERE's at the rest, each kept
+    bit for bit; a split model gives the network it plays there; a model of more than one network is refused."""
+    import torch
+
+    from pipeline.net.modelio import load_model
+    from pipeline.net.value_model import ValueNet
+
+    fit = save_model(make_net(1), tmp_path / "fit", {"split": {"decisions": ["discard"]}}, elsewhere=make_net(2))
+    rl = save_model(make_net(3), tmp_path / "rl")
+    assert main(["split", str(fit), str(rl), "--decisions", "discard", "--out", str(tmp_path / "both")]) == 0
+    assert json.loads(capsys.readouterr().out)["out"] == str(tmp_path / "both")
+    spec = player_spec(tmp_path / "both", "both")
+    assert isinstance(spec, SplitSpec) and spec.decisions == (DISCARD,)
+    both = (load_model(tmp_path / "both")[0], load_elsewhere(tmp_path / "both"))
+    for got, want in zip(both, (make_net(1), make_net(3))):
+        for k, v in want.state_dict().items():
+            assert torch.equal(got.state_dict()[k], v), k
+    meta = json.loads((tmp_path / "both/config.json").read_text())["meta"]
+    assert meta["kind"] == "split" and meta["at"]["model"] == str(fit) and meta["elsewhere"]["model"] == str(rl)
+
+    looking = save_model(make_net(4), tmp_path / "looking", {"kind": "sl"},
+                         value=ValueNet(make_net(4).config).eval())
+    refused = {  # argv -> what the one line names
+        (str(fit), str(rl), "--decisions", "koikoi"): "at discard only",
+        (str(rl), str(fit), "--decisions", "discard"): "a second network",
+        (str(rl), str(looking), "--decisions", "discard"): "a value network",
+        (str(rl), str(rl), "--decisions", "discard", "pick", "koikoi"): "name one or two",
+        (str(rl), str(tmp_path / "none"), "--decisions", "discard"): "not a model directory",
+    }
+    for argv, says in refused.items():
+        assert main(["split", *argv, "--out", str(tmp_path / "refused")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert says in err and len(err.splitlines()) == 1, err
+    assert main(["split", str(rl), str(fit), "--decisions", "discard", "--out", str(rl)]) == 2  # its own input
+    assert "is an input" in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()
