@@ -96,7 +96,10 @@ def combine(at: str | Path, elsewhere: str | Path, decisions: Sequence[str], out
     for role, directory in (("at", at), ("elsewhere", elsewhere)):
         net, meta = load_model(directory)
         split = meta.get("split") if load_elsewhere(directory) is not None else None
-        split = split.get("decisions", []) if isinstance(split, dict) else split
+        if split is not None:
+            split = split.get("decisions") if isinstance(split, dict) else None
+            if not isinstance(split, list) or not all(isinstance(d, str) for d in split):
+                raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'split' (decisions: a list of names)")
         if role == "at" and split is not None and not set(names) <= set(split):
             raise ValueError(f"{directory}: a split model playing its own network at {', '.join(split)} only, "
                              f"not at {', '.join(names)}")

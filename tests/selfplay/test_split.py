@@ -129,6 +129,14 @@ def test_koikoi_split_joins_two_models_and_refuses_what_it_would_drop(make_net, 
         assert main(["split", *argv, "--out", str(tmp_path / "refused")]) == 2
         err = capsys.readouterr().err.strip()
         assert says in err and len(err.splitlines()) == 1, err
+    doc = json.loads((fit / "config.json").read_text())
+    doc["meta"]["split"] = "discard"
+    (tmp_path / "bad").mkdir()
+    for name in ("model.pt", "elsewhere.pt"):
+        (tmp_path / "bad" / name).write_bytes((fit / name).read_bytes())
+    (tmp_path / "bad/config.json").write_text(json.dumps(doc))
+    assert main(["split", str(tmp_path / "bad"), str(rl), "--decisions", "discard", "--out", str(tmp_path / "x")]) == 2
+    assert "bad meta 'split'" in capsys.readouterr().err
     assert main(["split", str(rl), str(fit), "--decisions", "discard", "--out", str(rl)]) == 2  # its own input
     assert "is an input" in capsys.readouterr().err
     assert not (tmp_path / "refused").exists()
