@@ -104,13 +104,23 @@ def load_elsewhere(directory: str | Path) -> KoiKoiNet | None:
     return _load_extra(directory, "elsewhere_config", ELSEWHERE_FILE, KoiKoiNet, "elsewhere")
 
 
+def extra_networks(directory: str | Path) -> tuple[str, ...]:
+    """The networks ``config.json`` describes beside ``model.pt`` ("value", "advantage", "elsewhere"), none loaded."""
+    doc = _read_doc(Path(directory))
+    return tuple(what for what in ("value", "advantage", "elsewhere") if f"{what}_config" in doc)
+
+
+def _read_doc(d: Path) -> dict:
+    try:
+        return json.loads((d / CONFIG_FILE).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
+
+
 def _load_extra(directory: str | Path, key: str, name: str, cls: Callable[[ModelConfig], torch.nn.Module],
                 what: str) -> torch.nn.Module | None:
     d = Path(directory)
-    try:
-        doc = json.loads((d / CONFIG_FILE).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
+    doc = _read_doc(d)
     if key not in doc:
         return None
     fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"

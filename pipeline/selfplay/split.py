@@ -21,7 +21,7 @@ from ..engine import DECISION_NAMES, Observation
 from ..net.encoding import NUM_TOKENS, decisions, encode, legal_masks
 from ..net.inference import Inference
 from ..net.model_dir import MODEL_FILE
-from ..net.modelio import load_advantage, load_elsewhere, load_model, load_value, save_model
+from ..net.modelio import extra_networks, load_model, save_model
 from ..runtime.fingerprints import file_fingerprint
 from .policies import NetSpec
 
@@ -82,6 +82,15 @@ class SplitSpec:
 
 
 
+def split_decisions(meta: dict, directory: str | Path) -> tuple[int, ...]:
+    """A split model's meta "split": the decision types (indices into ``DECISION_NAMES``) ``model.pt`` plays;
+    ``ValueError`` naming the directory's config where it is malformed."""
+    try:
+        return tuple(DECISION_NAMES.index(d) for d in meta["split"]["decisions"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'split' ({e!r})") from None
+
+
 def combine(at: str | Path, elsewhere: str | Path, decisions: Sequence[str], out: str | Path) -> Path:
     """Save at ``out`` a split model that plays ``at``'s network at ``decisions`` (names in ``DECISION_NAMES``) and
     ``elsewhere``'s at the other decision types; returns ``out``.
@@ -95,19 +104,16 @@ def combine(at: str | Path, elsewhere: str | Path, decisions: Sequence[str], out
     nets, sources = [], {}
     for role, directory in (("at", at), ("elsewhere", elsewhere)):
         net, meta = load_model(directory)
-        split = meta.get("split") if load_elsewhere(directory) is not None else None
-        if split is not None:
-            split = split.get("decisions") if isinstance(split, dict) else None
-            if not isinstance(split, list) or not all(isinstance(d, str) for d in split):
-                raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'split' (decisions: a list of names)")
-        if role == "at" and split is not None and not set(names) <= set(split):
-            raise ValueError(f"{directory}: a split model playing its own network at {', '.join(split)} only, "
-                             f"not at {', '.join(names)}")
-        extra = "a value network" if load_value(directory) is not None else (
-            "an advantage network" if load_advantage(directory) is not None else (
-                "a second network" if split is not None and role == "elsewhere" else None))
-        if extra is not None:
-            raise ValueError(f"{directory}: plays {extra} beside its own, which a split model would drop; "
+        extras = extra_networks(directory)
+        if role == "at" and "elsewhere" in extras:
+            own = split_decisions(meta, directory)
+            if not {DECISION_NAMES.index(n) for n in names} <= set(own):
+                raise ValueError(f"{directory}: a split model playing its own network at "
+                                 f"{', '.join(DECISION_NAMES[d] for d in own)} only, not at {', '.join(names)}")
+            extras = tuple(e for e in extras if e != "elsewhere")  # its model.pt is the network wanted
+        if extras:
+            what = {"value": "a value network", "advantage": "an advantage network", "elsewhere": "a second network"}
+            raise ValueError(f"{directory}: plays {what[extras[0]]} beside its own, which a split model would drop; "
                              "pass a model directory of one network")
         nets.append(net)
         sources[role] = {"model": str(directory), "weights": file_fingerprint(Path(directory) / MODEL_FILE)}

@@ -35,7 +35,7 @@ from ..net.value_model import HEADS, ValueNet
 from ..selfplay.anchored import AnchoredSpec
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel, terminal_reward
-from ..selfplay.split import SplitSpec
+from ..selfplay.split import SplitSpec, split_decisions
 from .winprob import WinProbTable
 
 
@@ -166,11 +166,7 @@ def player_spec(directory: str | Path, name: str) -> NetSpec | LookaheadSpec | A
     spec = NetSpec.from_net(net, name)
     elsewhere = load_elsewhere(directory)
     if elsewhere is not None:
-        try:
-            decisions = tuple(DECISION_NAMES.index(d) for d in meta["split"]["decisions"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'split' ({e!r})") from None
-        return SplitSpec(name, spec, NetSpec.from_net(elsewhere, name), decisions)
+        return SplitSpec(name, spec, NetSpec.from_net(elsewhere, name), split_decisions(meta, directory))
     adv = load_advantage(directory)
     if adv is not None:
         an = meta.get("anchored")
