@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..agents.base import legal_list
-from ..agents.model_agent import NetPlayer
+from ..agents.model_agent import NetGroup, NetPlayer
 from ..engine import GameState, Observation, determinize
 from ..net.inference import Inference
 from ..selfplay.playout import branch, play_out
@@ -50,7 +50,7 @@ def observation_seed(obs: Observation) -> int:
     return int.from_bytes(hashlib.blake2b(repr(obs).encode(), digest_size=8).digest(), "little")
 
 
-class SearchPlayer:
+class SearchPlayer(NetGroup):
     """``values(observations) -> (B, 50)``: the model's values, and at searched decisions the mean reward of
     each candidate action (-inf elsewhere), so that the arg-max is the search's choice."""
 
@@ -75,19 +75,6 @@ class SearchPlayer:
         self.distinct = 0  # distinct deals per action (fewer than ``deals`` only where resampled), summed likewise
         self.search_seconds = 0.0
         self.recent: deque[tuple[int, float]] = deque(maxlen=10_000)  # (decisions, seconds) of the last searches
-
-    # the self-play engine sums these over its players
-    @property
-    def forward_seconds(self) -> float:
-        return sum(p.forward_seconds for p in self._nets())
-
-    @property
-    def forward_samples(self) -> int:
-        return sum(p.forward_samples for p in self._nets())
-
-    @property
-    def forward_calls(self) -> int:
-        return sum(p.forward_calls for p in self._nets())
 
     def _nets(self) -> list:
         """The distinct players whose forward passes this one makes."""

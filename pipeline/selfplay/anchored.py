@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from ..agents.model_agent import NetPlayer
+from ..agents.model_agent import NetGroup, NetPlayer
 from ..engine import DECISION_NAMES, Observation
 from ..net.advantage_model import AdvantageNet
 from ..net.encoding import decisions, encode, legal_masks
@@ -35,7 +35,7 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     return logits - (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))
 
 
-class AnchoredPlayer:
+class AnchoredPlayer(NetGroup):
     """``values(observations) -> (B, 50)``: the anchored scores, -inf where illegal (``NetPlayer.values``' shape)."""
 
     def __init__(self, sl: NetPlayer, adv: NetPlayer, tau: float, decisions: tuple[int, ...],
@@ -46,17 +46,8 @@ class AnchoredPlayer:
         self.epsilon = epsilon
         self.sample = sample  # batched play draws from softmax(values) with each game's own RNG
 
-    @property
-    def forward_seconds(self) -> float:
-        return self.sl.forward_seconds + self.adv.forward_seconds
-
-    @property
-    def forward_samples(self) -> int:
-        return self.sl.forward_samples
-
-    @property
-    def forward_calls(self) -> int:
-        return self.sl.forward_calls
+    def _nets(self) -> tuple[NetPlayer, NetPlayer]:
+        return self.sl, self.adv
 
     def advantages(self, observations: Sequence[Observation]) -> np.ndarray:
         """``A(s, .)`` float32 ``(B, 50)``, -inf where illegal."""

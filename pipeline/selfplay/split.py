@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..agents.model_agent import NetPlayer
+from ..agents.model_agent import NetGroup, NetPlayer
 from ..engine import DECISION_NAMES, Observation
 from ..net.encoding import NUM_TOKENS, decisions, encode, legal_masks
 from ..net.inference import Inference
@@ -26,7 +26,7 @@ from ..runtime.fingerprints import file_fingerprint
 from .policies import NetSpec
 
 
-class SplitPlayer:
+class SplitPlayer(NetGroup):
     """``values(observations) -> (B, 50)``: ``at``'s values at the decision types ``decisions``, ``elsewhere``'s
     at the others (``NetPlayer.values``' shape); one encoding feeds both."""
 
@@ -37,17 +37,8 @@ class SplitPlayer:
         self.decisions = decisions
         self.epsilon = epsilon
 
-    @property
-    def forward_seconds(self) -> float:
-        return self.at.forward_seconds + self.elsewhere.forward_seconds
-
-    @property
-    def forward_samples(self) -> int:
-        return self.at.forward_samples + self.elsewhere.forward_samples
-
-    @property
-    def forward_calls(self) -> int:
-        return self.at.forward_calls + self.elsewhere.forward_calls
+    def _nets(self) -> tuple[NetPlayer, NetPlayer]:
+        return self.at, self.elsewhere
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
         x, d, legal = encode(observations), decisions(observations), legal_masks(observations)
