@@ -5,6 +5,7 @@ Hashes come from DVC's own reading of the working tree (``.dvcignore`` applied).
 
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 
 import pytest
@@ -15,24 +16,19 @@ LOCK = ROOT / "dvc.lock"
 
 @pytest.mark.skipif(not LOCK.is_file(), reason="no dvc.lock: the pipeline has not been run in this checkout")
 def test_dvc_lock_matches_the_code_and_params():
-    from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
     stale = []
     with Repo(str(ROOT)) as repo:
         stages = [s for s in repo.index.stages if not s.frozen]
-        written = {str(o.def_path) for s in stages for o in s.outs}
+        code_deps = runpy.run_path(str(ROOT / ".ci/lock_code.py"))["code_deps"]  # what ``make lock`` rehashes
+        for stage, dep in code_deps(stages):
+            path = str(dep.def_path)
+            if not dep.hash_info:  # not in dvc.lock yet: DVC runs the stage anyway
+                stale.append(f"{stage.addressing} ({path}: not in dvc.lock)")
+            elif dep.changed_checksum():
+                stale.append(f"{stage.addressing} ({path})")
         for stage in stages:
-            for dep in stage.deps:
-                path = str(dep.def_path)
-                if isinstance(dep, ParamsDependency):
-                    continue  # below, key by key
-                if path in written or any(path.startswith(f"{w}/") for w in written):
-                    continue  # another stage's output
-                if not dep.hash_info:  # not in dvc.lock yet: DVC runs the stage anyway
-                    stale.append(f"{stage.addressing} ({path}: not in dvc.lock)")
-                elif dep.changed_checksum():
-                    stale.append(f"{stage.addressing} ({path})")
             for params in stage.params:
                 changed = params.status()
                 if changed:
