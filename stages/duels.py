@@ -14,19 +14,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.agents.specs import BUILTIN, is_model_spec, model_of
+from pipeline.agents.specs import BUILTIN, is_model_spec, key_name, model_of
 from pipeline.duel.attention import AttentionError, render_attention
-from pipeline.duel.duel_report import key_name, table_markdown
+from pipeline.duel.duel_report import table_markdown
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search_duels, strongest_model
 from pipeline.net.inference import resolve_inference
 from pipeline.net.model_dir import VALUE_FILE, is_model_dir
 from pipeline.params import DuelsParams
-from pipeline.rl.devices import play_device
 from pipeline.runtime import atomic
 from pipeline.runtime.hardware import Placement, announce
 from pipeline.runtime.results import write_results
 from pipeline.search.spec import parse_options
+from pipeline.selfplay.executor import play_device
 from pipeline.tracking.lifecycle import tracked_run
 from pipeline.tracking.registry import CHAMPION, set_champions
 from pipeline.tracking.store import setup_experiment

@@ -11,8 +11,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.benchmarks.engine import play_random_games
 from pipeline.engine import replay_dir
+from pipeline.engine.random_play import play_random_games
 from pipeline.params.sections import EngineTestsParams
 from pipeline.runtime import atomic
 from pipeline.runtime.results import write_results
@@ -27,7 +27,10 @@ def engine_tests(params: EngineTestsParams, tests_dir: str | Path, out_dir: str 
     what failed."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", str(tests_dir)], capture_output=True, text=True)
+    # --confcutdir: only the engine's own conftest, so the stage runs (and depends on) the engine's tests alone, not
+    # the suite's fixtures in tests/conftest.py (torch, MLflow)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--confcutdir", str(tests_dir), str(tests_dir)],
+                          capture_output=True, text=True)
     atomic.write_text(out / "pytest.txt", proc.stdout + proc.stderr)
     if proc.returncode != 0:
         sys.exit(f"{STAGE}: the engine's tests failed, see {out / 'pytest.txt'}")

@@ -3,8 +3,12 @@ or ``search:<model>?<options>`` (the model searching at decision time, ``pipelin
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 BUILTIN = ("random", "heuristic")
 PREFIX = "search:"
+SEARCH = "search_"  # the key prefix of a search agent over a model (``search:models/rl/wp?...`` -> ``search_rl_wp``)
 
 
 def is_search(spec: str) -> bool:
@@ -25,3 +29,16 @@ def split_spec(spec: str) -> tuple[str, str]:
     """``search:DIR?QUERY`` -> ``(DIR, QUERY)`` (no checks)."""
     model, _, query = spec[len(PREFIX):].partition("?")
     return model, query
+
+
+def key_name(spec: str) -> str:
+    """A metrics key for an agent spec: ``models/rl/wp`` -> ``rl_wp``; other directories by their name; a search
+    agent by its model's key after ``search_`` (its options are not part of its name)."""
+    if is_search(spec):
+        return SEARCH + key_name(model_of(spec))
+    p = spec.rstrip("/")
+    if p.startswith("models/"):
+        p = p[len("models/"):]
+    elif Path(p).is_absolute():
+        p = Path(p).name
+    return re.sub(r"[^A-Za-z0-9]+", "_", p).strip("_").lower() or "agent"

@@ -9,7 +9,7 @@ import argparse
 import resource
 import time
 
-from ..agents import load_agent
+from ..agents.loader import load_agent
 from ..cli import UserError, int_range
 from ..duel.arena import CONCURRENCY
 from ..duel.runner import duel_agents, play_duel, set_torch_threads

@@ -3,30 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import random
 import time
 
 from ..cli import int_range
-from ..engine import GAME_OVER, GameState
+from ..engine.random_play import play_random_games
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int_range(1), default=2000, help="games to play (default 2000)")
     p.add_argument("--seed", type=int, default=0)
-
-
-def play_random_games(games: int, seed: int = 0) -> tuple[int, int]:
-    """Play ``games`` uniform-random games; returns (decisions, rounds)."""
-    pick = random.Random(seed).randrange
-    decisions = rounds = 0
-    for g in range(games):
-        s = GameState(seed=seed * 1_000_003 + g)
-        while s.phase != GAME_OVER:
-            legal = s.legal_actions()
-            s.step(legal[pick(len(legal))])
-            decisions += 1
-        rounds += len(s.results)
-    return decisions, rounds
 
 
 def run(args: argparse.Namespace) -> dict:

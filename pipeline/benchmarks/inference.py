@@ -11,14 +11,14 @@ import time
 from ..cli import UserError, int_range
 from ..engine import random_observations
 from ..net.encoding import encode
-from ..net.inference import SETUPS, resolve_inference
-from ..runtime.hardware import cpu_name
+from ..net.inference import resolve_inference
+from ..runtime.hardware import INFERENCE_SETUPS, cpu_name
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int_range(1), nargs="+", default=[16, 64, 256],
                    help="samples per forward pass, one or more (default 16 64 256)")
-    p.add_argument("--setups", nargs="+", choices=(*SETUPS, "auto"), default=list(SETUPS),
+    p.add_argument("--setups", nargs="+", choices=(*INFERENCE_SETUPS, "auto"), default=list(INFERENCE_SETUPS),
                    help="setups to measure (default all); fp32 is always measured, as the ratios' base")
     p.add_argument("--seconds", type=float, default=1.0, help="CPU seconds per round (default 1)")
     p.add_argument("--rounds", type=int_range(1), default=5, help="rounds per setup and batch; the median counts "

@@ -8,8 +8,8 @@ import time
 from ..cli import UserError, float_range, int_range
 from ..engine import DISCARD, GameState, random_observations
 from ..net.encoding import encode
-from ..net.inference import CHOICES, resolve_inference
-from ..runtime.hardware import gpu_available
+from ..net.inference import resolve_inference
+from ..runtime.hardware import INFERENCE_CHOICES, gpu_available
 from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
 from ..selfplay.executor import make_executor
@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="where the workers run the forward passes (default cpu; cuda: the games stay on the CPU)")
     p.add_argument("--concurrency", type=int_range(1), default=64,
                    help="games played at once per worker (default 64)")
-    p.add_argument("--inference", nargs="+", choices=CHOICES, default=["auto"],
+    p.add_argument("--inference", nargs="+", choices=INFERENCE_CHOICES, default=["auto"],
                    help="inference setups to measure, one after the other in this run (default auto); fp32 is "
                         "always measured too, as the ratios' base (pipeline/net/inference.py)")
     p.add_argument("--epsilon", type=float_range(0.0, 1.0), default=0.0,

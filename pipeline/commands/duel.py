@@ -7,14 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from ..agents import load_agent
+from ..agents.loader import load_agent
 from ..cli import UserError, int_range, worker_device
 from ..duel.journal import DuelJournal, other_blocks
 from ..duel.runner import duel_agents, set_torch_threads
 from ..duel.stats import paired_difference
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
-from ..net.inference import CHOICES, resolve_inference
-from ..runtime.hardware import Placement, announce
+from ..net.inference import resolve_inference
+from ..runtime.hardware import INFERENCE_CHOICES, Placement, announce
 from ..runtime.resumable import JournalError
 
 
@@ -38,10 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
                    help="where two model agents run their forward passes on --workers processes (default cpu; "
                         "auto: cuda when torch sees a GPU)")
-    p.add_argument("--inference", choices=CHOICES, default="auto",
+    p.add_argument("--inference", choices=INFERENCE_CHOICES, default="auto",
                    help="how model agents run their forward passes (default auto: the fastest setup of this CPU or "
                         "GPU; docs/benchmarks.md)")
-    p.add_argument("--inference-b", choices=CHOICES, default=None,
+    p.add_argument("--inference-b", choices=INFERENCE_CHOICES, default=None,
                    help="B's setup, when it differs from --inference: the same weights in two setups duel "
                         "(`koikoi duel models/sl models/sl --inference bf16 --inference-b fp32`)")
     p.add_argument("--journal", type=Path, default=None, metavar="FILE",

@@ -14,8 +14,9 @@ from pathlib import Path
 from ..cli import UserError, float_range, int_range
 from ..duel.stats import mean_ci
 from ..engine import DECISION_NAMES
-from ..net.inference import CHOICES, resolve_inference
+from ..net.inference import resolve_inference
 from ..runtime.fingerprints import file_fingerprint
+from ..runtime.hardware import INFERENCE_CHOICES
 from ..runtime.progress import progress_bar
 from ..runtime.resumable import Journal, JournalError, header_fields
 from ..selfplay.executor import make_executor
@@ -83,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "--threads threads); the same states on any number of worker processes")
         q.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                        help="where the games' forward passes run (default cpu)")
-        q.add_argument("--inference", choices=CHOICES, default="auto",
+        q.add_argument("--inference", choices=INFERENCE_CHOICES, default="auto",
                        help="how the games' forward passes run (default auto: the fastest setup of the device; a "
                             "journal goes on only in the setup it was started in)")
     calls.add_argument("--compare", nargs="+", required=True, metavar="MODEL",

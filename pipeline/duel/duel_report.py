@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
-from ..agents.specs import is_search, model_of
+from ..agents.specs import SEARCH
 from .runner import DuelResult
 
 # Table II of the paper: (row agent, column agent) -> (win rate, point difference), 2,000 games each.
@@ -18,22 +15,6 @@ PAPER_TABLE_II: dict[tuple[str, str], tuple[float, float]] = {
     ("sl", "random"): (0.982, 20.05),
 }
 DISPLAY = {"rl_wp": "RL-WP", "rl_point": "RL-Point", "sl": "SL", "heuristic": "Heuristic", "random": "Random"}
-
-
-SEARCH = "search_"  # the key prefix of a search agent over a model (``search:models/rl/wp?...`` -> ``search_rl_wp``)
-
-
-def key_name(spec: str) -> str:
-    """A metrics key for an agent spec: ``models/rl/wp`` -> ``rl_wp``; other directories by their name; a search
-    agent by its model's key after ``search_`` (its options are not part of its name)."""
-    if is_search(spec):
-        return SEARCH + key_name(model_of(spec))
-    p = spec.rstrip("/")
-    if p.startswith("models/"):
-        p = p[len("models/"):]
-    elif Path(p).is_absolute():
-        p = Path(p).name
-    return re.sub(r"[^A-Za-z0-9]+", "_", p).strip("_").lower() or "agent"
 
 
 def display_name(key: str) -> str:

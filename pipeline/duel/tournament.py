@@ -3,10 +3,9 @@ deals, the searcher's pairings after it, their metrics and their Bradley-Terry r
 
 from __future__ import annotations
 
-from ..agents import load_agent
-from ..agents.specs import BUILTIN, PREFIX, is_model_spec
+from ..agents.loader import load_agent
+from ..agents.specs import BUILTIN, PREFIX, is_model_spec, key_name
 from ..runtime.progress import progress_bar
-from .duel_report import key_name
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
 from .strongest import strongest

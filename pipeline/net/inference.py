@@ -31,15 +31,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..runtime import hardware
+from ..runtime.hardware import INFERENCE_CHOICES, INFERENCE_SETUPS
 
 if TYPE_CHECKING:
     import torch
     from torch import nn
-
-SETUPS = ("fp32", "autocast", "bf16", "compile-fp32", "compile-bf16")
-"""The setups a param may force; ``auto`` picks one (the module doc)."""
-
-CHOICES = ("auto", *SETUPS)
 
 # Under ``auto``, compile only networks at least this wide: a compile costs 10-60 s of CPU, which the
 # paper-size network (width 256, 124 MFLOP a decision) repays within a few thousand decisions, a test's net never.
@@ -48,15 +44,15 @@ COMPILE_MIN_WIDTH = 128
 
 @dataclass(frozen=True)
 class Inference:
-    """How forward passes run: ``setup`` (one of ``SETUPS``); ``auto``: the param said auto (then small networks
+    """How forward passes run: ``setup`` (one of ``hardware.INFERENCE_SETUPS``); ``auto``: the param said auto (then
     are not compiled). Picklable: self-play jobs carry it to their workers."""
 
     setup: str = "fp32"
     auto: bool = False
 
     def __post_init__(self) -> None:
-        if self.setup not in SETUPS:
-            raise ValueError(f"inference setup must be one of {', '.join(SETUPS)}, got {self.setup!r}")
+        if self.setup not in INFERENCE_SETUPS:
+            raise ValueError(f"inference setup must be one of {', '.join(INFERENCE_SETUPS)}, got {self.setup!r}")
 
     @property
     def bf16(self) -> bool:
@@ -112,8 +108,8 @@ def resolve_inference(value: str | Inference, device: str = "cpu", name: str = "
     """An inference param (called ``name`` in errors) made concrete for ``device`` (cpu | cuda)."""
     if isinstance(value, Inference):
         return value
-    if value not in CHOICES:
-        raise ValueError(f"{name} must be one of {', '.join(CHOICES)}, got {value!r}")
+    if value not in INFERENCE_CHOICES:
+        raise ValueError(f"{name} must be one of {', '.join(INFERENCE_CHOICES)}, got {value!r}")
     if value != "auto":
         return Inference(value)
     if device == "cuda":

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..net.inference import CHOICES
+from ..runtime.hardware import INFERENCE_CHOICES
 
 
 class ParamError(Exception):
@@ -45,7 +45,7 @@ Count = Annotated[int, Field(ge=0)]
 Positive = Annotated[int, Field(ge=1)]
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveFloat = Annotated[float, Field(gt=0.0)]
-InferenceSetup = Literal[CHOICES]  # how players run forward passes (pipeline/net/inference.py)
+InferenceSetup = Literal[INFERENCE_CHOICES]  # how players run forward passes (pipeline/net/inference.py)
 INFERENCE_DOC = ("how the players run forward passes: auto | fp32 | autocast | bf16 | compile-fp32 | compile-bf16; "
                  "auto: compile-bf16 on a CPU with native bf16 (AMX, AVX512-BF16), fp32 on other CPUs, bf16 on a "
                  "GPU with native bf16 (docs/benchmarks.md)")

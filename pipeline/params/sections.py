@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..duel.duel_report import key_name
+from ..agents.specs import key_name
 from ..engine import DECISION_NAMES
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..net.limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
@@ -141,8 +141,6 @@ class DuelsParams(Section):
     @field_validator("anchor")
     @classmethod
     def _anchor_key(cls, v: str) -> str:
-        from ..duel.duel_report import key_name  # the metrics key of an agent spec
-
         return key_name(v)
 
     @model_validator(mode="after")

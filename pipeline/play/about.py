@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..agents.specs import model_of
-from ..duel.duel_report import display_name, key_name
+from ..agents.specs import key_name, model_of
+from ..duel.duel_report import display_name
 from ..params import ParamError, load_params
 from .opponents import RATINGS
 

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..agents import Agent
-from ..agents.base import ScoringAgent
+from ..agents.base import Agent, ScoringAgent
 from ..engine import DECISION_NAMES, GameState, Observation, game_to_record, ids_of
 from ..engine.records import TIME_FORMAT
 from ..runtime import atomic

@@ -17,9 +17,9 @@ import types
 from collections import OrderedDict
 from pathlib import Path
 
-from ..agents import Agent, load_agent
-from ..agents.specs import BUILTIN, PREFIX, model_of
-from ..duel.duel_report import key_name
+from ..agents.base import Agent
+from ..agents.loader import load_agent
+from ..agents.specs import BUILTIN, PREFIX, key_name, model_of
 from ..duel.strongest import strongest
 from ..engine import random_observations
 from ..params import ParamError, load_params

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..agents import load_agent
 from ..agents.base import legal_list
+from ..agents.loader import load_agent
 from ..agents.model_agent import NetPlayer
 from ..duel.stats import mean_ci
 from ..engine import DECISION_NAMES, GameState, Observation, determinize

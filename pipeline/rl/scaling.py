@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..agents import load_agent
+from ..agents.loader import load_agent
 from ..duel.runner import duel_agents
 from ..net.model_dir import is_model_dir
 from ..params import Params

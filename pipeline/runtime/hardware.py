@@ -33,6 +33,12 @@ ACCELERATORS = ("auto", "cpu", "gpu")
 DEVICES = ("auto", "cpu", "cuda")
 """Torch devices a ``device`` param may name; ``auto`` is ``cuda`` when torch sees a CUDA GPU, else ``cpu``."""
 
+INFERENCE_SETUPS = ("fp32", "autocast", "bf16", "compile-fp32", "compile-bf16")
+"""How players run forward passes (``pipeline.net.inference``), as a param may force them; ``auto`` picks one.
+Here, beside the other hardware choices, so that the params validate them without importing the networks."""
+
+INFERENCE_CHOICES = ("auto", *INFERENCE_SETUPS)
+
 SETUP_DOC = "docs/scaling.md"  # where the CUDA set-up is described
 
 # The oldest Linux driver each CUDA major version runs on (NVIDIA's minor-version compatibility table)

@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..agents.loader import load_agent
+from ..agents.heuristic import HeuristicAgent
 from ..duel.arena import play_games
 from ..engine import write_record
 from ..runtime import atomic
@@ -133,7 +133,7 @@ def synthesize_records(dest: Path, games: int, seed: int, progress: bool = True)
     if games < 1:
         raise ValueError(f"synthetic_games must be >= 1, got {games}")
     seeds = [int(s) for s in np.random.default_rng(seed).integers(0, 2**31 - 1, size=games)]
-    agents = (load_agent("heuristic", seed=seed), load_agent("heuristic", seed=seed + 1))
+    agents = (HeuristicAgent(seed), HeuristicAgent(seed + 1))
     states = play_games(agents, seeds, progress="synthetic games" if progress else None)
     if dest.exists():
         shutil.rmtree(dest)

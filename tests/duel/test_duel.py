@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from tiny import TINY
 
-from pipeline.agents import Agent, HeuristicAgent, RandomAgent
+from pipeline.agents.base import Agent
+from pipeline.agents.heuristic import HeuristicAgent
+from pipeline.agents.random_agent import RandomAgent
 from pipeline.cli import main
 from pipeline.duel.runner import DuelResult, duel_games, duel_seeds, play_duel
 from pipeline.engine import GameState, Observation

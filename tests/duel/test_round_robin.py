@@ -93,7 +93,8 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
 
 
 def test_table_and_rl_vs_sl_sentence():
-    from pipeline.duel.duel_report import key_name, rl_vs_sl_sentence, table_markdown
+    from pipeline.agents.specs import key_name
+    from pipeline.duel.duel_report import rl_vs_sl_sentence, table_markdown
     from pipeline.duel.runner import DuelResult
 
     def res(w, losses, pd):

@@ -2,8 +2,6 @@
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -89,41 +87,6 @@ def test_not_json_is_a_record_error(tmp_path):
     path.write_text("{not json")
     with pytest.raises(RecordError, match="x.json.*not valid JSON"):
         load_record(path)
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True)
-
-
-def test_replay_cli_exit_codes_and_last_line(tmp_path):
-    good = tmp_path / "good"
-    good.mkdir()
-    for seed in range(3):
-        write_record(_play(seed), good / f"{seed}.json")
-    out = _cli("replay", str(good))
-    assert out.returncode == 0
-    assert json.loads(out.stdout.strip().splitlines()[-1])["mismatches"] == 0
-
-    rec = json.loads((good / "0.json").read_text())
-    rec["record"]["round1"]["basic"]["player1RoundPts"] += 5
-    (good / "0.json").write_text(json.dumps(rec))
-    out = _cli("replay", str(good))
-    assert out.returncode == 1 and "0.json: round 1: round points" in out.stdout
-
-    (good / "1.json").write_text("[]")
-    out = _cli("replay", str(good))
-    assert out.returncode == 2 and "1.json" in out.stderr and "Traceback" not in out.stderr
-    assert json.loads(out.stdout.strip().splitlines()[-1])["games"] == 2
-
-    out = _cli("replay", str(tmp_path / "missing"))
-    assert out.returncode == 2 and "missing" in out.stderr and "Traceback" not in out.stderr
-
-
-def test_bench_engine_prints_json_last():
-    out = _cli("bench", "engine", "--games", "3")
-    assert out.returncode == 0
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["games"] == 3 and result["games_per_s"] > 0
 
 
 def test_records_dir_default_is_beside_the_repository():

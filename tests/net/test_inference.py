@@ -14,9 +14,10 @@ from pipeline.agents.model_agent import NetPlayer
 from pipeline.engine import GAME_OVER, GameState
 from pipeline.net import inference
 from pipeline.net.encoding import decisions, encode, legal_masks
-from pipeline.net.inference import FP32, SETUPS, Inference, resolve_inference
+from pipeline.net.inference import FP32, Inference, resolve_inference
 from pipeline.net.model import KoiKoiNet, ModelConfig, Trunk
 from pipeline.runtime import hardware
+from pipeline.runtime.hardware import INFERENCE_SETUPS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,7 +69,7 @@ def test_auto_picks_by_what_the_device_has(monkeypatch):
     for native in (True, False):  # bf16 passes on an H200 were faster alone, but self-play slower than fp32
         monkeypatch.setattr(hardware, "gpu_has_bf16", lambda native=native: native)
         assert resolve_inference("auto", "cuda") == Inference("fp32", auto=True)
-    for name in SETUPS:  # a param forces each choice, on any device
+    for name in INFERENCE_SETUPS:  # a param forces each choice, on any device
         assert resolve_inference(name, "cpu") == resolve_inference(name, "cuda") == Inference(name)
     with pytest.raises(ValueError, match=r"^duels\.inference must be one of auto, fp32, autocast, bf16, compile-fp32, "
                                          r"compile-bf16, got 'fast'$"):

@@ -11,7 +11,8 @@ import pytest
 import torch
 from tiny import TINY_CONFIG as TINY
 
-from pipeline.agents import ModelAgent, RandomAgent
+from pipeline.agents.model_agent import ModelAgent
+from pipeline.agents.random_agent import RandomAgent
 from pipeline.duel.arena import play_games
 from pipeline.engine import GAME_OVER, GameState
 from pipeline.net.encoding import NUM_FEATURES, NUM_TOKENS, ROWS, decisions, encode, legal_masks

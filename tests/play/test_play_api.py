@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from pipeline.agents import load_agent
+from pipeline.agents.loader import load_agent
 from pipeline.engine import replay_dir
 from pipeline.play.app import create_app
 from pipeline.play.games import Games

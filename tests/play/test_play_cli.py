@@ -77,8 +77,7 @@ def test_the_command_serves_a_game(tmp_path, tiny_model):
 
 
 def test_the_warm_up_meets_every_decision_type_at_two_batch_sizes():
-    from pipeline.agents import Agent
-    from pipeline.agents.base import legal_list
+    from pipeline.agents.base import Agent, legal_list
     from pipeline.play.opponents import warm_up
 
     class Recorder(Agent):

@@ -127,7 +127,7 @@ def test_the_page_is_told_its_opponent_by_name(client, tiny_model):
 
 
 def test_a_played_record_says_when_the_game_began(tmp_path, monkeypatch):
-    from pipeline.agents import load_agent
+    from pipeline.agents.loader import load_agent
     from pipeline.engine import ids_of
     from pipeline.play import game_session as session
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from tiny import TINY, assert_blind
 
-from pipeline.agents import load_agent
+from pipeline.agents.loader import load_agent
 from pipeline.engine import GameState
 from pipeline.net.advantage_model import LEGAL_ROW, AdvantageNet
 from pipeline.net.encoding import encode

@@ -19,7 +19,7 @@ import pytest
 import torch
 from tiny import TINY
 
-from pipeline.agents import RandomAgent
+from pipeline.agents.random_agent import RandomAgent
 from pipeline.duel.attention import attention_figure, play_to_discard
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.runner import play_duel

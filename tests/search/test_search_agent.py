@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from tiny import assert_blind, tiny_net
 
-from pipeline.agents import load_agent
 from pipeline.agents.base import legal_list
+from pipeline.agents.loader import load_agent
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES, GameState, determinize, ids_of

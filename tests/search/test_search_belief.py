@@ -12,8 +12,8 @@ import pytest
 import torch
 from tiny import assert_blind
 
-from pipeline.agents import load_agent
 from pipeline.agents.base import legal_list
+from pipeline.agents.loader import load_agent
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.engine import DECISION_NAMES, DISCARD, GameState, Observation, determinize, ids_of
 from pipeline.engine.cards import MONTH_MASK

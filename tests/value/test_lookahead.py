@@ -100,7 +100,7 @@ def test_a_lookahead_player_plays_on_the_selfplay_engine(make_net, prior_weight)
 def test_a_saved_model_with_a_value_looks_ahead_wherever_it_plays(make_net, tmp_path):
     """``load_agent`` of a model directory with ``value.pt`` plays by lookahead, in this process and on the
     self-play engine alike (the same games), and its meta says how."""
-    from pipeline.agents import load_agent
+    from pipeline.agents.loader import load_agent
     from pipeline.duel.runner import duel_agents, play_duel
     from pipeline.net.modelio import save_model
     from pipeline.value.lookahead import lookahead_meta
