@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # mkdocs-material prints an end-of-life banner on every build unless told not to
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-.PHONY: setup system-packages test test-durations test-fast repro pull push ui tune lint lock bench docs docs-serve clean
+.PHONY: setup system-packages test test-durations test-fast repro pull push ui tune lint bench docs docs-serve clean
 
 setup: $(STAMP)
 
@@ -90,11 +90,6 @@ ui: setup
 # run its script. Each run adds tune.trials trials to the study (it resumes).
 tune: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m stages.tune results/tune
-
-# dvc.lock's code and params hashes in step with the tree, the outputs' hashes kept: after a change that moved code
-# but not what the stages write, in a checkout without the outputs `dvc commit` needs (docs/development.md)
-lock: setup
-	$(BIN)/python .ci/lock_code.py
 
 # ruff, and vulture for dead code ([tool.vulture] in pyproject.toml; what frameworks call: vulture_whitelist.py)
 lint: setup
