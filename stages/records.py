@@ -2,23 +2,26 @@
 
 Usage: python -m stages.records OUT_FILE (dvc.yaml: results/records/source.json).
 
-The records come from outside the repository ($KOIKOI_RECORDS, ../shared/koikoi-records, a download), so
-no dep of sl_dataset could name them. This stage runs on every ``dvc repro`` (``always_changed``: a hash of
-a few MB) and writes the resolved records' content hash; the file changes only when the records do, and
-then sl_dataset, which depends on it, runs again. No human records and ``sl_dataset.synthetic`` false: one
-line, exit code 2, before any output of sl_dataset is removed.
+The records lie outside the repository, in the folder ``sl_dataset.records_dir`` names
+(../shared/koikoi-records by default): dvc.yaml lists that folder as this stage's dep, so DVC reruns it when the
+records change and ``dvc status`` is clean when they did not. It writes the records' content hash, which
+changes only when the records do; then sl_dataset (and engine_tests, which replays them) run again.
+``$KOIKOI_RECORDS`` naming another folder than the param is refused (DVC would watch the wrong one), as is a
+folder without records while ``sl_dataset.synthetic`` is false: one line, exit code 2, before any output of
+sl_dataset is removed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.engine.records import record_files
 from pipeline.params import ParamError, SLDatasetParams, load_params
 from pipeline.runtime import atomic
-from pipeline.sl.records_source import NoHumanRecords, find_records
+from pipeline.sl.records_source import ENV_VAR, NoHumanRecords, find_records
 from pipeline.tracking.lifecycle import stage_exit
 from stages import one_line_errors, stage_parser
 
@@ -31,6 +34,10 @@ def records_source(p: SLDatasetParams) -> dict:
     (the same records give the same file on any machine, wherever they lie)."""
     from pipeline.sl.dataset import records_fingerprint  # torch: loaded only when this runs
 
+    env = os.environ.get(ENV_VAR)
+    if env and p.records_dir and Path(env).resolve() != Path(p.records_dir).resolve():
+        raise ParamError(f"${ENV_VAR} = {env} but sl_dataset.records_dir = {p.records_dir}: the pipeline tracks "
+                         "the param's folder; set sl_dataset.records_dir instead (and unset the variable)")
     try:
         src = find_records(p.records_dir or None, synthetic=p.synthetic)
     except NoHumanRecords as e:

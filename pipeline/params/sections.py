@@ -36,8 +36,10 @@ class EngineTestsParams(Section):
 
 
 class SLDatasetParams(Section):
-    records_dir: str | None = Field(description="human game records; \"\" or null: $KOIKOI_RECORDS, "
-                                    "../shared/koikoi-records, else a download; none found is an error")
+    records_dir: str | None = Field(description="the folder of human game records; dvc.yaml tracks it as the records "
+                                    "stage's dep (so the pipeline needs a folder that exists, also with synthetic); "
+                                    "\"\" or null outside the pipeline: $KOIKOI_RECORDS, ../shared/koikoi-records, "
+                                    "else a download; none found is an error")
     synthetic: bool = Field(description="learn from sl_dataset.synthetic_games heuristic self-play games instead "
                             "of human records (for a machine without them); false: human records or an error")
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(
