@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -139,7 +140,8 @@ class _CompiledForward:
     def __call__(self, *args: torch.Tensor) -> torch.Tensor:
         if not self.failed:
             try:
-                return self.compiled(*args)
+                with _mha_fastpath_off():
+                    return self.compiled(*args)
             except Exception as e:  # noqa: BLE001 - any compiler error: the eager forward computes the same
                 self.failed = True
                 if not _failed_note:
@@ -150,14 +152,24 @@ class _CompiledForward:
         return self.eager(*args)
 
 
-def _compile_trunks(net: nn.Module, setup: Inference) -> None:
+@contextlib.contextmanager
+def _mha_fastpath_off() -> Iterator[None]:
+    """The fused encoder-layer kernel of eval mode off while a compiled forward runs (and traces), then as it was:
+    the kernel fails a stride check under torch.compile (seen with torch 2.13), whose graph fuses the same ops
+    itself, but the switch is process-wide and eager networks should keep the kernel."""
     import torch
 
+    was = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(was)
+
+
+def _compile_trunks(net: nn.Module, setup: Inference) -> None:
     from .model import Trunk  # torch: loaded only when this runs
 
-    # The fused encoder-layer kernel of eval mode fails a stride check under torch.compile (seen with torch
-    # 2.13); the compiled graph fuses the same ops itself.
-    torch.backends.mha.set_fastpath_enabled(False)
     fallback = setup.setup.removeprefix("compile-")
     for m in net.modules():
         if isinstance(m, Trunk):

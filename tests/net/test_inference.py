@@ -112,7 +112,8 @@ def test_a_failed_compile_falls_back_with_one_line(trained, monkeypatch, capsys)
 
 
 def test_a_compiled_trunk_computes_what_the_eager_one_does(trained, monkeypatch):
-    """Dynamo really traces the trunks (dynamic batch sizes, the fused kernel off); the ``aot_eager`` backend
+    """Dynamo really traces the trunks (dynamic batch sizes, the fused kernel off, then on again for the eager
+    networks of the process); the ``aot_eager`` backend
     keeps the test fast where inductor would spend a minute generating C++."""
     real = torch.compile
     monkeypatch.setattr(torch, "compile", lambda fn, **kw: real(fn, backend="aot_eager", **kw))
@@ -123,6 +124,8 @@ def test_a_compiled_trunk_computes_what_the_eager_one_does(trained, monkeypatch)
     for chunk in (obs[:1], obs[:7], obs):  # three batch sizes: one graph
         np.testing.assert_allclose(player.values(chunk), want[:len(chunk)], rtol=1e-4, atol=1e-4)
     assert not inference._failed_note
+    # the fused kernel is off only while a compiled forward runs: an eager network after it still has it
+    assert torch.backends.mha.get_fastpath_enabled()
 
 
 def agreement(net: KoiKoiNet, setup: Inference, obs: list) -> float:
