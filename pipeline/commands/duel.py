@@ -13,7 +13,7 @@ from ..duel.journal import DuelJournal, other_blocks
 from ..duel.runner import duel_agents, set_torch_threads
 from ..duel.stats import paired_difference
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
-from ..net.inference import resolve_inference
+from ..net.inference import checked, resolve_inference
 from ..runtime.hardware import INFERENCE_CHOICES, Placement, announce
 from ..runtime.resumable import JournalError
 
@@ -62,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
     set_torch_threads(args.threads)
 
     device = worker_device(args.device, args.workers)
-    setups = [resolve_inference(args.inference, device), resolve_inference(args.inference_b or args.inference, device)]
+    # a compiled setup that fails on an agent's network runs (and is recorded) uncompiled
+    setups = [checked(resolve_inference(value, device), agent.net, device) if hasattr(agent, "net")
+              else resolve_inference(value, device) for agent, value in ((a, args.inference),
+                                                                         (b, args.inference_b or args.inference))]
     if any(x not in ("random", "heuristic") for x in (args.a, args.b)):
         announce("koikoi duel", [Placement(role, device, s.setup, s.auto) for role, s in zip(("A", "B"), setups)])
     games = args.games + args.games % 2
@@ -92,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     try:  # with a journal, a pairing that cannot keep one fails here, before any game or line is written
         result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
                              workers=args.workers, progress=f"{args.a} vs {args.b}", device=device,
-                             inference=args.inference, inference_b=args.inference_b, journal=journal)
+                             inference=setups[0], inference_b=setups[1] if args.inference_b else None,
+                             journal=journal)
     except ValueError as e:
         if journal is None:
             raise

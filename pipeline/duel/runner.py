@@ -127,7 +127,7 @@ def _add(total: dict[str, float], counts: dict[str, float]) -> None:
 
 def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
                 init_points: int = 30, workers: int = 2, progress: str | None = None,
-                device: str = "cpu", inference: str = "auto", inference_b: str | None = None,
+                device: str = "cpu", inference: str | Inference = "auto", inference_b: str | Inference | None = None,
                 journal: DuelJournal | None = None) -> DuelResult:
     """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device`` in the
     ``inference`` setup, B's in ``inference_b`` when given; ``journal``: resumable); any other pairing in this

@@ -19,7 +19,8 @@ Under ``auto`` a network too small for compilation to pay (tests' tiny nets) sta
 
 Compilation is paid once per process: ``torch.compile`` caches by code, not by module, so every later network
 of the same architecture in the process (a new loop's weights, another model of the play server) reuses it.
-A compile that fails falls back to the same setup without compilation, with a one-line note on stderr.
+A compile that fails falls back to the same setup without compilation, with a one-line note on stderr (once per
+distinct failure); a stage runs ``checked`` before it records its setup, so a run that fell back says so.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -117,12 +119,39 @@ def resolve_inference(value: str | Inference, device: str = "cpu", name: str = "
     return Inference("compile-bf16" if hardware.cpu_has_bf16() else "fp32", auto=True)
 
 
-_failed_note: list[str] = []  # the compile failure already noted in this process
+def checked(setup: Inference, net: nn.Module, device: str = "cpu") -> Inference:
+    """``setup``, or where it compiles ``net`` (a ``KoiKoiNet``) and compiling fails on ``device``, the same
+    setup uncompiled: one forward pass compiled here, before a stage records its setup and hands it to its
+    players, so that the record and every worker run what this process found runs (a compile is paid once more
+    for it, in this process)."""
+    if not setup.compiled:
+        return setup
+    import torch
+
+    from ..engine import GameState
+    from .encoding import decisions, encode
+
+    run = setup.prepare(net).to(device)
+    compiled = [m.forward for m in run.modules() if isinstance(m.forward, _CompiledForward)]
+    if not compiled:  # auto, and a network too small to compile
+        return setup
+    state = GameState(seed=0)
+    obs = [state.observation(state.player)] * 2  # a batch of 2: 0 and 1 are sizes torch.compile specializes
+    x = torch.from_numpy(encode(obs)).to(device, setup.dtype)
+    with setup.context(device):
+        run(x, torch.from_numpy(decisions(obs)).to(device))
+    if any(f.failed for f in compiled):
+        return Inference(setup.setup.removeprefix("compile-"), auto=setup.auto)
+    return setup
+
+
+_noted: set[str] = set()  # the compile failures already noted in this process
 
 
 class _CompiledForward:
     """A module's forward through ``torch.compile``, falling back to the eager forward (for good, with one line
-    on stderr) when compilation or a compiled call raises."""
+    on stderr per distinct failure in the process) when compilation or a compiled call raises; running out of
+    memory is not a compile failure and propagates."""
 
     def __init__(self, module: nn.Module, fallback: str) -> None:
         import torch
@@ -134,26 +163,42 @@ class _CompiledForward:
 
     def __call__(self, *args: torch.Tensor) -> torch.Tensor:
         if not self.failed:
+            import torch
+
             try:
-                return self.compiled(*args)
+                with _mha_fastpath_off():
+                    return self.compiled(*args)
+            except (torch.cuda.OutOfMemoryError, MemoryError):
+                raise
             except Exception as e:  # noqa: BLE001 - any compiler error: the eager forward computes the same
                 self.failed = True
-                if not _failed_note:
-                    why = (str(e).strip().splitlines() or [""])[0][:200]
-                    _failed_note.append(why)
-                    print(f"inference: torch.compile failed ({type(e).__name__}: {why}); running {self.fallback} "
-                          "uncompiled", file=sys.stderr, flush=True)
+                why = (str(e).strip().splitlines() or [""])[0][:200]
+                note = (f"inference: torch.compile failed ({type(e).__name__}: {why}); running {self.fallback} "
+                        "uncompiled")
+                if note not in _noted:
+                    _noted.add(note)
+                    print(note, file=sys.stderr, flush=True)
         return self.eager(*args)
 
 
-def _compile_trunks(net: nn.Module, setup: Inference) -> None:
+@contextlib.contextmanager
+def _mha_fastpath_off() -> Iterator[None]:
+    """The fused encoder-layer kernel of eval mode off while a compiled forward runs (and traces), then as it was:
+    the kernel fails a stride check under torch.compile (seen with torch 2.13), whose graph fuses the same ops
+    itself, but the switch is process-wide and eager networks should keep the kernel."""
     import torch
 
+    was = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(was)
+
+
+def _compile_trunks(net: nn.Module, setup: Inference) -> None:
     from .model import Trunk  # torch: loaded only when this runs
 
-    # The fused encoder-layer kernel of eval mode fails a stride check under torch.compile (seen with torch
-    # 2.13); the compiled graph fuses the same ops itself.
-    torch.backends.mha.set_fastpath_enabled(False)
     fallback = setup.setup.removeprefix("compile-")
     for m in net.modules():
         if isinstance(m, Trunk):

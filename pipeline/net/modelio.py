@@ -5,7 +5,8 @@ for a network that plays some decision types only (meta "split", ``koikoi probe 
 network played at the others ("elsewhere_config").
 
 A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
-``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage.
+``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage; every network
+file of a directory, the extra ones too, is loaded and checked by one function (``_load_network``).
 """
 
 from __future__ import annotations
@@ -62,11 +63,16 @@ def load_config(directory: str | Path) -> tuple[ModelConfig, dict]:
         meta = dict(doc.get("meta", {}))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
+    _check_layout(config, meta, d / MODEL_FILE)
+    return config, meta
+
+
+def _check_layout(config: ModelConfig, meta: dict, weights: Path) -> None:
+    """``ValueError`` (one line naming the network's file) unless ``config`` reads this code's feature layout."""
     version = meta.get("feature_version")
     if config.num_features != NUM_FEATURES or version != FEATURE_VERSION:
-        raise ValueError(f"model in {d} was built for features {version!r} ({config.num_features} rows), "
+        raise ValueError(f"{weights} was built for features {version!r} ({config.num_features} rows), "
                          f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
-    return config, meta
 
 
 def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
@@ -77,16 +83,7 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
     """
     d = Path(directory)
     config, meta = load_config(d)
-    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
-    check_size(lambda: KoiKoiNet(config), d / MODEL_FILE, d / CONFIG_FILE, fix)
-    net = KoiKoiNet(config)
-    try:
-        net.load_state_dict(read_weights(d / MODEL_FILE, fix))
-    except RuntimeError as e:  # other tensor names or shapes than config.json describes
-        raise ValueError(f"weights {d / MODEL_FILE} do not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
-                         f"{fix}") from None
-    net.eval()
-    return net, meta
+    return _load_network(d, config, meta, MODEL_FILE, KoiKoiNet), meta
 
 
 def load_value(directory: str | Path) -> ValueNet | None:
@@ -123,20 +120,33 @@ def _load_extra(directory: str | Path, key: str, name: str, cls: Callable[[Model
     doc = _read_doc(d)
     if key not in doc:
         return None
-    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
     if not (d / name).is_file():
         raise ValueError(f"{d / CONFIG_FILE} describes a{'n' if what[0] in 'aeiou' else ''} {what} network but "
-                         f"{d / name} is missing: {fix}")
+                         f"{d / name} is missing: {_fix(d)}")
     try:
         config = ModelConfig.from_dict(doc[key])
     except (TypeError, ValueError) as e:
         raise ValueError(f"bad {what} config in {d / CONFIG_FILE}: {e}") from None
+    return _load_network(d, config, dict(doc.get("meta", {})), name, cls)
+
+
+def _fix(d: Path) -> str:
+    return f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
+
+
+def _load_network(d: Path, config: ModelConfig, meta: dict, name: str,
+                  cls: Callable[[ModelConfig], torch.nn.Module]) -> torch.nn.Module:
+    """Network file ``name`` of model directory ``d`` (``config``, the directory's ``meta``), built by
+    ``cls(config)`` and loaded on the CPU in eval mode: every network of a directory is loaded, and its feature
+    layout, size and weights checked, by this one function."""
+    _check_layout(config, meta, d / name)
+    fix = _fix(d)
+    check_size(lambda: cls(config), d / name, d / CONFIG_FILE, fix)
+    net = cls(config)
     try:
-        check_size(lambda: cls(config), d / name, d / CONFIG_FILE, fix)
-        net = cls(config)
         net.load_state_dict(read_weights(d / name, fix))
-    except (TypeError, RuntimeError) as e:
-        raise ValueError(f"{what} {d / name} does not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
+    except (TypeError, RuntimeError) as e:  # other tensor names or shapes than config.json describes
+        raise ValueError(f"weights {d / name} do not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
                          f"{fix}") from None
     return net.eval()
 

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from ..agents.base import PlayerSpec
+from ..net.inference import checked
 from ..net.modelio import load_model
 from ..runtime import atomic
 from ..runtime.hardware import announce, placement_params
@@ -85,6 +86,9 @@ class PhaseRunner:
         sp = self.p.selfplay
         self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, self.devices.play)
         self.sl_net, _ = load_model(cfg.sl_dir)
+        # a compiled setup that fails here runs (and is recorded) uncompiled, by every player
+        self.devices = replace(self.devices, inference=checked(self.devices.inference, self.sl_net, self.devices.play))
+        self.inference = self.devices.inference
         self.sl_spec = NetSpec.from_net(self.sl_net, "sl")
         self.algorithm = algorithm_for(self.p)
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them

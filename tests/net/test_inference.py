@@ -66,8 +66,7 @@ def test_auto_picks_by_what_the_device_has(monkeypatch):
     for native, want in ((True, "compile-bf16"), (False, "fp32")):
         monkeypatch.setattr(hardware, "cpu_has_bf16", lambda native=native: native)
         assert resolve_inference("auto", "cpu") == Inference(want, auto=True)
-    for native in (True, False):  # bf16 passes on an H200 were faster alone, but self-play slower than fp32
-        monkeypatch.setattr(hardware, "gpu_has_bf16", lambda native=native: native)
+        # on a GPU fp32 whatever the CPU has (bf16 passes on an H200 were faster alone, but self-play slower)
         assert resolve_inference("auto", "cuda") == Inference("fp32", auto=True)
     for name in INFERENCE_SETUPS:  # a param forces each choice, on any device
         assert resolve_inference(name, "cpu") == resolve_inference(name, "cuda") == Inference(name)
@@ -95,36 +94,68 @@ def test_auto_does_not_compile_a_network_too_small_to_repay_it():
     assert all(isinstance(m.forward, inference._CompiledForward) for m in forced.modules() if isinstance(m, Trunk))
 
 
-def test_a_failed_compile_falls_back_with_one_line(trained, monkeypatch, capsys):
-    def broken(fn, **_):
-        def call(*args):
-            raise RuntimeError("no C++ compiler\nsecond line")
-        return call
+def broken_compile(*errors: BaseException):
+    """A ``torch.compile`` whose compiled calls raise ``errors``, in turn."""
+    raised = iter(errors)
 
-    monkeypatch.setattr(torch, "compile", broken)
-    monkeypatch.setattr(inference, "_failed_note", [])
+    def compile(fn, **_):
+        def call(*args):
+            raise next(raised)
+        return call
+    return compile
+
+
+def test_a_failed_compile_falls_back_with_one_line_per_failure(trained, monkeypatch, capsys):
+    failures = [RuntimeError("no C++ compiler\nsecond line")] * 3 + [RuntimeError("other")] * 3  # three trunks each
+    monkeypatch.setattr(torch, "compile", broken_compile(*failures))
+    monkeypatch.setattr(inference, "_noted", set())
     obs, _ = heuristic_states(2, 7)
     want = NetPlayer(trained).values(obs)
     player = NetPlayer(trained, inference=Inference("compile-fp32"))
     np.testing.assert_allclose(player.values(obs), want, rtol=1e-5, atol=1e-5)
-    player.values(obs)
-    NetPlayer(trained, inference=Inference("compile-fp32")).values(obs)  # noted once per process
+    player.values(obs)  # fallen back for good
+    NetPlayer(trained, inference=Inference("compile-bf16")).values(obs)  # another network, another failure
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["inference: torch.compile failed (RuntimeError: no C++ compiler); running fp32 uncompiled"]
+    assert err == ["inference: torch.compile failed (RuntimeError: no C++ compiler); running fp32 uncompiled",
+                   "inference: torch.compile failed (RuntimeError: other); running bf16 uncompiled"]
+
+
+def test_a_stage_records_the_setup_that_runs(trained, monkeypatch, capsys):
+    """``checked`` finds the failing compile in the stage's process: the setup it records and hands its players
+    is the fallback, not the compiled setup that could not run."""
+    monkeypatch.setattr(torch, "compile", broken_compile(*[RuntimeError("no C++ compiler")] * 3))
+    monkeypatch.setattr(inference, "_noted", set())
+    assert inference.checked(Inference("compile-bf16"), trained) == Inference("bf16")
+    assert capsys.readouterr().err.count("torch.compile failed") == 1
+    for kept in (FP32, Inference("bf16")):  # nothing to compile: nothing tried
+        assert inference.checked(kept, trained) is kept
+    tiny = KoiKoiNet(ModelConfig(width=16, ff=32, heads=2, layers=1))
+    assert inference.checked(Inference("compile-bf16", auto=True), tiny) == Inference("compile-bf16", auto=True)
+
+
+def test_running_out_of_memory_is_no_compile_failure(trained, monkeypatch):
+    obs, _ = heuristic_states(1, 7)
+    for oom in (torch.cuda.OutOfMemoryError("CUDA out of memory"), MemoryError()):
+        monkeypatch.setattr(torch, "compile", broken_compile(oom))
+        with pytest.raises(type(oom)):
+            NetPlayer(trained, inference=Inference("compile-fp32")).values(obs)
 
 
 def test_a_compiled_trunk_computes_what_the_eager_one_does(trained, monkeypatch):
-    """Dynamo really traces the trunks (dynamic batch sizes, the fused kernel off); the ``aot_eager`` backend
+    """Dynamo really traces the trunks (dynamic batch sizes, the fused kernel off, then on again for the eager
+    networks of the process); the ``aot_eager`` backend
     keeps the test fast where inductor would spend a minute generating C++."""
     real = torch.compile
     monkeypatch.setattr(torch, "compile", lambda fn, **kw: real(fn, backend="aot_eager", **kw))
-    monkeypatch.setattr(inference, "_failed_note", [])
+    monkeypatch.setattr(inference, "_noted", set())
     obs, _ = heuristic_states(3, 11)
     player = NetPlayer(trained, inference=Inference("compile-fp32"))
     want = NetPlayer(trained).values(obs)
     for chunk in (obs[:1], obs[:7], obs):  # three batch sizes: one graph
         np.testing.assert_allclose(player.values(chunk), want[:len(chunk)], rtol=1e-4, atol=1e-4)
-    assert not inference._failed_note
+    assert not inference._noted
+    # the fused kernel is off only while a compiled forward runs: an eager network after it still has it
+    assert torch.backends.mha.get_fastpath_enabled()
 
 
 def agreement(net: KoiKoiNet, setup: Inference, obs: list) -> float:
