@@ -16,13 +16,13 @@ from typing import Any
 
 import yaml
 
-from ..agents.specs import is_search, model_of
+from ..agents.specs import BUILTIN, is_search, model_of
+from ..net.model_dir import is_model_dir
 from ..runtime.hardware import resolve_accelerator, resolve_device
 from ..search.spec import belief_model, parse_options
 from .base import ParamError
 from .load import Params
 
-BUILTIN = ("random", "heuristic")
 STRONGEST = "strongest"  # duels.search.model: the round-robin's best rated model, chosen when it has run
 
 
@@ -78,7 +78,7 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         if any(norm == p or norm.startswith(p + os.sep) for p in made):
             return True
         d = project / path
-        return (d / "model.pt").is_file() and (d / "config.json").is_file() if model else d.is_dir()
+        return is_model_dir(d) if model else d.is_dir()
 
     def need_model(key: str, spec: str) -> None:
         model = model_of(spec) if is_search(spec) else spec
