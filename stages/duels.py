@@ -22,9 +22,8 @@ from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search
 from pipeline.net.inference import resolve_inference
 from pipeline.net.model_dir import VALUE_FILE, is_model_dir
 from pipeline.params import DuelsParams
-from pipeline.rl.devices import play_device
 from pipeline.runtime import atomic
-from pipeline.runtime.hardware import Placement, announce
+from pipeline.runtime.hardware import Placement, announce, play_device
 from pipeline.runtime.results import write_results
 from pipeline.search.spec import parse_options
 from pipeline.tracking.lifecycle import tracked_run

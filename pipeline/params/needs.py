@@ -19,7 +19,7 @@ import yaml
 
 from ..agents.specs import BUILTIN, is_search, model_of
 from ..net.model_dir import is_model_dir
-from ..runtime.hardware import resolve_accelerator, resolve_device
+from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
 from ..search.spec import belief_model, parse_options, parse_search
 from .base import ParamError
 from .load import Params
@@ -119,17 +119,16 @@ def check_needs(params: Params, params_file: str | Path) -> None:
 
 
 def _check_devices(params: Params, runs: set[str], source: str) -> None:
-    """``cuda`` (or ``gpu``) where torch sees no CUDA GPU, for the stages that run: refused now."""
-    devices = {"duels": [("duels.device", params.duels.device)],
-               "winprob": [("winprob.device", params.winprob.device)],
-               "rl_phase1": [("rl.selfplay.device", params.rl.selfplay.device),
-                             ("rl.learner_device", params.rl.learner_device)]}
-    devices["rl_phase2"] = devices["rl_phase1"]
+    """``cuda`` (or ``gpu``) where torch sees no CUDA GPU, for the stages that run: refused now, by the rule each
+    stage resolves it with (the RL players' ``cuda`` on a Ray cluster is the cluster's GPUs)."""
     try:
-        for stage, keys in devices.items():
-            if stage in runs:
-                for key, value in keys:
-                    resolve_device(value, key)
+        if "duels" in runs:
+            play_device(params.duels.device, "duels.device")
+        if "winprob" in runs:
+            play_device(params.winprob.device, "winprob.device")
+        if runs & {"rl_phase1", "rl_phase2"}:
+            play_device(params.rl.selfplay.device, "rl.selfplay.device", params.rl.selfplay.backend)
+            resolve_device(params.rl.learner_device, "rl.learner_device")
         if "sl_train" in runs:
             resolve_accelerator(params.sl_train.accelerator, "sl_train.accelerator")
     except ValueError as e:

@@ -19,20 +19,11 @@ free to change between a run and its resumption there.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ..net.inference import Inference, resolve_inference
 from ..params import RLParams
-from ..runtime.hardware import Placement, device_name, resolve_device, resolve_precision
-
-
-def play_device(value: str, name: str, backend: str = "process") -> str:
-    """A players' ``device`` param (``name`` in errors) made concrete: ``cpu`` or ``cuda``, by the module's rule.
-    On a Ray cluster ``cuda`` is the cluster's GPUs, which ``RayExecutor`` checks, not this machine's."""
-    if backend == "ray" and os.environ.get("RAY_ADDRESS") and value in ("auto", "cuda"):
-        return "cpu" if value == "auto" else "cuda"
-    return resolve_device(value, name)
+from ..runtime.hardware import Placement, device_name, play_device, resolve_device, resolve_precision
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,20 @@ def test_cuda_on_a_machine_without_it_is_refused(tmp_path, key, value):
         needs(project(tmp_path, {key: value}))
 
 
+@pytest.mark.skipif(gpu_available(), reason="this machine has CUDA")
+def test_players_on_a_ray_clusters_gpus_pass_on_a_head_without_cuda(tmp_path, monkeypatch):
+    """docs/scaling.md's setup: RL players on the cluster's GPUs, checked there (``RayExecutor``), not here; the
+    same params with a private local Ray (no ``RAY_ADDRESS``) would play on this machine, so they are refused."""
+    ray_gpus = {"rl.selfplay.backend": "ray", "rl.selfplay.workers": 2, "rl.selfplay.device": "cuda"}
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ParamError, match=r"params.yaml: rl.selfplay.device is cuda but torch sees no CUDA GPU"):
+        needs(project(tmp_path, ray_gpus))
+    monkeypatch.setenv("RAY_ADDRESS", "head:6379")
+    needs(project(tmp_path, ray_gpus))
+    with pytest.raises(ParamError, match=r"params.yaml: rl.learner_device is cuda but torch sees no CUDA GPU"):
+        needs(project(tmp_path, {**ray_gpus, "rl.learner_device": "cuda"}))  # the learner runs here
+
+
 def test_the_stage_refuses_in_one_line_and_writes_nothing(tmp_path, capsys):
     params = project(tmp_path, {"winprob.agent": "models/nope"})
     out = tmp_path / "results/params_check/valid.json"
