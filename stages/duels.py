@@ -23,10 +23,9 @@ from pipeline.net.inference import resolve_inference
 from pipeline.net.model_dir import VALUE_FILE, is_model_dir
 from pipeline.params import DuelsParams
 from pipeline.runtime import atomic
-from pipeline.runtime.hardware import Placement, announce
+from pipeline.runtime.hardware import Placement, announce, play_device
 from pipeline.runtime.results import write_results
 from pipeline.search.spec import parse_options
-from pipeline.selfplay.executor import play_device
 from pipeline.tracking.lifecycle import tracked_run
 from pipeline.tracking.registry import CHAMPION, set_champions
 from pipeline.tracking.store import setup_experiment

@@ -14,10 +14,10 @@ from pipeline.net.inference import resolve_inference
 from pipeline.net.model_dir import need_model_dir
 from pipeline.net.modelio import load_model
 from pipeline.params import WinProbParams, dotted
-from pipeline.runtime.hardware import Placement, announce, placement_params
+from pipeline.runtime.hardware import Placement, announce, placement_params, play_device
 from pipeline.runtime.progress import progress_bar
 from pipeline.runtime.results import write_results
-from pipeline.selfplay.executor import make_executor, play_device
+from pipeline.selfplay.executor import make_executor
 from pipeline.selfplay.policies import NetSpec
 from pipeline.tracking.lifecycle import tracked_run
 from pipeline.tracking.store import setup_experiment

@@ -1,6 +1,7 @@
 """The suite's shared sizes and helpers, one home each: the tiny network (``TINY``), tiny SL params (``sl_params``),
-a tiny saved model (``save_tiny``), a free loopback port (``free_port``), a fresh MLflow store (``copy_store``) and
-the check that no hidden card reaches a player (``assert_blind``). Fixtures over them are in ``tests/conftest.py``."""
+a tiny saved model (``save_tiny``), a free loopback port (``free_port``), a fresh MLflow store (``copy_store``),
+the check that no hidden card reaches a player (``assert_blind``) and the float32 comparison of one network's outputs
+computed two ways (``assert_fp32_close``). Fixtures over them are in ``tests/conftest.py``."""
 
 from __future__ import annotations
 
@@ -37,6 +38,23 @@ def tiny_net(seed: int = 0, **config: Any) -> KoiKoiNet:
 def save_tiny(directory: str | Path, seed: int = 0, meta: dict | None = None, **config: Any) -> Path:
     """``tiny_net(seed, **config)`` saved as a model directory (``meta``: ``{"kind": "sl"}``)."""
     return save_model(tiny_net(seed, **config), directory, {"kind": "sl"} if meta is None else meta)
+
+
+# A float32 sum of n terms is off by up to about n * eps of its terms' magnitude, and which order the kernels sum in
+# depends on the batch's shape and the CPU (AVX2 and AVX-512 differ). The network passes a value through a few such
+# sums (50 tokens, its width, its feed-forward, a head): 2**10 * eps (1.2e-4) of the outputs' scale bounds their
+# rounding with room, where a wrong network or row is off by tenths.
+FP32_SLACK = 2**10 * float(np.finfo(np.float32).eps)
+
+
+def assert_fp32_close(got: Any, want: Any) -> None:
+    """``got`` equals ``want`` up to float32 rounding: one network's outputs (or what is computed from them) over
+    other batches or kernels. Relative to the outputs' largest finite magnitude, not to each value: a value near
+    zero carries the rounding of its terms, not its own size; infinities (illegal tokens) must match exactly."""
+    want = np.asarray(want, dtype=np.float64)
+    finite = np.abs(want[np.isfinite(want)])
+    scale = float(finite.max()) if finite.size else 0.0
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=0, atol=FP32_SLACK * scale)
 
 
 def sl_params(tiny: dict = SL_TINY, **over: Any):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..cli import UserError, int_range
 from ..net.model_dir import is_model_dir
+from ..runtime.paths import check_apart
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +28,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")
     if not args.out.lower().endswith(".png"):
         raise UserError(f"--out {args.out}: must be a .png file")
+    try:
+        check_apart(args.out, [args.model])
+    except ValueError as e:
+        raise UserError(f"--out {e}") from None
     if not Path(args.out).parent.is_dir():
         raise UserError(f"--out {args.out}: no such directory {Path(args.out).parent}")
     try:

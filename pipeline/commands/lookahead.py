@@ -10,6 +10,7 @@ from pathlib import Path
 from ..cli import UserError, float_range, int_range
 from ..engine import DECISION_NAMES
 from ..runtime.hardware import cpu_has_bf16
+from ..runtime.paths import check_apart
 from ..value.build_spec import BuildSpec
 
 
@@ -56,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.width % 4:
         raise UserError(f"--width must be a multiple of 4 (the value network's heads), got {args.width}")
+    try:
+        check_apart(args.out, [args.model, args.winprob])
+    except ValueError as e:
+        raise UserError(f"--out {e}") from None
     if args.reward == "wp" and not Path(args.winprob).is_file():
         raise UserError(f"--winprob {args.winprob}: no such file (run `dvc repro winprob`, or pass the table)")
     spec = BuildSpec(reward=args.reward, scale=args.scale, temperature=args.temperature,

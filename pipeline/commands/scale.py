@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..cli import UserError, int_range, param_overrides, worker_device
 from ..params import check_variant, parse_params, read_doc, with_overrides
+from ..runtime.paths import check_apart
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
     cfg = StudyConfig(args.variant, budgets, args.out, duel_games=args.duel_games + args.duel_games % 2,
                       duel_seed=args.duel_seed, workers=args.workers, device=device, bench=args.bench,
                       mlflow=not args.no_mlflow, taus=tuple(args.taus))
+    try:
+        check_apart(args.out, [cfg.sl_dir, args.bench, args.params])
+    except ValueError as e:
+        raise UserError(f"--out {e}") from None
     try:
         study = run_study(params, cfg)
     except (FileNotFoundError, ValueError) as e:

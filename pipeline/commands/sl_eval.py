@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..cli import UserError
 from ..engine import RecordError
+from ..net.model_dir import is_model_dir
 from ..sl.records_source import RECORDS_HELP, shared_records_dir
 
 
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model = Path(args.model)
-    if not ((model / "model.pt").is_file() and (model / "config.json").is_file()):  # first, and without torch
+    if not is_model_dir(model):  # first, and without torch
         raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")
     records = args.records or shared_records_dir()
     if records is None:

@@ -1,5 +1,5 @@
 """Win rates and their intervals, the one way every duel and evaluation counts games: ``DuelResult``
-(running totals from A's side, draws half a win) and the Wilson score interval; the normal interval of a mean
+(running totals from A's side, draws half a win) and the Wilson score interval; the Student's t interval of a mean
 (``mean_ci``: paired block differences, the probes' per-decision gains)."""
 
 from __future__ import annotations
@@ -114,17 +114,23 @@ def search_summary(stats: dict[str, float]) -> dict:
 
 
 def mean_ci(x: Sequence[float]) -> tuple[float, float]:
-    """The mean and the half-width of its normal 95% interval (nan where there are too few values)."""
+    """The mean and the half-width of its 95% interval, Student's t with n - 1 degrees of freedom (nan where there
+    are too few values): the standard deviation is estimated from the values too, which over 10 paired blocks
+    widens the normal 1.96 to t(9) = 2.262."""
+    from scipy.stats import t  # loaded only by a caller of this
+
     a = np.asarray(x, dtype=float)
     mean = float(a.mean()) if len(a) else float("nan")
-    return mean, float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
+    if len(a) < 2:
+        return mean, float("nan")
+    return mean, float(t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
 
 
 def paired_difference(mine: Mapping[int, DuelResult], other: Mapping[int, DuelResult]) -> dict:
     """A's win rate minus another agent's against the same B on the same deals: the mean of the differences of
-    the blocks both duels finished whole (first seed -> totals; the same number of games), with its normal 95%
-    interval over blocks. Each block's deals and seats are shared, so their luck cancels and the interval is far
-    narrower than the two duels' Wilson intervals suggest."""
+    the blocks both duels finished whole (first seed -> totals; the same number of games), with its 95% interval
+    over blocks (``mean_ci``: Student's t). Each block's deals and seats are shared, so their luck cancels and the
+    interval is far narrower than the two duels' Wilson intervals suggest."""
     blocks = sorted(b for b in set(mine) & set(other) if mine[b].games == other[b].games)
     diffs = [mine[b].win_rate - other[b].win_rate for b in blocks]
     out: dict = {"blocks": len(blocks), "games": sum(mine[b].games for b in blocks)}

@@ -4,7 +4,8 @@
 refuse only after DVC removed its outputs (a records directory or model that is not there, ``cuda`` on a
 machine without CUDA) stops ``dvc repro`` first. Only the stages that ``dvc.yaml`` beside the params file
 runs are checked, and a path counts as present when it exists or when a stage of that ``dvc.yaml`` makes
-it (``models/sl`` on a fresh clone: ``sl_train`` writes it before ``winprob`` reads it).
+it (``models/sl`` on a fresh clone: ``sl_train`` writes it before ``winprob`` reads it). A model param must name a
+model directory, or the one a training stage writes (``MODEL_STAGES``): not a path inside one, nor another output.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from typing import Any
 
 import yaml
 
-from ..agents.specs import is_search, model_of
-from ..runtime.hardware import resolve_accelerator, resolve_device
-from ..search.spec import belief_model, parse_options
+from ..agents.specs import BUILTIN, is_search, model_of
+from ..net.model_dir import is_model_dir
+from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
+from ..search.spec import belief_model, parse_options, parse_search
 from .base import ParamError
 from .load import Params
 
-BUILTIN = ("random", "heuristic")
 STRONGEST = "strongest"  # duels.search.model: the round-robin's best rated model, chosen when it has run
+MODEL_STAGES = ("sl_train", "rl_phase1", "rl_phase2")  # the stages whose first output is the model they train
 
 
 def stage_outputs(dvc_file: Path) -> dict[str, list[str]]:
@@ -71,21 +73,21 @@ def check_needs(params: Params, params_file: str | Path) -> None:
     stages = stage_outputs(project / "dvc.yaml")
     runs = {name.split("@")[0] for name in stages}
     made = [p for paths in stages.values() for p in paths]
+    models_made = {paths[0] for name, paths in stages.items() if name.split("@")[0] in MODEL_STAGES and paths}
     source = str(params_file)
 
     def present(path: str, model: bool) -> bool:
         norm = os.path.normpath(path)
-        if any(norm == p or norm.startswith(p + os.sep) for p in made):
-            return True
-        d = project / path
-        return (d / "model.pt").is_file() and (d / "config.json").is_file() if model else d.is_dir()
+        if model:
+            return norm in models_made or is_model_dir(project / path)
+        return any(norm == p or norm.startswith(p + os.sep) for p in made) or (project / path).is_dir()
 
     def need_model(key: str, spec: str) -> None:
         model = model_of(spec) if is_search(spec) else spec
         if model in BUILTIN or present(model, model=True):
             return
-        raise ParamError(f"{source}: {key} must be a model directory (model.pt + config.json) or one a stage of "
-                         f"dvc.yaml makes, got {spec!r}")
+        raise ParamError(f"{source}: {key} must be a model directory (model.pt + config.json) or the model a stage "
+                         f"of dvc.yaml trains, got {spec!r}")
 
     if "sl_dataset" in runs:
         records = params.sl_dataset.records_dir
@@ -98,6 +100,9 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         duels = params.duels
         for i, spec in enumerate(duels.agents):
             need_model(f"duels.agents[{i}]", spec)
+            belief = belief_model(parse_search(spec)[1]) if is_search(spec) else None  # parsed on loading
+            if belief is not None:
+                need_model(f"duels.agents[{i}] belief", belief)
         if duels.search is not None and duels.search.games:
             if duels.search.model != STRONGEST:
                 need_model("duels.search.model", duels.search.model)
@@ -114,17 +119,16 @@ def check_needs(params: Params, params_file: str | Path) -> None:
 
 
 def _check_devices(params: Params, runs: set[str], source: str) -> None:
-    """``cuda`` (or ``gpu``) where torch sees no CUDA GPU, for the stages that run: refused now."""
-    devices = {"duels": [("duels.device", params.duels.device)],
-               "winprob": [("winprob.device", params.winprob.device)],
-               "rl_phase1": [("rl.selfplay.device", params.rl.selfplay.device),
-                             ("rl.learner_device", params.rl.learner_device)]}
-    devices["rl_phase2"] = devices["rl_phase1"]
+    """``cuda`` (or ``gpu``) where torch sees no CUDA GPU, for the stages that run: refused now, by the rule each
+    stage resolves it with (the RL players' ``cuda`` on a Ray cluster is the cluster's GPUs)."""
     try:
-        for stage, keys in devices.items():
-            if stage in runs:
-                for key, value in keys:
-                    resolve_device(value, key)
+        if "duels" in runs:
+            play_device(params.duels.device, "duels.device")
+        if "winprob" in runs:
+            play_device(params.winprob.device, "winprob.device")
+        if runs & {"rl_phase1", "rl_phase2"}:
+            play_device(params.rl.selfplay.device, "rl.selfplay.device", params.rl.selfplay.backend)
+            resolve_device(params.rl.learner_device, "rl.learner_device")
         if "sl_train" in runs:
             resolve_accelerator(params.sl_train.accelerator, "sl_train.accelerator")
     except ValueError as e:

@@ -9,12 +9,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..agents.specs import key_name
+from ..agents.specs import is_search, key_name
 from ..engine import DECISION_NAMES
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..net.limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 from ..runtime.hardware import ACCELERATORS, DEVICES, PRECISIONS
-from ..search.spec import parse_options
+from ..search.spec import parse_options, parse_search
 from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
@@ -122,7 +122,8 @@ class SearchDuelsParams(Section):
 
 class DuelsParams(Section):
     agents: Annotated[list[str], Field(min_length=2)] = Field(
-        description="agent specs of the round-robin (random, heuristic or a model directory)")
+        description="agent specs of the round-robin (random, heuristic, a model directory or "
+        "search:<model>?<options>)")
     games: Games = Field(description="games per pairing other than RL vs SL (each deal twice, seats swapped)")
     rl_vs_sl_games: Games = Field(description="games of each RL model (models/rl/...) against models/sl")
     workers: Count = Field(description="processes for model-vs-model pairings (0: in this process)")
@@ -144,6 +145,17 @@ class DuelsParams(Section):
     @classmethod
     def _anchor_key(cls, v: str) -> str:
         return key_name(v)
+
+    @field_validator("agents")
+    @classmethod
+    def _search_agents_parse(cls, v: list[str]) -> list[str]:
+        try:
+            for spec in v:
+                if is_search(spec):
+                    parse_search(spec)  # a bad option is named here, as in duels.search.options, before any game
+        except ValueError as e:
+            raise ValueError(f"is not valid: {e}") from None
+        return v
 
     @model_validator(mode="after")
     def _agents_named(self) -> DuelsParams:

@@ -13,14 +13,13 @@ agent at 0) when it exists. Hint values: every model plays the arg-max of its ou
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..agents.specs import key_name, model_of
 from ..duel.duel_report import display_name
+from ..duel.ratings_file import read_ratings
 from ..params import ParamError, load_params
-from .opponents import RATINGS
 
 
 def agent_name(spec: str) -> str:
@@ -30,12 +29,8 @@ def agent_name(spec: str) -> str:
 
 def ratings(root: Path) -> dict[str, Any]:
     """``{key: {"elo", "elo_lo", "elo_hi"}}`` and the anchor from the duels' ratings file; empty without one."""
-    try:
-        doc = json.loads((root / RATINGS).read_text(encoding="utf-8"))
-        table = {k: {f: float(v[f]) for f in ("elo", "elo_lo", "elo_hi")} for k, v in doc["ratings"].items()}
-        return {"anchor": display_name(str(doc.get("anchor", ""))), "ratings": table}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {"anchor": None, "ratings": {}}  # no duels run yet, or a file this page cannot read
+    anchor, table = read_ratings(root)
+    return {"anchor": None if anchor is None else display_name(anchor), "ratings": table}
 
 
 def rating(spec: str, root: Path) -> dict[str, Any] | None:

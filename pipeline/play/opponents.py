@@ -8,7 +8,6 @@ request names one of them or gets one generic refusal: a client cannot probe the
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 import threading
@@ -20,13 +19,14 @@ from pathlib import Path
 from ..agents.base import Agent
 from ..agents.loader import load_agent
 from ..agents.specs import BUILTIN, PREFIX, key_name, model_of
+from ..duel.ratings_file import read_ratings
 from ..duel.strongest import strongest
 from ..engine import random_observations
+from ..net.model_dir import MODEL_FILE, is_model_dir
 from ..params import ParamError, load_params
 
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
-RATINGS = "results/duels/ratings.json"
 MODELS_ROOT = "models"
 MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
 # ~100 MB each at the paper's sizes; a model agent holds one to three (its net, its player's, a value net)
@@ -34,24 +34,9 @@ MAX_DEPTH = 3   # how deep under the models root model directories are looked fo
 THINK = "0.5s"  # the page's searcher thinks at most this long per searched decision (unless its options say)
 
 
-def _is_model_dir(d: Path) -> bool:
-    # modelio.is_model_dir's test, without importing torch just to list the choices
-    return (d / "model.pt").is_file() and (d / "config.json").is_file()
-
-
 def present_models(root: Path = Path(".")) -> list[str]:
     """The trained model directories that exist under ``root``, as agent specs relative to it."""
-    return [m for m in MODELS if _is_model_dir(root / m)]
-
-
-def _ratings(root: Path) -> dict[str, dict[str, float]]:
-    try:
-        doc = json.loads((root / RATINGS).read_text())
-        # a rating without its interval counts as exact
-        return {k: {f: float(v.get(f, v["elo"])) for f in ("elo", "elo_lo", "elo_hi")}
-                for k, v in doc["ratings"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}  # no duels run yet (or an unreadable file): fall back to the fixed order
+    return [m for m in MODELS if is_model_dir(root / m)]
 
 
 def _strongest(candidates: list[str], ratings: dict[str, dict[str, float]]) -> str:
@@ -78,7 +63,7 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
     models = present_models(root) if models is None else models
     if not models:
         return None
-    return f"{PREFIX}{_strongest(models, _ratings(root))}?{search_options(root) if options is None else options}"
+    return f"{PREFIX}{_strongest(models, read_ratings(root)[1])}?{search_options(root) if options is None else options}"
 
 
 def default_opponent(root: Path = Path(".")) -> str:
@@ -88,7 +73,7 @@ def default_opponent(root: Path = Path(".")) -> str:
     models = present_models(root)
     if not models:
         return "heuristic"
-    return _strongest([*models, searcher(root)], _ratings(root))
+    return _strongest([*models, searcher(root)], read_ratings(root)[1])
 
 
 def find_models(models_root: str | Path) -> list[str]:
@@ -105,7 +90,7 @@ def find_models(models_root: str | Path) -> list[str]:
             except OSError:
                 continue
             for p in subs:
-                if _is_model_dir(p):
+                if is_model_dir(p):
                     found.append(str(p))
                 else:
                     nxt.append(p)
@@ -159,7 +144,7 @@ class Opponents:
         only for one request (a game holds ``ref(spec)``), or the pool's bound would not bound anything."""
         if spec in BUILTIN:
             return load_agent(spec, seed=seed)  # cheap, and their random tie-breaks follow the game's seed
-        weights = Path(model_of(spec)) / "model.pt"  # a searcher's choices, too, depend on the observation alone
+        weights = Path(model_of(spec)) / MODEL_FILE  # a searcher's choices, too, depend on the observation alone
         try:
             key = (_normal(str(weights)), spec, weights.stat().st_mtime_ns)
         except OSError:

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 
 from ..net.inference import Inference, resolve_inference
 from ..params import RLParams
-from ..runtime.hardware import Placement, device_name, resolve_device, resolve_precision
-from ..selfplay.executor import play_device
+from ..runtime.hardware import Placement, device_name, play_device, resolve_device, resolve_precision
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,15 @@ def resolve_device(value: str, name: str = "device") -> str:
     return _resolve(value, name, DEVICES)
 
 
+def play_device(value: str, name: str, backend: str = "process") -> str:
+    """A players' ``device`` param (``name`` in errors) made concrete: ``cpu`` or ``cuda``, by the rule of
+    ``rl.devices``. On a Ray cluster (``RAY_ADDRESS`` set) ``auto`` keeps the players on CPUs and ``cuda`` is the
+    cluster's GPUs, which ``RayExecutor`` checks, not this machine's."""
+    if backend == "ray" and os.environ.get("RAY_ADDRESS") and value in ("auto", "cuda"):
+        return "cpu" if value == "auto" else "cuda"
+    return resolve_device(value, name)
+
+
 def torch_device(accelerator: str) -> str:
     """The torch device type of a resolved accelerator: ``cuda`` or ``cpu``."""
     return "cuda" if accelerator == "gpu" else "cpu"

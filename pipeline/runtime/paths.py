@@ -1,8 +1,10 @@
-"""Project paths that stay right inside ``dvc exp run`` temp-dir copies."""
+"""Project paths that stay right inside ``dvc exp run`` temp-dir copies, and a command's output kept apart from its
+inputs."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -17,3 +19,14 @@ def repo_root(start: str | Path | None = None) -> Path:
         if (p / "dvc.yaml").exists() or (p / "pyproject.toml").exists():
             return p
     return here
+
+
+def check_apart(out: str | Path, inputs: Iterable[str | Path]) -> None:
+    """``ValueError`` (one line) when the output ``out`` is, is inside or contains one of a command's ``inputs``:
+    writing it would overwrite or change what the command reads (``--out models/sl`` on the tracked SL model)."""
+    o = Path(out).resolve()
+    for given in inputs:
+        i = Path(given).resolve()
+        if o == i or i in o.parents or o in i.parents:
+            how = "is" if o == i else "is inside" if i in o.parents else "contains"
+            raise ValueError(f"{out} {how} the input {given}; write it elsewhere")

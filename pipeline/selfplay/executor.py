@@ -25,19 +25,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from ..runtime.hardware import resolve_device
 from ..runtime.memory import default_kernel_caches
 from .executor_base import Executor, InlineExecutor
 from .reporting import Progress, install_sink
-
-
-def play_device(value: str, name: str, backend: str = "process") -> str:
-    """A players' ``device`` param (``name`` in errors) made concrete: ``cpu`` or ``cuda``, by the rule of ``auto``
-    (``pipeline/rl/devices.py``). On a Ray cluster (``RAY_ADDRESS``) ``auto`` is the CPUs and ``cuda`` the cluster's
-    GPUs, which ``RayExecutor`` checks, not this machine's."""
-    if backend == "ray" and os.environ.get("RAY_ADDRESS") and value in ("auto", "cuda"):
-        return "cpu" if value == "auto" else "cuda"
-    return resolve_device(value, name)
 
 
 def watch_parent(parent_pid: int, every_s: float = 0.5) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..net.model_dir import is_model_dir
 from ..params import Params, TuneParams, overridden
 from ..runtime import atomic
 from ..runtime.paths import repo_root
@@ -37,7 +38,7 @@ def make_objective(cfg: TuneParams, params: Params, root: Path,
             raise FileNotFoundError(f"no SL dataset at {ds}: run `dvc repro sl_dataset` first")
         return sl_objective(ds, params.sl_train, space, cfg.max_epochs, source)
     sl = Path(sl_dir) if sl_dir else root / SL_MODEL
-    if not ((sl / "model.pt").is_file() and (sl / "config.json").is_file()):
+    if not is_model_dir(sl):
         raise FileNotFoundError(f"no SL model at {sl}: run `dvc repro sl_train` first")
     wp_table = None
     if cfg.rl.variant == "wp":

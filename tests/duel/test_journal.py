@@ -1,6 +1,7 @@
 """``koikoi duel --journal``: a killed duel goes on where it stopped, and counts as the duel played straight."""
 
 import json
+import math
 import statistics
 
 import pytest
@@ -96,10 +97,21 @@ def test_paired_difference_is_the_mean_of_the_shared_blocks_differences():
              4: DuelResult(games=4, wins=3, losses=1), 6: DuelResult(games=4, wins=0, losses=4), 8: DuelResult(games=4)}
     out = paired_difference(mine, other)  # blocks 0, 2 and 4: 6 has other games, 8 is not mine
     diffs = [0.5, 0.25, 0.25]
-    half = 1.959963984540054 * statistics.stdev(diffs) / len(diffs) ** 0.5
+    half = 4.302652729911275 * statistics.stdev(diffs) / len(diffs) ** 0.5  # Student's t(2), not the normal 1.96
     assert (out["blocks"], out["games"], out["minus"]) == (3, 12, round(statistics.fmean(diffs), 4))
     assert out["ci95"] == [round(statistics.fmean(diffs) - half, 4), round(statistics.fmean(diffs) + half, 4)]
     assert paired_difference(mine, {0: other[0]})["minus"] is None  # one block: no interval
+
+
+def test_a_mean_over_ten_blocks_has_a_t9_interval():
+    from pipeline.duel.stats import mean_ci
+
+    x = [0.01 * i for i in range(10)]
+    mean, half = mean_ci(x)
+    assert mean == pytest.approx(0.045)
+    assert half == pytest.approx(2.262 * statistics.stdev(x) / 10 ** 0.5, rel=1e-3)  # t(9) = 2.262, not 1.96
+    assert mean_ci(x * 100)[1] == pytest.approx(1.962 * statistics.stdev(x * 100) / 1000 ** 0.5, rel=1e-3)
+    assert math.isnan(mean_ci([0.3])[1])
 
 
 def test_the_command_pairs_a_duel_with_another_agents_on_the_same_deals(tmp_path, monkeypatch, capsys):

@@ -97,6 +97,9 @@ def test_names_ratings_and_hint_units(tmp_path):
         "random": {"strength": 0, "lo": 0, "hi": 0, "elo": 0, "elo_lo": 0, "elo_hi": 0}}}))
     assert rating("models/rl/wp", tmp_path) == {"elo": 434.3, "elo_lo": 400.1, "elo_hi": 468.9, "anchor": "Random"}
     assert describe("heuristic", tmp_path) == {"spec": "heuristic", "name": "Heuristic", "rating": None, "hint": None}
+    # a rating without its interval: the page shows it as exact, as the default opponent's choice reads it
+    (tmp_path / "results/duels/ratings.json").write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}}}))
+    assert rating("models/sl", tmp_path) == {"elo": 300.0, "elo_lo": 300.0, "elo_hi": 300.0, "anchor": ""}
 
     sl = hint_units({"kind": "sl"}, "SL", tmp_path)
     rollout = hint_units({"kind": "rl", "variant": "wp", "algorithm": "rollout_pi"}, "RL-WP", tmp_path)

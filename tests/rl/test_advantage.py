@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import torch
-from tiny import TINY, assert_blind
+from tiny import TINY, assert_blind, assert_fp32_close
 
 from pipeline.agents.loader import load_agent
 from pipeline.engine import GameState
@@ -52,7 +52,7 @@ def test_an_untrained_advantage_plays_exactly_sl(make_net):
     anchored = AnchoredSpec.from_nets("a", sl, adv_net(), tau=0.1).player(FP32, "cpu").values(obs)
     plain = sl.player(FP32, "cpu").values(obs)
     assert np.array_equal(anchored.argmax(1), plain.argmax(1))
-    np.testing.assert_allclose(anchored[np.isfinite(anchored)], log_softmax(plain)[np.isfinite(plain)], atol=1e-5)
+    assert_fp32_close(anchored[np.isfinite(anchored)], log_softmax(plain)[np.isfinite(plain)])
 
 
 def test_scores_are_log_pi_plus_advantage_over_tau_where_it_applies(make_net):
@@ -67,7 +67,7 @@ def test_scores_are_log_pi_plus_advantage_over_tau_where_it_applies(make_net):
     for i, o in enumerate(obs):
         legal = np.isfinite(logits[i])
         want = log_softmax(logits[i:i + 1])[0] + a[i] / 0.5 if o.decision == 0 else logits[i]
-        np.testing.assert_allclose(got[i][legal], want[legal], rtol=1e-5, atol=1e-5)
+        assert_fp32_close(got[i][legal], want[legal])
         assert np.isneginf(got[i][~legal]).all()
     assert (got.argmax(1) != logits.argmax(1)).any()  # the tilt changes some discards
 

@@ -10,7 +10,7 @@ from itertools import combinations, permutations
 import numpy as np
 import pytest
 import torch
-from tiny import assert_blind
+from tiny import assert_blind, assert_fp32_close
 
 from pipeline.agents.base import legal_list
 from pipeline.agents.loader import load_agent
@@ -250,7 +250,7 @@ def test_an_endgame_is_enumerated_and_equals_brute_force(net, other_net):
         logw = log_weights(belief, obs, brute)
         w = np.exp(logw - logw.max())
         q = searcher.values([obs])[0]
-        np.testing.assert_allclose(q[acts], v @ w / w.sum(), rtol=1e-5, atol=1e-5)
+        assert_fp32_close(q[acts], v @ w / w.sum())
         n += 1
     assert n == 3 and searcher.exact == 3
 
@@ -325,7 +325,7 @@ def test_pool_zero_is_weighting_as_before(net, other_net):
         logw = log_weights(belief, obs, deals)
         w = np.exp(logw - logw.max())
         q = weighting.values([obs])[0]
-        np.testing.assert_allclose(q[acts], v @ w / w.sum(), rtol=1e-5, atol=1e-5)
+        assert_fp32_close(q[acts], v @ w / w.sum())
         np.testing.assert_array_equal(small.values([obs])[0], q)
         n += 1
     assert n == 8 and weighting.distinct == 4 * weighting.searched

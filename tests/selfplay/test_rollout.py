@@ -5,6 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from tiny import assert_fp32_close
 
 from pipeline.net.encoding import legal_masks
 from pipeline.params import parse_params
@@ -41,7 +42,7 @@ def test_a_cloned_branch_replays_the_greedy_game(make_net):
     assert [(s.action, s.reward) for s in own.samples] == [(s.action, s.reward) for s in multi]
     assert [(s.action, s.reward) for s in cloned.samples] == [(s.action, s.reward) for s in multi]
     for x, y in zip(own.samples, cloned.samples, strict=True):
-        np.testing.assert_allclose(x.target, y.target, rtol=1e-5, atol=1e-7)
+        assert_fp32_close(x.target, y.target)
 
 
 def test_top_branches_only_the_best_prior_actions_and_the_taken_one(make_net):
@@ -71,7 +72,7 @@ def test_batched_rollouts_equal_one_game_at_a_time(make_net):
     a, b = play_job(job), play_one_by_one(job)
     assert [(s.action, s.reward) for s in a.samples] == [(s.action, s.reward) for s in b.samples]
     for x, y in zip(a.samples, b.samples, strict=True):
-        np.testing.assert_allclose(x.target, y.target, rtol=1e-5, atol=1e-6)
+        assert_fp32_close(x.target, y.target)
 
 
 def test_determinized_rollouts_average_the_true_deal_and_redealt_ones(make_net):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny import assert_fp32_close
 
 from pipeline.agents.loader import load_agent
 from pipeline.agents.model_agent import NetPlayer
@@ -27,10 +28,10 @@ def test_a_split_player_plays_each_network_at_its_own_decisions(make_net):
     assert kinds == {0, 1, 2}, "the observations must hold every decision type"
     q = SplitPlayer(at, elsewhere, (DISCARD,)).values(obs)
     for o, row, mine, theirs in zip(obs, q, at.values(obs), elsewhere.values(obs)):
-        np.testing.assert_allclose(row, mine if o.decision == DISCARD else theirs, rtol=1e-5)
+        assert_fp32_close(row, mine if o.decision == DISCARD else theirs)
     assert at.forward_samples + elsewhere.forward_samples == 3 * len(obs)  # each row once more, by one network
     only = [o for o in obs if o.decision != DISCARD]
-    np.testing.assert_allclose(SplitPlayer(at, elsewhere, (DISCARD,)).values(only), elsewhere.values(only), rtol=1e-5)
+    assert_fp32_close(SplitPlayer(at, elsewhere, (DISCARD,)).values(only), elsewhere.values(only))
 
 
 def test_a_saved_split_model_loads_as_a_split_agent(make_net, tmp_path):
@@ -91,7 +92,7 @@ def test_a_split_model_is_a_searchers_model_and_belief(make_net, tmp_path):
     rng = npr.default_rng(1)
     deals = [determinize(obs, rng) for _ in range(6)]
     expected = log_weights(SplitPlayer(NetPlayer(make_net(1)), NetPlayer(make_net(2)), (DISCARD,)), obs, deals)
-    np.testing.assert_allclose(log_weights(agent.player.belief, obs, deals), expected, rtol=1e-5)
+    assert_fp32_close(log_weights(agent.player.belief, obs, deals), expected)
     assert np.isfinite(expected).all() and (expected < 0).any()
 
 

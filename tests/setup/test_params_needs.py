@@ -39,6 +39,8 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     made = stage_outputs(tmp_path / "dvc.yaml")
     assert "models/sl" in made["sl_train"] and "models/rl/wp" in made["rl_phase2@wp"]
     assert stage_outputs(tmp_path / "none.yaml") == {}
+    # every model a stage trains counts, phase 1's too
+    needs(project(tmp_path, {"duels.agents": ["models/rl_phase1/wp", "models/rl_phase1/point", "random"]}))
 
 
 @pytest.mark.parametrize("overrides, key", [
@@ -52,6 +54,16 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.model"),
     ({"duels.search": {"model": "strongest", "options": "belief=models/nope", "games": 2}},
      "duels.search.options belief"),
+    # a searcher in the round-robin: its options and its belief model, as duels.search's (issue 60)
+    ({"duels.agents": ["random", "search:models/sl?deals=many"]}, "duels.agents"),
+    ({"duels.agents": ["random", "search:models/sl?nosuchoption=1"]}, "duels.agents"),
+    ({"duels.agents": ["random", "search:models/sl?belief=models/nope"]}, "duels.agents[1] belief"),
+    # a path inside a model a stage makes, or a stage's output that is not a model
+    ({"winprob.agent": "models/sl/x"}, "winprob.agent"),
+    ({"winprob.agent": "checkpoints/sl"}, "winprob.agent"),
+    ({"duels.agents": ["random", "search:models/rl/wp/x"]}, "duels.agents[1]"),
+    ({"duels.agents": ["random", "search:models/sl?belief=checkpoints/sl"]}, "duels.agents[1] belief"),
+    ({"duels.attention": {"model": "models/winprob", "seed": 0, "turn": 3}}, "duels.attention.model"),
 ])
 def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):
     with pytest.raises(ParamError) as e:
@@ -83,6 +95,20 @@ def test_only_the_stages_of_the_pipeline_are_checked(tmp_path):
 def test_cuda_on_a_machine_without_it_is_refused(tmp_path, key, value):
     with pytest.raises(ParamError, match=rf"params.yaml: {key} is {value} but torch sees no CUDA GPU"):
         needs(project(tmp_path, {key: value}))
+
+
+@pytest.mark.skipif(gpu_available(), reason="this machine has CUDA")
+def test_players_on_a_ray_clusters_gpus_pass_on_a_head_without_cuda(tmp_path, monkeypatch):
+    """docs/scaling.md's setup: RL players on the cluster's GPUs, checked there (``RayExecutor``), not here; the
+    same params with a private local Ray (no ``RAY_ADDRESS``) would play on this machine, so they are refused."""
+    ray_gpus = {"rl.selfplay.backend": "ray", "rl.selfplay.workers": 2, "rl.selfplay.device": "cuda"}
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ParamError, match=r"params.yaml: rl.selfplay.device is cuda but torch sees no CUDA GPU"):
+        needs(project(tmp_path, ray_gpus))
+    monkeypatch.setenv("RAY_ADDRESS", "head:6379")
+    needs(project(tmp_path, ray_gpus))
+    with pytest.raises(ParamError, match=r"params.yaml: rl.learner_device is cuda but torch sees no CUDA GPU"):
+        needs(project(tmp_path, {**ray_gpus, "rl.learner_device": "cuda"}))  # the learner runs here
 
 
 def test_the_stage_refuses_in_one_line_and_writes_nothing(tmp_path, capsys):

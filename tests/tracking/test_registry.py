@@ -12,7 +12,7 @@ import mlflow
 import numpy as np
 import pytest
 import torch
-from tiny import TINY, tiny_net
+from tiny import TINY, assert_fp32_close, tiny_net
 
 from pipeline.engine import GameState
 from pipeline.net.encoding import decisions, encode
@@ -61,7 +61,7 @@ def test_pyfunc_predicts_the_networks_values_and_carries_signature_and_code(stor
     assert values.shape == (6, 50) and values.dtype == np.float32
     with torch.inference_mode():
         want = net(torch.from_numpy(b["x"]), torch.from_numpy(b["decision"])).numpy()
-    np.testing.assert_allclose(values, want, rtol=1e-5, atol=1e-6)
+    assert_fp32_close(values, want)
     assert isinstance(model.get_raw_model(), KoiKoiNet)
     with pytest.raises(Exception, match="decision"):
         model.predict({"x": b["x"], "decision": np.full(6, 3, dtype=np.int64)})
@@ -108,7 +108,7 @@ print(json.dumps({{"module": sys.modules["pipeline"].__file__}}))
     assert json.loads(out.stdout.splitlines()[-1])["module"].startswith(str(store / "artifacts"))
     with torch.inference_mode():
         want = net(torch.from_numpy(b["x"]), torch.from_numpy(b["decision"])).numpy()
-    np.testing.assert_allclose(np.load(tmp_path / "values.npy"), want, rtol=1e-5, atol=1e-6)
+    assert_fp32_close(np.load(tmp_path / "values.npy"), want)
 
 
 def test_champion_needs_a_registered_version_with_the_same_weights(store, tmp_path, capsys):
