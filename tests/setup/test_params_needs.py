@@ -21,8 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def project(tmp_path: Path, overrides: dict | None = None, dvc: bool = True) -> Path:
     """A project without outputs: params.yaml (with ``overrides``) and, unless ``dvc`` is false, dvc.yaml."""
     tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "records").mkdir(exist_ok=True)  # the records folder the default names lies beside the repository
+    overrides = {"sl_dataset.records_dir": str(tmp_path / "records"), **(overrides or {})}
     params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), overrides or {}),
+    params.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), overrides),
                                      sort_keys=False))
     if dvc:
         shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
