@@ -17,13 +17,14 @@ from typing import Any
 import yaml
 
 from ..agents.specs import is_search, model_of
+from ..duel.phase_pairs import phase_pair
 from ..runtime.hardware import resolve_accelerator, resolve_device
 from ..search.spec import belief_model, parse_options
 from .base import ParamError
 from .load import Params
 
 BUILTIN = ("random", "heuristic")
-STRONGEST = "strongest"  # duels.search.model: the round-robin's best rated model, chosen when it has run
+STRONGEST = "strongest"  # duels.search.models: the round-robin's best rated model, chosen when it has run
 
 
 def stage_outputs(dvc_file: Path) -> dict[str, list[str]]:
@@ -98,12 +99,16 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         duels = params.duels
         for i, spec in enumerate(duels.agents):
             need_model(f"duels.agents[{i}]", spec)
+        for variant in duels.phase_pairs:
+            for model in phase_pair(variant):
+                need_model("duels.phase_pairs", model)
         if duels.search is not None and duels.search.games:
-            if duels.search.model != STRONGEST:
-                need_model("duels.search.model", duels.search.model)
-            elif all(a in BUILTIN for a in duels.agents):
-                raise ParamError(f"{source}: duels.search.model strongest needs a model directory in duels.agents "
-                                 f"(or duels.search.games 0), got {duels.agents!r}")
+            for i, model in enumerate(duels.search.models):
+                if model != STRONGEST:
+                    need_model(f"duels.search.models[{i}]", model)
+                elif all(a in BUILTIN for a in duels.agents):
+                    raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
+                                     f"duels.agents (or duels.search.games 0), got {duels.agents!r}")
 
             belief = belief_model(parse_options(duels.search.options))  # the options were checked on loading
             if belief is not None:
