@@ -36,7 +36,8 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch,
     params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",
               "rl_curves": {"RL-Point": str(curve), "RL-WP": str(tmp_path / "absent.csv")},
               "attention": {"model": str(tiny_model), "seed": 0, "turn": 1},
-              "search": {"models": ["strongest"], "options": "decisions=koikoi,discard&deals=2&reward=point", "games": 4},
+              "search": {"models": ["strongest"], "options": "decisions=koikoi,discard&deals=2&reward=point",
+                         "games": 4},
               "phase_pairs": [], "champion_min_games": 4}
     import mlflow
 
