@@ -49,7 +49,7 @@ def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
     those whose intervals overlap the best rated one's, the first in ``specs`` (``duels.agents``' order)."""
     models = [s for s in specs if is_model_spec(s)]
     if not models:
-        raise ValueError("duels.search.model strongest: duels.agents has no model directory")
+        raise ValueError("duels.search.models strongest: duels.agents has no model directory")
     return strongest(models, {m: ratings[key_name(m)] for m in models if key_name(m) in ratings})
 
 
