@@ -1,9 +1,11 @@
-"""Stage duels: round-robin duels, the searcher's duels, Table II, Bradley-Terry ratings, figures, one MLflow run.
+"""Stage duels: round-robin duels, the searchers' and the phase pairings' duels, Table II, Bradley-Terry ratings,
+the champion, figures, one MLflow run.
 
 Usage: python -m stages.duels OUT_DIR (dvc.yaml: results/duels). ``duels_stage`` plays the
 ``duels`` section of params.yaml, writes ``metrics.json`` (numbers), ``run.json``, ``table.md``,
-``ratings.json`` and the figures, logs one MLflow run and, when asked (``registry.register``), points each
-played model's ``champion`` alias at its registered version, tagged with its rating.
+``ratings.json``, ``champion.json`` (``duel.champion``) and the figures, logs one MLflow run and, when asked
+(``registry.register``), points each played model's ``rated`` alias at its registered version, tagged with its
+rating, and registers the champion as ``koikoi-champion@champion``.
 """
 
 from __future__ import annotations
@@ -16,9 +18,18 @@ from pathlib import Path
 
 from pipeline.agents.specs import BUILTIN, is_model_spec, key_name, model_of
 from pipeline.duel.attention import AttentionError, render_attention
+from pipeline.duel.champion import CHAMPION_FILE, candidates_of, champion_doc, sl_of
 from pipeline.duel.duel_report import table_markdown
+from pipeline.duel.phase_pairs import phase_pair
 from pipeline.duel.plots import rl_curves, winrate_matrix
-from pipeline.duel.tournament import metrics_of, ratings_of, round_robin, search_duels, strongest_model
+from pipeline.duel.tournament import (
+    metrics_of,
+    phase_duels,
+    ratings_of,
+    round_robin,
+    search_duels,
+    strongest_model,
+)
 from pipeline.net.inference import resolve_inference
 from pipeline.net.model_dir import VALUE_FILE, is_model_dir
 from pipeline.params import DuelsParams
@@ -27,7 +38,7 @@ from pipeline.runtime.hardware import Placement, announce, play_device
 from pipeline.runtime.results import write_results
 from pipeline.search.spec import parse_options
 from pipeline.tracking.lifecycle import tracked_run
-from pipeline.tracking.registry import CHAMPION, set_champions
+from pipeline.tracking.registry import CHAMPION, CHAMPION_MODEL, RATED, register_champion, set_rated
 from pipeline.tracking.store import setup_experiment
 from stages import run_stage, stage_parser
 
@@ -41,13 +52,13 @@ class DuelsError(ValueError):
 def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
+    needed += [m for v in cfg.phase_pairs for m in phase_pair(v)]
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
     if cfg.search is not None and cfg.search.games:
-        if cfg.search.model != "strongest":
-            needed.append(cfg.search.model)
-        elif all(a in BUILTIN for a in cfg.agents):  # said now, not after the round-robin
-            raise DuelsError("duels.search.model strongest: duels.agents has no model directory to search with; "
+        needed += [m for m in cfg.search.models if m != "strongest"]
+        if "strongest" in cfg.search.models and all(a in BUILTIN for a in cfg.agents):  # now, not after the games
+            raise DuelsError("duels.search.models strongest: duels.agents has no model directory to search with; "
                              "name one, or set duels.search.games to 0")
     missing = sorted({d for d in needed if not is_model_dir(d)})
     if missing:
@@ -62,8 +73,8 @@ def check_search_reward(cfg: DuelsParams) -> None:
     """A searcher over a model without a value network rewards by the win-probability table (unless its options
     say ``reward=point``): say that the table is missing now, not after the round-robin."""
     options = parse_options(cfg.search.options)
-    s = cfg.search.model
-    models = [a for a in cfg.agents if is_model_spec(a)] if s == "strongest" else [s]
+    models = [m for s in cfg.search.models
+              for m in ([a for a in cfg.agents if is_model_spec(a)] if s == "strongest" else [s])]
     table = Path(options.winprob)
     if options.reward != "point" and not table.is_file() and any(not (Path(m) / VALUE_FILE).is_file()
                                                                     for m in models):
@@ -72,8 +83,9 @@ def check_search_reward(cfg: DuelsParams) -> None:
 
 
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
-    """Play the round-robin, then the searcher (``duels.search``) against its model and SL, and write every output
-    into ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``champion`` aliases."""
+    """Play the round-robin, then the searchers (``duels.search``) against their models and SL and the phase
+    pairings (``duels.phase_pairs``), pick the champion and write every output into ``out_dir``; returns the
+    metrics. ``register`` (with ``track``) sets the ``rated`` aliases and registers the champion."""
 
     check_models(cfg)
     device = play_device(cfg.device, "duels.device")
@@ -87,24 +99,39 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
                           rl_vs_sl_games=cfg.rl_vs_sl_games, workers=cfg.workers, device=device,
                           inference=cfg.inference)
     ratings = ratings_of(keys, results, cfg.anchor)
-    spec = None
+    searchers = []
     if cfg.search is not None and cfg.search.games:
         s = cfg.search
-        model = strongest_model(cfg.agents, ratings) if s.model == "strongest" else s.model
-        spec, searched = search_duels(model, s.options, cfg.agents, s.games, cfg.seed, cfg.rounds, cfg.points,
-                                      cfg.workers, inference=cfg.inference)
-        keys.append(key_name(spec))
-        results.update(searched)
-        ratings = ratings_of(keys, results, cfg.anchor)
+        models = [strongest_model(cfg.agents, ratings) if m == "strongest" else m for m in s.models]
+        for model in dict.fromkeys(models):  # strongest may name a model listed too: it plays once
+            spec, searched = search_duels(model, s.options, cfg.agents, cfg.games, s.games, cfg.seed, cfg.rounds,
+                                          cfg.points, cfg.workers, inference=cfg.inference)
+            searchers.append(spec)
+            keys.append(key_name(spec))
+            results.update(searched)
+    if cfg.phase_pairs:
+        results.update(phase_duels(cfg.phase_pairs, cfg.rl_vs_sl_games, cfg.seed, cfg.rounds, cfg.points,
+                                   cfg.workers, device=device, inference=cfg.inference))
+        keys += [key_name(phase_pair(v)[1]) for v in cfg.phase_pairs]
+    ratings = ratings_of(keys, results, cfg.anchor)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
+    champion = champion_doc(candidates_of(cfg.agents, searchers), sl_of(cfg.agents), results, cfg.champion_min_games)
+    if champion["spec"] is not None:
+        metrics["champion"] = {k: champion[k] for k in ("win_rate", "point_diff", "ci95", "games")}
+        print(f"duels: champion {champion['spec']}: win rate {champion['win_rate']:.3f} "
+              f"[{champion['ci95'][0]:.3f}, {champion['ci95'][1]:.3f}] against SL over {champion['games']} games",
+              file=sys.stderr)
+    else:
+        print(f"duels: no champion: {champion['reason']}", file=sys.stderr)
     # per pairing: win rate, point difference and interval in metrics.json; games and draw rate in run.json
     write_results(out, metrics, info_keys=("games", "draw_rate"))
+    atomic.write_text(out / CHAMPION_FILE, json.dumps(champion, indent=2) + "\n")
     atomic.write_text(out / "ratings.json", json.dumps({
         "model": "Bradley-Terry, draws as half wins; 95% intervals from the Fisher information; "
                  "elo = strength * 400 / ln 10",
         "anchor": cfg.anchor, "games_per_pairing": cfg.games, "rl_vs_sl_games": cfg.rl_vs_sl_games,
-        "search": {"agent": spec, "games": cfg.search.games} if spec else None,
+        "search": {"agents": searchers, "games": cfg.search.games} if searchers else None,
         "ratings": ratings}, indent=2) + "\n")
     atomic.write_text(out / "table.md", table_markdown(keys, results, ratings))
     winrate_matrix(keys, results, out / "winrate_matrix.png")
@@ -122,12 +149,12 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
             raise DuelsError(f"duels.attention: no seed in {a.seed}..{a.seed + 49} reaches turn {a.turn} "
                              "of round 1; choose an earlier turn")
     if track:
-        _log_run(cfg, metrics, ratings, out, seconds, missing, register, placement)
+        _log_run(cfg, metrics, ratings, champion, out, seconds, missing, register, placement)
     return metrics
 
 
-def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds: float, missing: list[str],
-             register: bool, placement: dict) -> None:
+def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, champion: dict, out: Path, seconds: float,
+             missing: list[str], register: bool, placement: dict) -> None:
     import mlflow
 
     exp = setup_experiment("duels")
@@ -136,8 +163,11 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
                            "seed": cfg.seed,
                            "rounds": cfg.rounds, "points": cfg.points, "anchor": cfg.anchor, **placement})
         if cfg.search is not None:
-            mlflow.log_params({"search.model": cfg.search.model, "search.options": cfg.search.options,
+            mlflow.log_params({"search.models": ",".join(cfg.search.models), "search.options": cfg.search.options,
                                "search.games": cfg.search.games})
+        mlflow.log_params({"phase_pairs": ",".join(cfg.phase_pairs), "champion_min_games": cfg.champion_min_games})
+        if champion["spec"] is not None:
+            mlflow.set_tag("champion", champion["spec"])
         flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
         flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})
         flat.update({f"{pair}/ci95_hi": m["ci95"][1] for pair, m in metrics.items()})
@@ -148,20 +178,27 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, out: Path, seconds:
             mlflow.set_tag("rl_curves_missing", ", ".join(missing))
         mlflow.log_artifacts(str(out))
         if register:
-            crowned = _set_champions(cfg, ratings, run.info.run_id)
-            mlflow.set_tags({f"champion/{name}": version for name, version in crowned.items()})
+            rated = _set_rated(cfg, ratings, run.info.run_id)
+            mlflow.set_tags({f"{RATED}/{name}": version for name, version in rated.items()})
+            if champion["spec"] is not None:
+                tags = {k: champion[k] for k in ("spec", "win_rate", "ci95", "games", "point_diff", "against")}
+                version = register_champion(model_of(champion["spec"]), {**tags, "duels.run_id": run.info.run_id})
+                if version is not None:
+                    mlflow.set_tag(f"{CHAMPION}/{CHAMPION_MODEL}", version)
+                    print(f"duels: {CHAMPION_MODEL}@{CHAMPION} -> version {version} ({champion['spec']})",
+                          file=sys.stderr)
 
 
-def _set_champions(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
-    """``champion`` on the registered version of every model played, tagged with its rating and rank."""
+def _set_rated(cfg: DuelsParams, ratings: dict, run_id: str) -> dict[str, str]:
+    """``rated`` on the registered version of every model played, tagged with its rating and rank."""
     ranked = sorted(ratings, key=lambda k: -ratings[k]["elo"])
     tags = {a: {"duels.elo": ratings[key_name(a)]["elo"], "duels.run_id": run_id,
                 "duels.rank": f"{ranked.index(key_name(a)) + 1} of {len(ranked)}"}
-            for a in cfg.agents if is_model_spec(a)}  # a searcher is no model
-    crowned = set_champions(tags)
-    for name, version in crowned.items():
-        print(f"duels: {name}@{CHAMPION} -> version {version}", file=sys.stderr)
-    return crowned
+            for a in cfg.agents if is_model_spec(a)}  # a searcher is no model; phase 1 registers none
+    rated = set_rated(tags)
+    for name, version in rated.items():
+        print(f"duels: {name}@{RATED} -> version {version}", file=sys.stderr)
+    return rated
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -24,7 +24,7 @@ REPO_MLRUNS = ROOT / "mlruns"
 
 # params.yaml with these sections' values overridden (a mapping document: tests change it, then parse it)
 TINY_PARAMS = {
-    "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0, "refit_every": 1, "refit_games": 4,
+    "winprob": {"agent": "models/sl", "games": 8, "seed": 0, "C": 10.0,
                 "workers": 0, "concurrency": 8, "inference": "fp32", "device": "cpu"},
     "rl": {
         "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,

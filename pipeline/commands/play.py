@@ -26,8 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play against an agent in the browser (a local web app)")
     p.add_argument("--opponent", metavar="SPEC", default=None,
                    help="agent spec: random, heuristic, a model directory or a searcher over one, "
-                        "search:<model directory>[?options] (docs/search.md) (default: the strongest trained "
-                        "agent present, else heuristic); the page can choose another")
+                        "search:<model directory>[?options] (docs/search.md) (default: the duels' champion, "
+                        "results/duels/champion.json; without it the strongest trained agent present, else "
+                        "heuristic); the page can choose another")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only; the server has no "
                         "authentication, so another address warns)")
@@ -102,11 +103,13 @@ def run(args: argparse.Namespace) -> int:
     models_root = args.models or MODELS_ROOT
     if args.models is not None and not Path(args.models).is_dir():
         raise UserError(f"--models {args.models}: no such directory")
-    opponent = args.opponent or (default_opponent() if args.models is None else
-                                 next(iter(find_models(models_root)), "heuristic"))
-    if args.opponent is None and opponent == "heuristic":
-        print(f"koikoi play: no trained model under {Path(models_root).resolve()} (run it in the project directory, "
-              "or pass --opponent DIR): playing the heuristic agent", file=sys.stderr)
+    opponent = args.opponent
+    if opponent is None and args.models is None:
+        opponent, why = default_opponent()
+        print(f"koikoi play: {why}", file=sys.stderr)
+    elif opponent is None:
+        opponent = next(iter(find_models(models_root)), "heuristic")
+        print(f"koikoi play: playing {opponent}, the first model under --models {args.models}", file=sys.stderr)
     games = Games(args.records, opponent, models_root=models_root)
     try:
         agent = games.opponents.load(opponent, seed=0)  # a bad --opponent fails here, in one line, not in the page

@@ -14,7 +14,8 @@ PAPER_TABLE_II: dict[tuple[str, str], tuple[float, float]] = {
     ("rl_point", "random"): (0.982, 31.01),
     ("sl", "random"): (0.982, 20.05),
 }
-DISPLAY = {"rl_wp": "RL-WP", "rl_point": "RL-Point", "sl": "SL", "heuristic": "Heuristic", "random": "Random"}
+DISPLAY = {"rl_wp": "RL-WP", "rl_point": "RL-Point", "sl": "SL", "heuristic": "Heuristic", "random": "Random",
+           "rl_phase1_wp": "RL-WP phase 1", "rl_phase1_point": "RL-Point phase 1"}
 
 
 def display_name(key: str) -> str:
@@ -70,6 +71,20 @@ def search_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
     return " ".join(parts) or None
 
 
+def phase_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
+    """Whether each RL variant's phase 2 beats its phase 1 (a 95% Wilson interval decides); None if not played."""
+    parts = []
+    for variant in ("wp", "point"):
+        o = oriented(results, f"rl_{variant}", f"rl_phase1_{variant}")
+        if o is None:
+            continue
+        w, p, (lo, hi), n = o
+        verdict = "beats" if lo > 0.5 else "loses to" if hi < 0.5 else "is not distinguishable from"
+        parts.append(f"{display_name(f'rl_{variant}')} (after phase 2) {verdict} its phase-1 model: win rate {w:.3f} "
+                     f"(95% CI {lo:.3f}-{hi:.3f}, {n} games), {p:+.2f} points per game.")
+    return " ".join(parts) or None
+
+
 def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
                    ratings: dict[str, dict[str, float]] | None = None) -> str:
     """Table II layout: row agent against column agent, ours next to the paper's numbers."""
@@ -108,4 +123,7 @@ def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
     searched = search_sentence(results)
     if searched:
         lines += ["## Search at decision time", "", searched, ""]
+    phases = phase_sentence(results)
+    if phases:
+        lines += ["## Phase 2 against phase 1", "", phases, ""]
     return "\n".join(lines)

@@ -4,7 +4,7 @@ asks at start-up).
 Two agents whose 95% intervals overlap are not told apart by the duels: picking the higher Elo among them would
 flip with every run (RL-Point 691.0 vs RL-WP 689.8, each +-120). ``strongest`` instead takes, in a fixed
 preference order, the first agent whose interval overlaps the best rated agent's: a different agent only when
-the duels separate it. The duels stage (``duels.search.model: strongest``), the searcher the play page offers
+the duels separate it. The duels stage (``duels.search.models: [strongest]``), the searcher the play page offers
 and its default opponent all use it.
 """
 

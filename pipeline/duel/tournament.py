@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..agents.loader import load_agent
 from ..agents.specs import BUILTIN, PREFIX, is_model_spec, key_name
 from ..runtime.progress import progress_bar
+from .phase_pairs import phase_pair
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
 from .strongest import strongest
@@ -47,25 +48,41 @@ def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
     those whose intervals overlap the best rated one's, the first in ``specs`` (``duels.agents``' order)."""
     models = [s for s in specs if is_model_spec(s)]
     if not models:
-        raise ValueError("duels.search.model strongest: duels.agents has no model directory")
+        raise ValueError("duels.search.models strongest: duels.agents has no model directory")
     return strongest(models, {m: ratings[key_name(m)] for m in models if key_name(m) in ratings})
 
 
-def search_duels(model: str, options: str, specs: list[str], games: int, seed: int, rounds: int = 8,
+def search_duels(model: str, options: str, specs: list[str], games: int, sl_games: int, seed: int, rounds: int = 8,
                  points: int = 30, workers: int = 0, progress: bool = True,
                  inference: str = "auto") -> tuple[str, dict[tuple[str, str], DuelResult]]:
-    """The searcher over ``model`` against ``model`` and against SL (``models/sl``'s key among ``specs``), on the
-    round-robin's first deals. Returns its spec and its results."""
+    """The searcher over ``model`` against ``model`` (``games``) and against SL (``models/sl``'s key among ``specs``:
+    ``sl_games``, a champion candidate's duel), on the round-robin's first deals. Returns its spec and results."""
     spec = f"{PREFIX}{model}?{options}" if options else f"{PREFIX}{model}"
-    opponents = [model] + [s for s in specs if key_name(s) == "sl" and key_name(s) != key_name(model)]
+    sl = [(s, sl_games) for s in specs if key_name(s) == "sl"]
+    opponents = sl if sl and key_name(model) == "sl" else [(model, games), *sl]
     results = {}
-    for k, other in enumerate(opponents):
+    for k, (other, n) in enumerate(opponents):
         searcher = load_agent(spec, seed=seed + 1000 + 2 * k, inference=inference)  # seeds apart from the round-robin's
         agent = load_agent(other, seed=seed + 1001 + 2 * k, inference=inference)
         label = f"{key_name(spec)} vs {key_name(other)}" if progress else None
-        results[(key_name(spec), key_name(other))] = duel_agents(searcher, agent, games, seed, rounds, points,
+        results[(key_name(spec), key_name(other))] = duel_agents(searcher, agent, n, seed, rounds, points,
                                                                  workers, label, inference=inference)
     return spec, results
+
+
+def phase_duels(variants: list[str], games: int, seed: int, rounds: int = 8, points: int = 30, workers: int = 0,
+                progress: bool = True, device: str = "cpu",
+                inference: str = "auto") -> dict[tuple[str, str], DuelResult]:
+    """Each variant's final model against its phase-1 model (``phase_pairs.phase_pair``), ``games`` games each."""
+    results = {}
+    for k, variant in enumerate(variants):
+        final, first = phase_pair(variant)
+        a = load_agent(final, seed=seed + 2000 + 2 * k, inference=inference)  # seeds apart from the others'
+        b = load_agent(first, seed=seed + 2001 + 2 * k, inference=inference)
+        label = f"{key_name(final)} vs {key_name(first)}" if progress else None
+        results[(key_name(final), key_name(first))] = duel_agents(a, b, games, seed, rounds, points, workers, label,
+                                                                  device, inference)
+    return results
 
 
 def metrics_of(results: dict[tuple[str, str], DuelResult]) -> dict[str, dict]:

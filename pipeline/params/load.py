@@ -26,7 +26,7 @@ class Params(Section):
     sl_dataset: SLDatasetParams = Field(description="the sl_dataset stage: human game records to training samples")
     sl_train: SLTrainParams = Field(description="the sl_train stage: the network and its supervised training")
     tune: TuneParams = Field(description="the frozen tune stage and koikoi tune: Optuna studies")
-    winprob: WinProbParams = Field(description="the winprob stage and RL-WP's refits: the win-probability table")
+    winprob: WinProbParams = Field(description="the winprob stage: the win-probability table RL-WP is rewarded with")
     rl: RLParams = Field(description="the rl_phase1 and rl_phase2 stages: reinforcement learning")
 
 

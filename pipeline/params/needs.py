@@ -18,13 +18,14 @@ from typing import Any
 import yaml
 
 from ..agents.specs import BUILTIN, is_search, model_of
+from ..duel.phase_pairs import phase_pair
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
 from ..search.spec import belief_model, parse_options, parse_search
 from .base import ParamError
 from .load import Params
 
-STRONGEST = "strongest"  # duels.search.model: the round-robin's best rated model, chosen when it has run
+STRONGEST = "strongest"  # duels.search.models: the round-robin's best rated model, chosen when it has run
 MODEL_STAGES = ("sl_train", "rl_phase1", "rl_phase2")  # the stages whose first output is the model they train
 
 
@@ -103,12 +104,16 @@ def check_needs(params: Params, params_file: str | Path) -> None:
             belief = belief_model(parse_search(spec)[1]) if is_search(spec) else None  # parsed on loading
             if belief is not None:
                 need_model(f"duels.agents[{i}] belief", belief)
+        for variant in duels.phase_pairs:
+            for model in phase_pair(variant):
+                need_model("duels.phase_pairs", model)
         if duels.search is not None and duels.search.games:
-            if duels.search.model != STRONGEST:
-                need_model("duels.search.model", duels.search.model)
-            elif all(a in BUILTIN for a in duels.agents):
-                raise ParamError(f"{source}: duels.search.model strongest needs a model directory in duels.agents "
-                                 f"(or duels.search.games 0), got {duels.agents!r}")
+            for i, model in enumerate(duels.search.models):
+                if model != STRONGEST:
+                    need_model(f"duels.search.models[{i}]", model)
+                elif all(a in BUILTIN for a in duels.agents):
+                    raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
+                                     f"duels.agents (or duels.search.games 0), got {duels.agents!r}")
 
             belief = belief_model(parse_options(duels.search.options))  # the options were checked on loading
             if belief is not None:

@@ -37,9 +37,6 @@ class WinProbParams(Section):
     games: Positive = Field(le=MAX_GAMES, description="simulated games; every round start is a sample per player")
     seed: Seed = Field(description="seed of the simulated games")
     C: PositiveFloat = Field(description="inverse L2 strength of each round's logistic regression")
-    refit_every: Count = Field(description="RL-WP refits the table with the current learner every N loops "
-                               "(0: never)")
-    refit_games: Positive = Field(le=MAX_GAMES, description="self-play games of each refit")
     workers: Annotated[int, Field(ge=0, le=64)] = Field(
         description="self-play processes, one torch thread each (0: in this process)")
     concurrency: Positive = Field(description="games played at once per worker")
@@ -130,8 +127,8 @@ class SelfPlay(Section):
     inference: InferenceSetup = Field(description=INFERENCE_DOC)
     start_method: Literal[START_METHODS] = Field(description="multiprocessing start method of the workers")
     backend: Literal[BACKENDS] = Field(description="where self-play runs: local processes or Ray tasks")
-    device: Literal[DEVICES] = Field(description="where the players' forward passes run (training games, evaluations, "
-                                     "RL-WP refits): auto | cpu | cuda; auto: cuda when torch sees a GPU, but cpu "
+    device: Literal[DEVICES] = Field(description="where the players' forward passes run (training games, "
+                                     "evaluations): auto | cpu | cuda; auto: cuda when torch sees a GPU, but cpu "
                                      "on a Ray cluster (RAY_ADDRESS set), so CPU-only nodes play too")
     overlap: bool = Field(description="play each loop's games while the previous loop's samples are fitted, so with "
                           "the weights from before that fit (one fit stale): the learner's side hides behind the "

@@ -103,12 +103,14 @@ Games = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is
 
 
 class SearchDuelsParams(Section):
-    model: str = Field(description="model directory the searcher searches with; strongest: the round-robin's "
-                       "best rated model")
-    options: str = Field(description="the searcher's options, as in a search:<model>?<options> agent spec "
+    models: Annotated[list[str], Field(min_length=1)] = Field(
+        description="model directories to search with, one searcher each; strongest: the round-robin's best "
+                    "rated model (a model named twice plays once)")
+    options: str = Field(description="the searchers' options, as in a search:<model>?<options> agent spec "
                          "(docs/search.md), e.g. decisions=koikoi&deals=32")
     games: Annotated[int, Field(ge=0, le=MAX_GAMES, multiple_of=2)] = Field(
-        description="games of the searcher against its model and against models/sl each (0: no searcher)")
+        description="games of each searcher against models/sl, a champion candidate's duel (0: no searcher); "
+                    "against its own model it plays duels.games")
 
     @field_validator("options")
     @classmethod
@@ -126,6 +128,11 @@ class DuelsParams(Section):
         "search:<model>?<options>)")
     games: Games = Field(description="games per pairing other than RL vs SL (each deal twice, seats swapped)")
     rl_vs_sl_games: Games = Field(description="games of each RL model (models/rl/...) against models/sl")
+    phase_pairs: list[Literal["point", "wp"]] = Field(
+        description="RL variants whose final model (models/rl/<variant>) plays its phase-1 model "
+                    "(models/rl_phase1/<variant>) for duels.rl_vs_sl_games games")
+    champion_min_games: Games = Field(description="games against models/sl a candidate needs to be the champion "
+                                      "(results/duels/champion.json), the best win rate against SL among them")
     workers: Count = Field(description="processes for model-vs-model pairings (0: in this process)")
     seed: Seed = Field(description="first deal seed; agents are seeded from it too")
     rounds: Annotated[int, Field(ge=1, le=MAX_ROUNDS)] = Field(description="rounds per game")
@@ -138,8 +145,8 @@ class DuelsParams(Section):
     rl_curves: dict[str, str] = Field(description="RL training curves to plot, label: curve.csv path "
                                       "(plotted when present)")
     attention: AttentionParams | None = Field(description="the example attention figure; null for none")
-    search: SearchDuelsParams | None = Field(description="the searcher over the strongest model, played against "
-                                             "that model and SL after the round-robin; null for none")
+    search: SearchDuelsParams | None = Field(description="the searchers, each played against its model and SL "
+                                             "after the round-robin; null for none")
 
     @field_validator("anchor")
     @classmethod
@@ -164,6 +171,11 @@ class DuelsParams(Section):
             raise ValueError(f"agents names must be distinct, got {keys}")
         if self.anchor not in keys:
             raise ValueError(f"anchor {self.anchor!r} is not one of duels.agents")
+        if len(set(self.phase_pairs)) != len(self.phase_pairs):
+            raise ValueError(f"phase_pairs must be distinct, got {self.phase_pairs}")
+        if max(self.rl_vs_sl_games, self.search.games if self.search else 0) < self.champion_min_games:
+            raise ValueError(f"champion_min_games {self.champion_min_games} is more than any candidate plays "
+                             "against models/sl (duels.rl_vs_sl_games, duels.search.games)")
         return self
 
 

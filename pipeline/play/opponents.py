@@ -12,14 +12,15 @@ import os
 import sys
 import threading
 import time
+import json
 import types
 from collections import OrderedDict
 from pathlib import Path
 
 from ..agents.base import Agent
 from ..agents.loader import load_agent
-from ..agents.specs import BUILTIN, PREFIX, key_name, model_of
-from ..duel.ratings_file import read_ratings
+from ..agents.specs import BUILTIN, PREFIX, is_search, key_name, model_of, split_spec
+from ..duel.ratings_file import RATINGS, read_ratings
 from ..duel.strongest import strongest
 from ..engine import random_observations
 from ..net.model_dir import MODEL_FILE, is_model_dir
@@ -27,6 +28,7 @@ from ..params import ParamError, load_params
 
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
+CHAMPION = "results/duels/champion.json"  # the duels stage's champion (duel.champion): the default opponent
 MODELS_ROOT = "models"
 MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
 # ~100 MB each at the paper's sizes; a model agent holds one to three (its net, its player's, a value net)
@@ -52,9 +54,7 @@ def search_options(root: Path = Path(".")) -> str:
         options = search.options if search is not None else ""
     except ParamError:
         options = ""  # no readable params: the search defaults
-    if "think=" not in options:
-        options = "&".join(x for x in (options, f"think={THINK}") if x)
-    return options
+    return with_think(options)
 
 
 def searcher(root: Path = Path("."), models: list[str] | None = None, options: str | None = None) -> str | None:
@@ -66,14 +66,45 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
     return f"{PREFIX}{_strongest(models, read_ratings(root)[1])}?{search_options(root) if options is None else options}"
 
 
-def default_opponent(root: Path = Path(".")) -> str:
-    """The strongest trained agent present by the duels' ratings (``duel.strongest``: of the agents whose
-    intervals overlap the best rated one's, the first of RL-WP, RL-Point, SL, then the searcher over the strongest
-    model); without ratings RL-WP, RL-Point, SL in that order; else heuristic."""
+def with_think(options: str) -> str:
+    """Search options with a think budget per searched decision (``THINK``) when they set none: a reply never
+    waits long on a slow machine, and ``deals`` stays the most per decision, so a fast one plays as the options say."""
+    return options if "think=" in options else "&".join(x for x in (options, f"think={THINK}") if x)
+
+
+def champion(root: Path = Path(".")) -> tuple[str, str] | None:
+    """The duels' champion (``results/duels/champion.json``) as the spec to serve (a searcher with a think budget,
+    ``with_think``) and one line saying what it is and its figure; None without one whose model is present."""
+    try:
+        doc = json.loads((root / CHAMPION).read_text())
+        spec = doc["spec"]
+        figure = (f"win rate {float(doc['win_rate']):.3f} [{float(doc['ci95'][0]):.3f}, {float(doc['ci95'][1]):.3f}] "
+                  f"against {doc['against']} over {int(doc['games'])} games")
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    if not isinstance(spec, str) or spec in BUILTIN or not is_model_dir(root / model_of(spec)):
+        return None
+    served = f"{PREFIX}{split_spec(spec)[0]}?{with_think(split_spec(spec)[1])}" if is_search(spec) else spec
+    budget = f"; a think budget of {THINK} per searched decision" if served != spec else ""
+    return served, f"playing the duels' champion {spec}: {figure} ({CHAMPION}{budget})"
+
+
+def default_opponent(root: Path = Path(".")) -> tuple[str, str]:
+    """The opponent to serve and one line saying which and why (``koikoi play`` prints it): the duels' champion
+    (``champion``); without one, the strongest trained agent present by the duels' ratings (``duel.strongest``:
+    of the agents whose intervals overlap the best rated one's, the first of RL-WP, RL-Point, SL, then the searcher
+    over the strongest model), without ratings RL-WP, RL-Point, SL in that order; else heuristic."""
+    crowned = champion(root)
+    if crowned is not None:
+        return crowned
     models = present_models(root)
     if not models:
-        return "heuristic"
-    return _strongest([*models, searcher(root)], read_ratings(root)[1])
+        return "heuristic", (f"no trained model under {(root / MODELS_ROOT).resolve()} (run it in the project "
+                             "directory, or pass --opponent DIR): playing the heuristic agent")
+    ratings = read_ratings(root)[1]
+    spec = _strongest([*models, searcher(root)], ratings)
+    return spec, (f"no champion in {CHAMPION} (run the duels stage): playing {spec}, the strongest by "
+                  f"{RATINGS if ratings else 'the fixed order (no ratings either)'}")
 
 
 def find_models(models_root: str | Path) -> list[str]:

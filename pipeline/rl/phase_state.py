@@ -101,7 +101,6 @@ def phase_fingerprint(cfg: PhaseConfig) -> str:
             extra["init_advantage"] = file_fingerprint(cfg.init_dir / ADVANTAGE_FILE)
     if cfg.variant == "wp":
         extra["winprob_start"] = file_fingerprint(cfg.winprob_path) if cfg.winprob_path else "-"
-        extra["refit"] = (cfg.winprob.refit_every, cfg.winprob.refit_games, cfg.winprob.C)
     return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)
 
 
@@ -135,7 +134,7 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, dict |
             if _same_weights(ck["model"], net):  # phase 1's final evaluation, on the deals phase 2's would play:
                 state.final = ck["state"].get("final")  # kept while phase 2 trains no loop (cleared when it does)
     if cfg.variant == "wp":
-        if cfg.phase == 2 and "winprob" in meta:  # phase 1's last refit, kept in its model's meta
+        if cfg.phase == 2 and "winprob" in meta:  # phase 1's table, kept in its model's meta
             table = WinProbTable.from_dict(meta["winprob"])
         else:
             if cfg.winprob_path is None:

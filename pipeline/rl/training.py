@@ -13,7 +13,7 @@ Every random choice of a loop (deals, exploration, batch order, dropout) is seed
 loop), so a resumed run replays exactly what an uninterrupted run would have done. A checkpoint made
 with other params (other than budgets and worker counts) is set aside and training starts afresh
 (``phase_state``).
-MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``.
+MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``; the outputs ``phase_outputs``.
 
 Acting beside learning (``rl.selfplay.overlap``): once a loop's games are in, the next loop's job is built with
 the weights of that moment and played on the workers, from a thread of this process, while this loop's samples
@@ -39,21 +39,19 @@ from ..runtime import atomic
 from ..runtime.hardware import announce, placement_params
 from ..runtime.memory import bound_kernel_caches, release_free_memory
 from ..runtime.progress import progress_bar
-from ..runtime.results import write_results
 from ..selfplay.batched import GameSpec, PlayJob, PlayResult
 from ..selfplay.executor import Executor, make_executor
 from ..selfplay.executor_base import InlineExecutor
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from ..tracking.bookkeeping import write_curve
-from ..value.winprob import WinProbTable, fit_table, simulate
+from ..value.winprob import WinProbTable
 from .algorithms import algorithm_for
 from .devices import execution_key, resolve_devices
 from .evaluation import curve_row, evaluate
 from .experience import Replay
 from .learner import PolicyLearner, SampleBuffer, fit_pass
+from .phase_outputs import finish_phase
 from .phase_state import (
-    CURVE_COLUMNS,
     CURVE_FILE,
     STATE_FILE,
     LoopCounters,
@@ -168,18 +166,6 @@ class PhaseRunner:
             self._checkpoint(learner, state)
         return state.final
 
-    def _refit_winprob(self, learner: PolicyLearner, state: LoopCounters) -> dict:
-        wp = self.cfg.winprob
-
-        with progress_bar(total=wp.refit_games, desc="winprob refit", unit="game", leave=False,
-                          enabled=self.cfg.progress) as bar:
-            outcomes = simulate(self._player(learner.net, "learner"), wp.refit_games,
-                                loop_seed(self.p, self.cfg.phase, state.loop, 7) // 10**6, self.executor,
-                                self.inference, self.p.selfplay.concurrency, bar.update)
-        table = fit_table(outcomes, source=f"phase {self.cfg.phase} loop {state.loop}", c=wp.C)
-        state.winprob = table.to_dict()
-        return {"winprob/refit_games": wp.refit_games}
-
     def _target_reached(self, state: LoopCounters) -> bool:
         p = self.p
         return (self.cfg.phase == 1 and len(state.evals) >= p.phase1.window
@@ -255,8 +241,6 @@ class PhaseRunner:
                        "train/samples": len(buffer), "play/mean_batch": result.mean_batch}
             del buffer, result  # beyond the replay's loops, samples are dropped: the next loop plays anew
             state.loop, state.games, state.epsilon = loop, state.games + p.games_per_loop, epsilon
-            if c.variant == "wp" and c.winprob.refit_every and loop % c.winprob.refit_every == 0:
-                metrics.update(self._refit_winprob(learner, state))
             if c.phase == 2 and loop % p.phase2.snapshot_every == 0:
                 self._save_snapshot(learner, state)
             if loop % p.eval_every == 0 or loop == budget:
@@ -279,7 +263,7 @@ class PhaseRunner:
         state.stop_reason = "target win rate reached" if self._target_reached(state) else "loop budget used"
         self._checkpoint(learner, state)
         self._final_evaluation(learner, state)
-        return self._finish(learner, state, tracker)
+        return finish_phase(c, self.algorithm, learner.net, self.sl_net, state, tracker)
 
     def _checkpoint(self, learner: PolicyLearner, state: LoopCounters) -> None:
         ck = {"state": asdict(state), "model": learner.net.state_dict(),
@@ -291,30 +275,3 @@ class PhaseRunner:
             snapshot_path(self.cfg, loop).unlink(missing_ok=True)
         self._dropped.clear()
         release_free_memory()  # glibc keeps a loop's freed buffers otherwise (docs/faults.md, "RL main-process memory")
-
-    def _finish(self, learner: PolicyLearner, state: LoopCounters, tracker: PhaseTracker | None) -> dict:
-        c = self.cfg
-        final = state.final
-        summary = {"phase": c.phase, "variant": c.variant, "algorithm": self.p.algorithm, "loops": state.loop,
-                   "games": state.games, "global_loops": state.loop_offset + state.loop,
-                   "global_games": state.games_offset + state.games, "win_rate": final["win_rate"],
-                   "ci95": [final["ci_low"], final["ci_high"]], "point_diff": final["point_diff"],
-                   "eval_games": final["eval_games"], "stop_reason": state.stop_reason,
-                   "epsilon": state.epsilon, "train_seconds": round(state.seconds, 1)}
-        # no wall-clock values in the model's meta: its config.json must hash the same on every run (a DVC dep)
-        meta = {"kind": "rl", "variant": c.variant, "reward": c.variant,
-                **{k: v for k, v in summary.items() if k != "train_seconds"}}
-        if state.winprob:  # RL-WP: the table the last loops were rewarded with (phase 2 starts from it)
-            meta["winprob"] = {k: v for k, v in state.winprob.items() if k != "grid"}
-        self.algorithm.save(learner.net, self.sl_net, c.out_dir, meta, c.variant)
-        write_curve(state.curve, c.results_dir / CURVE_FILE, CURVE_COLUMNS)
-        # metrics.json: the verdict (win rate, interval, point difference), the games trained, the time; run.json:
-        # the phase, variant, algorithm, stop reason and the budget's echoes (loops, eval games, epsilon)
-        write_results(c.results_dir, summary, info_keys=("phase", "loops", "global_loops", "games", "eval_games",
-                                                         "epsilon"))
-        if tracker:
-            tracker.finish(c.results_dir / CURVE_FILE, summary, state.winprob)
-        self._say(f"done ({state.stop_reason}): {state.loop} loops; final evaluation {summary['win_rate']:.3f} "
-                  f"[{final['ci_low']:.3f}, {final['ci_high']:.3f}] vs SL over {final['eval_games']} games; "
-                  f"model in {c.out_dir}")
-        return summary

@@ -1,4 +1,4 @@
-"""MLflow models that work outside the repository, their registration, and the ``champion`` alias.
+"""MLflow models that work outside the repository, their registration, the ``rated`` aliases and the champion.
 
 ``log_model(model_dir, register)`` logs a model directory into the active MLflow run (once: a rerun
 reuses what a killed run logged) as a
@@ -6,13 +6,16 @@ pyfunc model with MLflow's loader-module workflow: the directory (``model.pt`` +
 is the model's data, the project's ``pipeline`` package travels with it (``code_paths``) and
 ``_load_pyfunc`` below rebuilds the network, so from any directory with torch and mlflow installed::
 
-    m = mlflow.pyfunc.load_model("models:/koikoi-rl-wp@champion")
+    m = mlflow.pyfunc.load_model("models:/koikoi-champion@champion")
     values = m.predict({"x": x, "decision": d})   # x (B, 270, 50) float32, d (B,) int64 -> (B, 50) float32
     net = m.get_raw_model()                        # the KoiKoiNet itself
 
 Registration happens only where a DVC stage asks for it (``registry.register`` in params.yaml); a
 registered version carries the SHA-256 of its ``model.pt``, which is how the ``duels`` stage finds the
-version of each model it played and points that model's ``champion`` alias at it. A logged model is named
+version of each model it played and points that model's ``rated`` alias at it, tagged with its rating. The
+stage's champion (``duel.champion``: a model or a searcher over one) is a version of its own registered model,
+``koikoi-champion``, with the ``champion`` alias: its model directory, and its agent spec and figures as tags
+(``spec``, ``win_rate``, ...), so the MLflow UI shows what ``koikoi play`` serves. A logged model is named
 after its registered model (``koikoi-sl``, ``koikoi-rl-wp``; phase 1: ``koikoi-rl-wp-phase1``), and a
 registered version is made from the logged model of the run that trained its weights and described with
 its lineage (``lineage.describe_version``).
@@ -36,7 +39,9 @@ from ..net.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode
 from ..net.model_dir import CONFIG_FILE, MODEL_FILE
 from .lineage import SHA_TAG, describe_version
 
-CHAMPION = "champion"
+CHAMPION = "champion"  # the alias of koikoi-champion's version holding the duels' champion
+CHAMPION_MODEL = "koikoi-champion"
+RATED = "rated"  # the alias of the version of each registered model the duels played last
 # Registered model per model directory kind (meta "kind", and "variant" for RL).
 REGISTERED = {"sl": "koikoi-sl", "rl/point": "koikoi-rl-point", "rl/wp": "koikoi-rl-wp"}
 
@@ -216,8 +221,8 @@ def find_version(model_dir: str | Path) -> Any | None:
     return max(versions, key=lambda v: int(v.version), default=None)
 
 
-def set_champions(model_dirs: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Point each model's ``champion`` alias at the registered version of the weights in its directory
+def set_rated(model_dirs: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Point each model's ``rated`` alias at the registered version of the weights in its directory
     and tag that version (``model_dirs``: directory -> tags, e.g. the duels' Elo and rank).
 
     Returns ``{registered model: version}``; a directory with no registered version is named on stderr.
@@ -225,15 +230,46 @@ def set_champions(model_dirs: dict[str, dict[str, Any]]) -> dict[str, str]:
     import mlflow
 
     client = mlflow.MlflowClient()
-    crowned: dict[str, str] = {}
+    rated: dict[str, str] = {}
     for d, tags in model_dirs.items():
         v = find_version(d)
         if v is None:
-            print(f"registry: no registered version holds the weights of {d}; no {CHAMPION} alias set "
+            print(f"registry: no registered version holds the weights of {d}; no {RATED} alias set "
                   "(was it trained with registry.register false, or into another MLflow store?)", file=sys.stderr)
             continue
-        client.set_registered_model_alias(v.name, CHAMPION, v.version)
+        client.set_registered_model_alias(v.name, RATED, v.version)
         for k, value in tags.items():
             client.set_model_version_tag(v.name, v.version, k, str(value))
-        crowned[v.name] = str(v.version)
-    return crowned
+        rated[v.name] = str(v.version)
+    return rated
+
+
+def register_champion(model_dir: str | Path, tags: dict[str, Any]) -> str | None:
+    """Make the registered version holding ``model_dir``'s weights (the champion's model: for a searcher, the
+    one it searches with) a version of ``koikoi-champion`` too (the same logged model, so the same lineage),
+    tagged with ``tags`` (its ``spec`` and figures), and point the ``champion`` alias at it. A version of the
+    same model and spec is reused. Returns the version; None (said on stderr) without a registered version."""
+    import mlflow
+
+    source = find_version(model_dir)
+    if source is None:
+        print(f"registry: no registered version holds the weights of {model_dir}; {CHAMPION_MODEL} not set "
+              "(was it trained with registry.register false, or into another MLflow store?)", file=sys.stderr)
+        return None
+    client = mlflow.MlflowClient()
+    if not client.search_registered_models(f"name='{CHAMPION_MODEL}'"):
+        client.create_registered_model(CHAMPION_MODEL, description="The duels stage's champion: the strongest agent "
+                                       "against SL (results/duels/champion.json); its agent spec is the version's "
+                                       "`spec` tag, the model it plays with the version's model.")
+    same = [v for v in client.search_model_versions(f"name='{CHAMPION_MODEL}'")
+            if v.source == source.source and v.tags.get("spec") == str(tags.get("spec"))]
+    if same:
+        version = str(max(int(v.version) for v in same))
+    else:
+        version = str(client.create_model_version(CHAMPION_MODEL, source.source, run_id=source.run_id,
+                                                  tags={SHA_TAG: source.tags.get(SHA_TAG, "")}).version)
+        describe_version(client, CHAMPION_MODEL, version)
+    for k, value in tags.items():
+        client.set_model_version_tag(CHAMPION_MODEL, version, k, str(value))
+    client.set_registered_model_alias(CHAMPION_MODEL, CHAMPION, version)
+    return version

@@ -36,7 +36,9 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch,
     params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",
               "rl_curves": {"RL-Point": str(curve), "RL-WP": str(tmp_path / "absent.csv")},
               "attention": {"model": str(tiny_model), "seed": 0, "turn": 1},
-              "search": {"model": "strongest", "options": "decisions=koikoi,discard&deals=2&reward=point", "games": 4}}
+              "search": {"models": ["strongest"], "options": "decisions=koikoi,discard&deals=2&reward=point",
+                         "games": 4},
+              "phase_pairs": [], "champion_min_games": 4}
     import mlflow
 
     from pipeline.tracking.registry import log_model
@@ -55,8 +57,9 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch,
     ratings = json.loads((out / "ratings.json").read_text())
     assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random", "search_tiny"}
     assert ratings["ratings"]["random"]["elo"] == 0.0
-    assert ratings["search"] == {"agent": f"search:{tiny_model}?decisions=koikoi,discard&deals=2&reward=point",
+    assert ratings["search"] == {"agents": [f"search:{tiny_model}?decisions=koikoi,discard&deals=2&reward=point"],
                                  "games": 4}
+    assert json.loads((out / "champion.json").read_text())["spec"] is None  # no models/sl to measure against
     table = (out / "table.md").read_text()
     assert "| Heuristic |" in table and "RL against SL was not measured" in table
     assert "## Search at decision time" in table and "tiny + search" in table
@@ -69,26 +72,31 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch,
     import torch
 
     assert runs.iloc[0]["params.device.play"] == ("cuda" if torch.cuda.is_available() else "cpu")  # duels.device auto
-    champion = mlflow.MlflowClient().get_model_version_by_alias("koikoi-sl", "champion")
-    assert str(champion.version) == "1" and float(champion.tags["duels.elo"]) == ratings["ratings"]["tiny"]["elo"]
-    assert champion.tags["duels.run_id"] == runs.iloc[0]["run_id"] and champion.tags["duels.rank"].endswith("of 4")
+    rated = mlflow.MlflowClient().get_model_version_by_alias("koikoi-sl", "rated")
+    assert str(rated.version) == "1" and float(rated.tags["duels.elo"]) == ratings["ratings"]["tiny"]["elo"]
+    assert rated.tags["duels.run_id"] == runs.iloc[0]["run_id"] and rated.tags["duels.rank"].endswith("of 4")
 
 
 def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
-    params = {"agents": [str(tmp_path / "models/sl"), "heuristic", "random"], "games": 2, "attention": None}
+    params = {"agents": [str(tmp_path / "models/sl"), "heuristic", "random"], "games": 2, "attention": None,
+              "phase_pairs": []}
     with pytest.raises(SystemExit, match=r"duels: error: missing model directory .*models/sl"):
         _stage(params, tmp_path, monkeypatch)
-    small = {"agents": ["heuristic", "random"], "attention": None}
+    small = {"agents": ["heuristic", "random"], "attention": None, "phase_pairs": []}
     for over, message in (({"games": 3}, "duels.games must be even"), ({"gmes": 3}, "duels.gmes is an unknown key"),
                           ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents"),
-                          ({"search": {"model": "strongest", "options": "deals=0", "games": 2}},
+                          ({"champion_min_games": 4000}, "duels.champion_min_games 4000 is more than any candidate "
+                           "plays against models/sl"),
+                          ({"phase_pairs": ["wp", "wp"]}, "duels.phase_pairs must be distinct"),
+                          ({"phase_pairs": ["sl"]}, "duels.phase_pairs must be one of point, wp; got 'sl'"),
+                          ({"search": {"models": ["strongest"], "options": "deals=0", "games": 2}},
                            "duels.search.options is not valid: search option deals='0': must be an integer >= 1, "
                            "got 'deals=0'")):
         with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
             _stage({**small, **over}, tmp_path, monkeypatch)
         assert e.value.code == 2 and capsys.readouterr().err.startswith(f"duels: error: params.yaml: {message}")
     # the searcher over the strongest model needs a model among the agents: said before any game
-    with pytest.raises(SystemExit, match=r"duels\.search\.model strongest: duels\.agents has no model directory"):
+    with pytest.raises(SystemExit, match=r"duels\.search\.models strongest: duels\.agents has no model directory"):
         _stage(small, tmp_path, monkeypatch)
 
 

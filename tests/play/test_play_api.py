@@ -208,12 +208,12 @@ def test_many_games_at_once(client):
 def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     import shutil
 
-    assert default_opponent(tmp_path) == "heuristic"
+    assert default_opponent(tmp_path)[0] == "heuristic"
     assert find_models(tmp_path / "models") == []
     for spec in ("models/sl", "models/rl/point", "models/rl_phase1/point", "models/aaa"):
         shutil.copytree(tiny_model, tmp_path / spec)
     (tmp_path / "models/winprob").mkdir()  # not a model
-    assert default_opponent(tmp_path) == "models/rl/point"  # RL before SL when unrated
+    assert default_opponent(tmp_path)[0] == "models/rl/point"  # RL before SL when unrated
     assert find_models(tmp_path / "models") == [str(tmp_path / m) for m in (  # the ranked first, then by name
         "models/rl/point", "models/sl", "models/aaa", "models/rl_phase1/point")]
     searcher_spec = "search:models/rl/point?think=0.5s"  # over the strongest model; no params.yaml: a think budget only
@@ -226,18 +226,18 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     ratings.parent.mkdir(parents=True)
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
                                                "rl_wp": {"elo": 900.0}}}))
-    assert default_opponent(tmp_path) == "models/sl"  # rated stronger; rl_wp is rated but absent
+    assert default_opponent(tmp_path)[0] == "models/sl"  # rated stronger; rl_wp is rated but absent
     assert searcher(tmp_path) == "search:models/sl?think=0.5s"
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
                                                "search_sl": {"elo": 340.0}}}))
-    assert default_opponent(tmp_path) == "search:models/sl?think=0.5s"  # the searcher, when rated above them all
+    assert default_opponent(tmp_path)[0] == "search:models/sl?think=0.5s"  # the searcher, when rated above them all
     ratings.write_text(json.dumps({"ratings": {  # intervals that overlap: the fixed order, not the higher Elo
         "sl": {"elo": 300.0, "elo_lo": 200.0, "elo_hi": 400.0}, "rl_point": {"elo": 290.0, "elo_lo": 190.0,
                                                                             "elo_hi": 390.0},
         "search_rl_point": {"elo": 320.0, "elo_lo": 220.0, "elo_hi": 420.0}}}))
-    assert default_opponent(tmp_path) == "models/rl/point" and searcher(tmp_path) == searcher_spec
+    assert default_opponent(tmp_path)[0] == "models/rl/point" and searcher(tmp_path) == searcher_spec
     ratings.write_text("{not json")
-    assert default_opponent(tmp_path) == "models/rl/point"
+    assert default_opponent(tmp_path)[0] == "models/rl/point"
 
 
 def test_the_page_and_its_files_are_served(client, tiny_model):

@@ -107,7 +107,8 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
     assert p2["loops"] == 1 and p2["global_loops"] == 3 and p2["global_games"] == 12
     net, meta = load_model(project / "models/rl/wp")
     assert meta["kind"] == "rl" and meta["variant"] == "wp" and meta["phase"] == 2
-    assert len(meta["winprob"]["coef"]) == 8 and meta["winprob"]["source"] == "phase 2 loop 1"  # refitted
+    start = json.loads((project / "models/winprob/winprob.json").read_text())
+    assert meta["winprob"]["coef"] == start["coef"]  # the winprob stage's table throughout: no refit
     rows = _curve(project / "results/rl/wp/curve.csv")
     assert [int(r["loop"]) for r in rows] == [0, 1, 2, 3] and [int(r["games"]) for r in rows] == [0, 4, 8, 12]
     assert all(0 <= float(r["win_rate"]) <= 1 for r in rows)
@@ -128,6 +129,28 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
     assert runs["rl-phase2-wp"].data.params["device.learner"] == runs["winprob"].data.params["device.play"] == "cpu"
 
 
+def test_phase2_plays_itself_and_its_snapshots_never_sl(project, params, monkeypatch):
+    from pipeline.rl import training
+
+    params["rl"]["algorithm"] = "rollout_pi"  # the defaults': SL rides along as the rollouts' prior
+    params["rl"]["phase1"]["loops"] = 1
+    params["rl"]["phase2"]["loops"] = 2
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    jobs = []
+    original_play = training.PhaseRunner._play
+    monkeypatch.setattr(training.PhaseRunner, "_play",
+                        lambda self, job, desc, show=True: jobs.append(job) or original_play(self, job, desc, show))
+    out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
+    assert out["games"] == 8 and out["global_games"] == 12 and len(jobs) == 2
+    run = json.loads((project / "results/rl/point/run.json").read_text())
+    assert run["games"] == 8 and run["eval_games"] == 4  # phase 2's own final evaluation, on its model
+    seated = [job.players[i].name for job in jobs for g in job.games for i in g.seats]
+    assert "sl" not in seated and "learner" in seated and "snapshot-0" in seated
+    assert all(job.players[job.rollout.anchor].name == "sl" for job in jobs)  # unseated: the prior only
+    rows = _curve(project / "results/rl/point/curve.csv")  # phase 1's curve, then phase 2's loops against SL
+    assert [int(r["loop"]) for r in rows] == [0, 1, 2, 3] and [int(r["games"]) for r in rows] == [0, 4, 8, 12]
+
+
 @pytest.mark.parametrize("path, value, message", [
     (("rl", "games_per_loop"), -5, "rl.games_per_loop must be >= 1, got -5"),
     (("rl", "games_per_loop"), "4", "rl.games_per_loop must be an integer, got '4'"),
@@ -136,7 +159,7 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
     (("rl", "init"), "zero", "rl.init must be one of sl, scratch"),
     (("rl", "eval_games"), 3, "rl.eval_games must be even"),
     (("rl", "typo_key"), 1, "rl.typo_key is an unknown key"),
-    (("winprob", "refit_every"), -2, "winprob.refit_every must be >= 0, got -2"),
+    (("winprob", "refit_every"), 2, "winprob.refit_every is an unknown key"),  # retired: phase 2 keeps the table
 ])
 def test_bad_params_fail_before_any_work(project, params, path, value, message):
     d = params

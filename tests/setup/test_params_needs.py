@@ -52,9 +52,10 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"duels.agents": ["models/nope", "random"]}, "duels.agents[0]"),
     ({"duels.agents": ["random", "search:models/nope?deals=2"]}, "duels.agents[1]"),
     ({"duels.attention": {"model": "models/nope", "seed": 0, "turn": 3}}, "duels.attention.model"),
-    ({"duels.search": {"model": "models/nope", "options": "deals=2", "games": 2}}, "duels.search.model"),
-    ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.model"),
-    ({"duels.search": {"model": "strongest", "options": "belief=models/nope", "games": 2}},
+    ({"duels.search": {"models": ["strongest", "models/nope"], "options": "deals=2", "games": 2}},
+     "duels.search.models[1]"),
+    ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.models"),
+    ({"duels.search": {"models": ["strongest"], "options": "belief=models/nope", "games": 2}},
      "duels.search.options belief"),
     # a searcher in the round-robin: its options and its belief model, as duels.search's (issue 60)
     ({"duels.agents": ["random", "search:models/sl?deals=many"]}, "duels.agents"),
@@ -71,6 +72,16 @@ def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):
     with pytest.raises(ParamError) as e:
         needs(project(tmp_path, overrides))
     assert str(e.value).startswith(f"{tmp_path / 'params.yaml'}: {key} ") and "\n" not in str(e.value)
+
+
+def test_a_phase_pair_no_stage_makes_is_named(tmp_path):
+    params = project(tmp_path, {"duels.agents": ["heuristic", "random"], "duels.attention": None,
+                                "duels.search": None, "duels.phase_pairs": ["wp"]}, dvc=False)
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"duels": {"cmd": "x"}}}))  # no RL stage
+    with pytest.raises(ParamError, match=r"duels\.phase_pairs must be a model directory .* got 'models/rl/wp'"):
+        needs(params)
+    needs(project(tmp_path, {"duels.agents": ["heuristic", "random"], "duels.attention": None,
+                             "duels.search": None, "duels.phase_pairs": []}, dvc=False))
 
 
 def test_paths_that_exist_pass(tmp_path):

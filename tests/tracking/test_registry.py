@@ -1,4 +1,5 @@
-"""The MLflow registry: pyfunc models with a signature and their code, loadable elsewhere; champion aliases;
+"""The MLflow registry: pyfunc models with a signature and their code, loadable elsewhere; rated aliases and the
+champion;
 and a store whose artifacts stay beside it."""
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ from pipeline.engine import GameState
 from pipeline.net.encoding import decisions, encode
 from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
-from pipeline.tracking.registry import CHAMPION, SHA_TAG, find_version, log_model, set_champions
+from pipeline.tracking.registry import (
+    CHAMPION,
+    CHAMPION_MODEL,
+    RATED,
+    SHA_TAG,
+    find_version,
+    log_model,
+    register_champion,
+    set_rated,
+)
 from pipeline.tracking.store import setup_experiment
 
 
@@ -78,8 +88,15 @@ def test_champion_loads_from_another_directory_without_the_project_installed(sto
     assert info.registered_model_version == 1
     client = mlflow.MlflowClient()
     assert client.get_model_version("koikoi-rl-wp", "1").tags[SHA_TAG]
-    assert set_champions({str(wp): {"duels.elo": 12.5}, str(sl): {}}) == {"koikoi-rl-wp": "1", "koikoi-sl": "1"}
-    assert client.get_model_version_by_alias("koikoi-rl-wp", CHAMPION).tags["duels.elo"] == "12.5"
+    assert set_rated({str(wp): {"duels.elo": 12.5}, str(sl): {}}) == {"koikoi-rl-wp": "1", "koikoi-sl": "1"}
+    assert client.get_model_version_by_alias("koikoi-rl-wp", RATED).tags["duels.elo"] == "12.5"
+    spec = f"search:{wp}?decisions=koikoi"
+    assert register_champion(sl, {"spec": str(sl)}) == "1"
+    assert register_champion(wp, {"spec": spec, "win_rate": 0.6}) == "2"
+    assert register_champion(wp, {"spec": spec, "win_rate": 0.61}) == "2"  # the same model and spec: reused
+    champion = client.get_model_version_by_alias(CHAMPION_MODEL, CHAMPION)
+    assert str(champion.version) == "2" and champion.tags["spec"] == spec and champion.tags["win_rate"] == "0.61"
+    assert champion.run_id == find_version(wp).run_id and champion.tags[SHA_TAG] == find_version(wp).tags[SHA_TAG]
 
     b = batch()
     np.save(tmp_path / "x.npy", b["x"])
@@ -98,7 +115,7 @@ try:
 except ImportError:
     pass
 import mlflow, numpy as np
-m = mlflow.pyfunc.load_model("models:/koikoi-rl-wp@{CHAMPION}")
+m = mlflow.pyfunc.load_model("models:/{CHAMPION_MODEL}@{CHAMPION}")
 v = m.predict({{"x": np.load("{tmp_path}/x.npy"), "decision": np.load("{tmp_path}/d.npy")}})
 np.save("{tmp_path}/values.npy", v)
 print(json.dumps({{"module": sys.modules["pipeline"].__file__}}))
@@ -111,12 +128,12 @@ print(json.dumps({{"module": sys.modules["pipeline"].__file__}}))
     assert_fp32_close(np.load(tmp_path / "values.npy"), want)
 
 
-def test_champion_needs_a_registered_version_with_the_same_weights(store, tmp_path, capsys):
+def test_aliases_need_a_registered_version_with_the_same_weights(store, tmp_path, capsys):
     d, _ = tiny_model(tmp_path / "m", 0, {"kind": "sl"})
     log_in_run(d, register=False)
     assert find_version(d) is None
-    assert set_champions({str(d): {}}) == {}
-    assert "no registered version" in capsys.readouterr().err
+    assert set_rated({str(d): {}}) == {} and register_champion(d, {"spec": str(d)}) is None
+    assert capsys.readouterr().err.count("no registered version") == 2
     log_in_run(d, register=True)
     assert str(find_version(d).version) == "1"
     save_model(KoiKoiNet(TINY), d, {"kind": "sl"})  # retrained: other weights, not registered yet
