@@ -8,11 +8,11 @@ request names one of them or gets one generic refusal: a client cannot probe the
 from __future__ import annotations
 
 import gc
+import json
 import os
 import sys
 import threading
 import time
-import json
 import types
 from collections import OrderedDict
 from pathlib import Path
