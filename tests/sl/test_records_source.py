@@ -141,3 +141,21 @@ def test_the_records_stage_hashes_the_records_wherever_they_lie(tmp_path, monkey
     with pytest.raises(SystemExit) as e:
         sl_dataset.main(["data/sl", "results/sl_dataset", "--source", str(out)])
     assert "changed since the records stage ran" in str(e.value.code)
+
+
+def test_the_records_stage_refuses_a_variable_naming_another_folder_than_the_param(tmp_path, monkeypatch, no_sources,
+                                                                                  two_records, capsys):
+    # dvc.yaml tracks the param's folder: records read from elsewhere would leave `dvc status` blind to them
+    monkeypatch.chdir(tmp_path)
+    a, b = _one_record_dir(tmp_path / "a", two_records), _one_record_dir(tmp_path / "b", two_records)
+    _params(tmp_path, records_dir=str(a))
+    monkeypatch.setenv(rs.ENV_VAR, str(b))
+    with pytest.raises(SystemExit) as e:
+        records.main(["results/records/source.json"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "set sl_dataset.records_dir instead" in err
+    assert not (tmp_path / "results/records/source.json").exists()
+    monkeypatch.setenv(rs.ENV_VAR, str(a))  # the same folder: fine
+    records.main(["results/records/source.json"])
+    assert json.loads((tmp_path / "results/records/source.json").read_text())["files"] == 1
