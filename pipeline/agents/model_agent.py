@@ -110,21 +110,20 @@ class NetGroup:
 
 
 class ModelAgent(Agent):
-    """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead.
+    """Greedy argmax of the player's values over legal tokens; with ``epsilon`` a uniform legal action instead.
 
-    ``spec`` (optional): how the model plays on the self-play engine (``rl.policies.NetSpec``, or an
-    ``value.lookahead.LookaheadSpec`` for a model with a value network); this agent then plays the same way,
-    through ``spec.player``, and duels between model agents ship the spec to their workers.
+    ``player``: what plays (default: ``net`` itself, a ``NetPlayer`` in the ``inference`` setup). ``spec``
+    (optional): the same player as the self-play engine ships it (``selfplay.policies.NetSpec``, a
+    ``search.player.SearchSpec``, ...): duels between model agents send it to their workers.
     """
 
     def __init__(self, net: KoiKoiNet, name: str = "model", epsilon: float = 0.0, seed: int | None = 0,
-                 inference: Inference | str = "auto", spec: object | None = None) -> None:
+                 inference: Inference | str = "auto", spec: object | None = None, player: object | None = None) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"ModelAgent: epsilon must be in [0, 1], got {epsilon!r}")
         self.spec = spec
         self._net = net
-        setup = resolve_inference(inference, "cpu")
-        self.player = spec.player(setup, "cpu") if spec is not None else NetPlayer(net, inference=setup)
+        self.player = player if player is not None else NetPlayer(net, inference=resolve_inference(inference, "cpu"))
         self.name = name
         self.epsilon = float(epsilon)
         self.rng = np.random.default_rng(seed)

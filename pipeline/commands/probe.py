@@ -281,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..agents.model_agent import NetPlayer  # torch: loaded only when this runs
+    from ..agents.model_loader import load_model_agent  # torch: loaded only when this runs
     from ..net.modelio import load_model, save_model  # torch: loaded only when this runs
     from ..probes.fit_gain import (  # torch: loaded only when this runs
         choice_gain,
@@ -295,7 +296,6 @@ def run(args: argparse.Namespace) -> int:
         search_duel,
     )
     from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
-    from ..value.lookahead import player_spec  # torch: loaded only when this runs
 
     if args.probe == "search" and args.games % 2:
         raise UserError(f"--games must be even (each deal is played from both seats), got {args.games}")
@@ -303,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--save {args.save}: not a directory")
     try:
         net, _ = load_model(args.model)
-        others = {m: player_spec(m, m) for m in getattr(args, "compare", [])}
+        others = {m: load_model_agent(m, m).spec for m in getattr(args, "compare", [])}
         table = WinProbTable.load(args.winprob) if args.reward == "wp" else None
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None

@@ -29,7 +29,7 @@ MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 RATINGS = "results/duels/ratings.json"
 MODELS_ROOT = "models"
 MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
-# ~100 MB each at the paper's sizes; a model agent holds one to three (its net, its player's, a value net)
+# ~100 MB each at the paper's sizes; a model agent holds one (more for a model of several networks)
 MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
 THINK = "0.5s"  # the page's searcher thinks at most this long per searched decision (unless its options say)
 

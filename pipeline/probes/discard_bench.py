@@ -22,6 +22,7 @@ import numpy as np
 
 from ..agents.base import legal_list
 from ..agents.model_agent import NetPlayer
+from ..agents.model_loader import load_model_agent
 from ..duel.stats import mean_ci
 from ..engine import DISCARD, GameState, resample_hidden
 from ..net.inference import Inference, resolve_inference
@@ -33,7 +34,6 @@ from ..selfplay.policies import NetSpec, worker_player
 from ..selfplay.reporting import report_progress
 from ..selfplay.rewards import RewardModel
 from ..selfplay.rollouts import round_reward
-from ..value.lookahead import player_spec
 from ..value.winprob import WinProbTable
 from .greedy import greedy_decisions
 
@@ -217,7 +217,7 @@ def score_model(model_dir: str | Path, bench: dict, reward: str | None = None, a
 def score_views(model_dir: str | Path, bench: dict, views: Sequence[str] = ("policy", "advantage"),
                 reward: str | None = None, inference: Inference | None = None) -> dict[str, dict]:
     """``score_model`` per view ("policy", "advantage"), the model loaded and the positions rebuilt once."""
-    player = player_spec(model_dir, str(model_dir)).player(inference or resolve_inference("auto"), "cpu")
+    player = load_model_agent(model_dir, str(model_dir)).spec.player(inference or resolve_inference("auto"), "cpu")
     if "advantage" in views and not isinstance(player, AnchoredPlayer):
         raise ValueError(f"{model_dir} has no advantage network (advantage.pt)")
     states = [rebuild(p["game_seed"], p["history"]) for p in bench["positions"]]

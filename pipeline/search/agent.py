@@ -9,6 +9,7 @@ import numpy as np
 from ..agents.base import Agent
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
+from ..net.inference import resolve_inference
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..selfplay.split import SplitSpec
@@ -85,7 +86,9 @@ def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inf
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, base.spec, options)
     search = SearchSpec(spec, base.spec, reward, options, seed, belief=search_belief(spec, options, load_base))
-    # the fastest setup here: a searched decision is thousands of forward passes
-    agent = SearchAgent(base.net, name=spec, seed=seed, inference=inference, spec=search)
+    belief = search.belief.player(resolve_inference(inference, "cpu"), "cpu") if search.belief is not None else None
+    # the base agent's own player searches: its network is not loaded twice
+    player = SearchPlayer(base.player, reward, options, seed, belief)
+    agent = SearchAgent(base.net, name=spec, seed=seed, spec=search, player=player)
     agent.meta = getattr(base, "meta", {})
     return agent

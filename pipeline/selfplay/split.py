@@ -3,7 +3,7 @@
 ``koikoi probe fit --decisions discard --save DIR`` fits a copy of SL on discards alone; the fit also moves the
 trunk that picks and koi-koi calls read, so a fair duel of what it learned plays it at discards only and SL
 elsewhere. A model directory says so with ``elsewhere.pt`` (the network played elsewhere) and its meta
-"split" (the decision types ``model.pt`` plays); ``value.lookahead.player_spec`` loads it as a ``SplitSpec``, so
+"split" (the decision types ``model.pt`` plays); ``agents.model_loader`` loads it as a ``SplitSpec``, so
 duels, evaluations and the play server use it as they use any model. ``combine`` (``koikoi split``) writes one
 from two model directories: a discard fit beside an RL model's koi-koi calls, say.
 """

@@ -19,7 +19,6 @@ import io
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -30,13 +29,9 @@ from ..engine import DECISION_NAMES, Observation, determinize
 from ..net.encoding import encode
 from ..net.inference import FP32, Inference
 from ..net.model import ModelConfig
-from ..net.modelio import load_advantage, load_elsewhere, load_model, load_value
 from ..net.value_model import HEADS, ValueNet
-from ..selfplay.anchored import AnchoredSpec
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel, terminal_reward
-from ..selfplay.split import SplitSpec, split_decisions
-from .winprob import WinProbTable
 
 
 class LookaheadPlayer:
@@ -156,36 +151,3 @@ def lookahead_meta(reward: RewardModel, temperature: float, prior_weight: float,
             "table": reward.table.to_dict() if reward.table is not None else None,
             "temperature": temperature, "prior_weight": prior_weight,
             "decisions": [DECISION_NAMES[d] for d in decisions]}
-
-
-def player_spec(directory: str | Path, name: str) -> NetSpec | LookaheadSpec | AnchoredSpec | SplitSpec:
-    """A saved model as a self-play player: its network, looking ahead with its value where it has one, tilted by
-    its advantage network where it has one (``selfplay.anchored``), played at some decision types only where it
-    has a network for the others (``selfplay.split``)."""
-    net, meta = load_model(directory)
-    spec = NetSpec.from_net(net, name)
-    elsewhere = load_elsewhere(directory)
-    if elsewhere is not None:
-        return SplitSpec(name, spec, NetSpec.from_net(elsewhere, name), split_decisions(meta, directory))
-    adv = load_advantage(directory)
-    if adv is not None:
-        an = meta.get("anchored")
-        try:
-            decisions = tuple(DECISION_NAMES.index(d) for d in an["decisions"])
-            return AnchoredSpec.from_nets(name, spec, adv, float(an["tau"]), decisions)
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'anchored' ({e!r})") from None
-    value = load_value(directory)
-    if value is None:
-        return spec
-    la = meta.get("lookahead")
-    if not isinstance(la, dict):
-        raise ValueError(f"{Path(directory) / 'config.json'}: a value network without its meta 'lookahead'")
-    try:
-        table = WinProbTable.from_dict(la["table"]) if la["table"] is not None else None
-        reward = RewardModel(la["reward"], la["scale"], table, la["baseline"])
-        decisions = tuple(DECISION_NAMES.index(d) for d in la["decisions"])
-        return replace(LookaheadSpec.from_nets(name, spec, value, reward, float(la["temperature"]),
-                                               float(la["prior_weight"])), decisions=decisions)
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'lookahead' ({e})") from None

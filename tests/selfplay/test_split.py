@@ -11,11 +11,11 @@ import pytest
 
 from pipeline.agents.loader import load_agent
 from pipeline.agents.model_agent import NetPlayer
+from pipeline.agents.model_loader import load_model_agent
 from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES, random_observations
 from pipeline.net.modelio import load_elsewhere, save_model
 from pipeline.selfplay.split import SplitPlayer, SplitSpec
-from pipeline.value.lookahead import player_spec
 
 DISCARD = DECISION_NAMES.index("discard")
 
@@ -35,7 +35,7 @@ def test_a_split_player_plays_each_network_at_its_own_decisions(make_net):
 
 def test_a_saved_split_model_loads_as_a_split_agent(make_net, tmp_path):
     d = save_model(make_net(1), tmp_path / "fit", {"split": {"decisions": ["discard"]}}, elsewhere=make_net(2))
-    spec = player_spec(d, "fit")
+    spec = load_model_agent(d, "fit").spec
     assert isinstance(spec, SplitSpec) and spec.decisions == (DISCARD,)
     assert load_elsewhere(d) is not None and load_elsewhere(save_model(make_net(1), tmp_path / "plain")) is None
     agent, base = load_agent(str(d), inference="fp32"), NetPlayer(make_net(2))
@@ -48,7 +48,7 @@ def test_a_saved_split_model_loads_as_a_split_agent(make_net, tmp_path):
     doc["meta"]["split"] = {"decisions": ["bluff"]}
     (d / "config.json").write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="bad meta 'split'"):
-        player_spec(d, "fit")
+        load_model_agent(d, "fit")
 
 
 def test_probe_fit_saves_its_fit_to_play_at_the_probed_decisions_only(project, capsys):
@@ -61,12 +61,12 @@ def test_probe_fit_saves_its_fit_to_play_at_the_probed_decisions_only(project, c
     assert len(out["fits"]) == 4  # a value given twice is fitted once
     for name, fit in zip(names, out["fits"]):
         meta = json.loads((project / "grid" / name / "config.json").read_text())["meta"]
-        assert meta["probe"]["fit_gain"] == fit["fit_gain"] and isinstance(player_spec(project / "grid" / name, name),
-                                                                           SplitSpec)
+        assert meta["probe"]["fit_gain"] == fit["fit_gain"] and isinstance(
+            load_model_agent(project / "grid" / name, name).spec, SplitSpec)
     assert main([*args, "--save", "fit"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["saved"] == "fit" and len(out["fits"]) == 1
-    spec = player_spec(project / "fit", "fit")
+    spec = load_model_agent(project / "fit", "fit").spec
     assert isinstance(spec, SplitSpec) and spec.decisions == (DISCARD,)
     meta = json.loads((project / "fit/config.json").read_text())["meta"]
     assert meta["kind"] == "probe-fit" and meta["probe"]["fit_gain"] == out["fits"][0]["fit_gain"]
@@ -107,7 +107,7 @@ def test_koikoi_split_joins_two_models_and_refuses_what_it_would_drop(make_net, 
     rl = save_model(make_net(3), tmp_path / "rl")
     assert main(["split", str(fit), str(rl), "--decisions", "discard", "--out", str(tmp_path / "both")]) == 0
     assert json.loads(capsys.readouterr().out)["out"] == str(tmp_path / "both")
-    spec = player_spec(tmp_path / "both", "both")
+    spec = load_model_agent(tmp_path / "both", "both").spec
     assert isinstance(spec, SplitSpec) and spec.decisions == (DISCARD,)
     both = (load_model(tmp_path / "both")[0], load_elsewhere(tmp_path / "both"))
     for got, want in zip(both, (make_net(1), make_net(3))):

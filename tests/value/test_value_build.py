@@ -9,9 +9,10 @@ import torch
 from koikoi_cli import run_cli
 from tiny import TINY
 
+from pipeline.agents.model_loader import load_model_agent
 from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import load_value, save_model
-from pipeline.value.lookahead import LookaheadSpec, player_spec
+from pipeline.value.lookahead import LookaheadSpec
 from pipeline.value.winprob import WinProbTable
 
 TABLE = WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.2]] * 8)
@@ -38,7 +39,7 @@ def test_lookahead_model_plays_where_a_model_plays(tmp_path, capsys):
     figures = build(tmp_path, capsys, "la", "--decisions", "pick", "koikoi", "--temperature", "0.5")
     assert figures["games"] == 6 and figures["afterstates"] > 100
     assert {"r2/point", "r2/wp", "value_loss/point", "value_loss/wp"} <= set(figures)
-    spec = player_spec(tmp_path / "la", "A")
+    spec = load_model_agent(tmp_path / "la", "A").spec
     assert isinstance(spec, LookaheadSpec) and spec.decisions == (1, 2) and spec.temperature == 0.5
     assert spec.reward.kind == "wp" and spec.reward.table is not None
     code, out, err = run_cli(["duel", str(tmp_path / "la"), "random", "--games", "2", "--rounds", "1"], capsys)
