@@ -1,6 +1,6 @@
 """Win rates and their intervals, the one way every duel and evaluation counts games: ``DuelResult``
 (running totals from A's side, draws half a win) and the Wilson score interval; the normal interval of a mean
-(``mean_ci``: paired block differences, the probes' per-decision gains)."""
+(``mean_ci``: paired block differences)."""
 
 from __future__ import annotations
 

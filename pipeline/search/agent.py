@@ -57,7 +57,7 @@ def search_reward(spec: str, base: object, options: SearchOptions) -> RewardMode
     except (OSError, ValueError) as e:
         raise ValueError(f"agent {spec!r}: the wp reward needs the win-probability table {options.winprob} "
                          f"({type(e).__name__}: {e}); set winprob=PATH or reward=point") from None
-    return RewardModel("wp", 10.0, table, 0.5)  # the probes' units; a scale changes no choice
+    return RewardModel("wp", 10.0, table, 0.5)  # RL-WP's units; a scale changes no choice
 
 
 def search_belief(spec: str, options: SearchOptions, load_base: Callable[..., Agent]) -> NetSpec | SplitSpec | None:

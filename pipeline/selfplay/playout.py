@@ -1,8 +1,8 @@
 """Batched playouts: copies of a game played by networks to the end of the round, many at a time.
 
-The one rollout engine of the project. RL's rollout targets (``batched.play_job``'s branches), the
-probes (``rollout_gain.rollout_values``) and the search agents (``pipeline.search``) all clone a position once
-per (action, deal) with :func:`branch` and play the copies here:
+The one rollout engine of the project. RL's rollout targets (``batched.play_job``'s branches) and
+the search agents (``pipeline.search``) both clone a position once per (action, deal) with :func:`branch` and
+play the copies here:
 
 - :func:`pending_groups`: the pending decisions of many games and playouts grouped by (player, decision
   type), so that one forward pass serves a whole group (``play_job`` mixes its games and their
