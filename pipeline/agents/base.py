@@ -45,10 +45,9 @@ class ScoringAgent(Protocol):
 
 class Player(Protocol):
     """What plays a seat: masked values of a batch of observations, ``(B, 50)`` with -inf where illegal; the
-    arg-max is played, or with ``sample`` a draw from their softmax, and with ``epsilon`` a uniform legal action."""
+    arg-max is played, or with ``epsilon`` a uniform legal action."""
 
     epsilon: float
-    sample: bool
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray: ...
 

@@ -29,8 +29,6 @@ class NetPlayer:
     Under ``fp32`` and ``autocast`` the player runs ``net`` itself, in eval mode for the call, giving its mode back,
     so a learner may share it; the other setups play a prepared copy of the weights ``net`` has now."""
 
-    sample = False  # greedy (an anchored learner in training samples: selfplay.anchored)
-
     def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, inference: Inference = FP32,
                  device: str | None = None) -> None:
         if device is not None:
@@ -52,7 +50,7 @@ class NetPlayer:
 
     def encoded_values(self, x: np.ndarray, d: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """``values`` of a batch already encoded (``encoding.encode``, ``decisions``, ``legal_masks``), so that
-        two networks of one player share one encoding (``selfplay.anchored``)."""
+        two networks of one player share one encoding."""
         step = CPU_FORWARD_BATCH if self.device.type == "cpu" else len(x)
         q = np.concatenate([self._forward(x[i:i + step], d[i:i + step]) for i in range(0, len(x), step)])
         q[~legal] = -np.inf
@@ -90,7 +88,7 @@ class NetPlayer:
 
 
 class NetGroup:
-    """A player made of other players (a split, an anchored or a search player): the forward counters the
+    """A player made of other players (a split or a search player): the forward counters the
     self-play engine reads are the sums over the distinct networks ``_nets()`` it runs."""
 
     def _nets(self) -> Sequence:

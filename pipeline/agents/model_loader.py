@@ -9,8 +9,7 @@ from pathlib import Path
 from ..engine import DECISION_NAMES
 from ..net.inference import resolve_inference
 from ..net.model import KoiKoiNet
-from ..net.modelio import load_advantage, load_elsewhere, load_model, load_value
-from ..selfplay.anchored import AnchoredSpec
+from ..net.modelio import load_elsewhere, load_model, load_value
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..selfplay.split import SplitSpec, split_decisions
@@ -31,22 +30,14 @@ def load_model_agent(directory: str | Path, name: str, seed: int = 0, inference:
 
 
 def player_spec(net: KoiKoiNet, meta: dict, directory: str | Path,
-                name: str) -> NetSpec | LookaheadSpec | AnchoredSpec | SplitSpec:
-    """A loaded model (``net``, ``meta`` of ``directory``) as a self-play player: its network, looking ahead with its
-    value where it has one, tilted by its advantage network where it has one (``selfplay.anchored``), played at some
-    decision types only where it has a network for the others (``selfplay.split``)."""
+                name: str) -> NetSpec | LookaheadSpec | SplitSpec:
+    """A loaded model (``net``, ``meta`` of ``directory``) as a self-play player: its network, looking ahead with
+    its value where it has one, played at some decision types only where it has a network for the others
+    (``selfplay.split``)."""
     spec = NetSpec.from_net(net, name)
     elsewhere = load_elsewhere(directory)
     if elsewhere is not None:
         return SplitSpec(name, spec, NetSpec.from_net(elsewhere, name), split_decisions(meta, directory))
-    adv = load_advantage(directory)
-    if adv is not None:
-        an = meta.get("anchored")
-        try:
-            decisions = tuple(DECISION_NAMES.index(d) for d in an["decisions"])
-            return AnchoredSpec.from_nets(name, spec, adv, float(an["tau"]), decisions)
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{Path(directory) / 'config.json'}: bad meta 'anchored' ({e!r})") from None
     value = load_value(directory)
     if value is None:
         return spec

@@ -1,6 +1,5 @@
 """Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
-model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config"), and for
-an anchored model (``rl.algorithm: advantage``) ``advantage.pt``, its advantage network ("advantage_config"), and
+model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config"), and
 for a network that plays some decision types only (meta "split", ``koikoi probe fit --save``) ``elsewhere.pt``, the
 network played at the others ("elsewhere_config").
 
@@ -19,16 +18,15 @@ from pathlib import Path
 import torch
 
 from ..runtime import atomic
-from .advantage_model import AdvantageNet
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
-from .model_dir import ADVANTAGE_FILE, CONFIG_FILE, ELSEWHERE_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
+from .model_dir import CONFIG_FILE, ELSEWHERE_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
 from .value_model import ValueNet
 
 
 def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None,
-               advantage: AdvantageNet | None = None, elsewhere: KoiKoiNet | None = None) -> Path:
-    """Write ``net`` (and ``value``, ``advantage``, ``elsewhere``, if any) to ``directory`` (created if needed);
+               elsewhere: KoiKoiNet | None = None) -> Path:
+    """Write ``net`` (and ``value``, ``elsewhere``, if any) to ``directory`` (created if needed);
     returns it.
 
     Each file is written beside its target and renamed over it, so a kill leaves the old file or the
@@ -38,8 +36,7 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
     doc = {"config": net.config.to_dict(), "meta": meta}
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
-    extras = ((value, "value_config", VALUE_FILE), (advantage, "advantage_config", ADVANTAGE_FILE),
-              (elsewhere, "elsewhere_config", ELSEWHERE_FILE))
+    extras = ((value, "value_config", VALUE_FILE), (elsewhere, "elsewhere_config", ELSEWHERE_FILE))
     for extra, key, name in extras:
         if extra is not None:
             atomic.torch_save({k: v.detach().cpu() for k, v in extra.state_dict().items()}, d / name)
@@ -94,20 +91,15 @@ def load_value(directory: str | Path) -> ValueNet | None:
     return _load_extra(directory, "value_config", VALUE_FILE, ValueNet, "value")
 
 
-def load_advantage(directory: str | Path) -> AdvantageNet | None:
-    """The model directory's advantage network (CPU, eval mode), or None when it has none."""
-    return _load_extra(directory, "advantage_config", ADVANTAGE_FILE, AdvantageNet, "advantage")
-
-
 def load_elsewhere(directory: str | Path) -> KoiKoiNet | None:
     """The network a split model plays at the decision types its own does not (CPU, eval mode), or None."""
     return _load_extra(directory, "elsewhere_config", ELSEWHERE_FILE, KoiKoiNet, "elsewhere")
 
 
 def extra_networks(directory: str | Path) -> tuple[str, ...]:
-    """The networks ``config.json`` describes beside ``model.pt`` ("value", "advantage", "elsewhere"), none loaded."""
+    """The networks ``config.json`` describes beside ``model.pt`` ("value", "elsewhere"), none loaded."""
     doc = _read_doc(Path(directory))
-    return tuple(what for what in ("value", "advantage", "elsewhere") if f"{what}_config" in doc)
+    return tuple(what for what in ("value", "elsewhere") if f"{what}_config" in doc)
 
 
 def _read_doc(d: Path) -> dict:

@@ -159,7 +159,7 @@ class KeptAdamModule(pl.LightningModule):
 
 class PolicyLearner(KeptAdamModule):
     """The RL learner: each mini-batch's loss is the RL algorithm's (``algorithms``: the paper's Monte-Carlo DQN,
-    rollout policy iteration, the anchored advantage), on the network the algorithm fits. ``lr``, the algorithm
+    rollout policy iteration), on the network the algorithm fits. ``lr``, the algorithm
     and ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.algorithm``, ``rl.augment``)."""
 
     def __init__(self, net: nn.Module, *, lr: float, algorithm: Algorithm, augment: bool) -> None:

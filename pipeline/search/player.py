@@ -66,7 +66,6 @@ class SearchPlayer(NetGroup):
         self.options = options
         self.seed = seed
         self.epsilon = 0.0
-        self.sample = False  # greedy
         self.searched = 0  # searched decisions
         self.changed = 0  # of which the search chose another action than the model
         self.deals = 0  # deals played per action, summed over searched decisions

@@ -30,7 +30,6 @@ class SplitPlayer(NetGroup):
     """``values(observations) -> (B, 50)``: ``at``'s values at the decision types ``decisions``, ``elsewhere``'s
     at the others (``NetPlayer.values``' shape); one encoding feeds both."""
 
-    sample = False
 
     def __init__(self, at: NetPlayer, elsewhere: NetPlayer, decisions: tuple[int, ...], epsilon: float = 0.0) -> None:
         self.at, self.elsewhere = at, elsewhere

@@ -37,8 +37,6 @@ from ..selfplay.rewards import RewardModel, terminal_reward
 class LookaheadPlayer:
     """``values(observations) -> (B, 50)``: lookahead scores of the legal actions, -inf elsewhere."""
 
-    sample = False  # greedy (an anchored learner in training samples: selfplay.anchored)
-
     def __init__(self, prior: NetPlayer, value: ValueNet, reward: RewardModel, temperature: float,
                  prior_weight: float, inference: Inference = FP32, seed: int = 0,
                  decisions: tuple[int, ...] = (0, 1, 2)) -> None:
