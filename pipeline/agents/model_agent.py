@@ -46,14 +46,10 @@ class NetPlayer:
         """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
         if not len(observations):
             return np.zeros((0, NUM_TOKENS), dtype=np.float32)
-        return self.encoded_values(encode(observations), decisions(observations), legal_masks(observations))
-
-    def encoded_values(self, x: np.ndarray, d: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """``values`` of a batch already encoded (``encoding.encode``, ``decisions``, ``legal_masks``), so that
-        two networks of one player share one encoding."""
+        x, d = encode(observations), decisions(observations)
         step = CPU_FORWARD_BATCH if self.device.type == "cpu" else len(x)
         q = np.concatenate([self._forward(x[i:i + step], d[i:i + step]) for i in range(0, len(x), step)])
-        q[~legal] = -np.inf
+        q[~legal_masks(observations)] = -np.inf
         return q
 
     def _forward(self, x_np: np.ndarray, d_np: np.ndarray) -> np.ndarray:
@@ -88,7 +84,7 @@ class NetPlayer:
 
 
 class NetGroup:
-    """A player made of other players (a split or a search player): the forward counters the
+    """A player made of other players (a search player): the forward counters the
     self-play engine reads are the sums over the distinct networks ``_nets()`` it runs."""
 
     def _nets(self) -> Sequence:

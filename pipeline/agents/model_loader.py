@@ -9,10 +9,9 @@ from pathlib import Path
 from ..engine import DECISION_NAMES
 from ..net.inference import resolve_inference
 from ..net.model import KoiKoiNet
-from ..net.modelio import load_elsewhere, load_model, load_value
+from ..net.modelio import load_model, load_value
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from ..selfplay.split import SplitSpec, split_decisions
 from ..value.lookahead import LookaheadSpec
 from ..value.winprob import WinProbTable
 from .model_agent import ModelAgent
@@ -30,14 +29,11 @@ def load_model_agent(directory: str | Path, name: str, seed: int = 0, inference:
 
 
 def player_spec(net: KoiKoiNet, meta: dict, directory: str | Path,
-                name: str) -> NetSpec | LookaheadSpec | SplitSpec:
+                name: str) -> NetSpec | LookaheadSpec:
     """A loaded model (``net``, ``meta`` of ``directory``) as a self-play player: its network, looking ahead with
     its value where it has one, played at some decision types only where it has a network for the others
     (``selfplay.split``)."""
     spec = NetSpec.from_net(net, name)
-    elsewhere = load_elsewhere(directory)
-    if elsewhere is not None:
-        return SplitSpec(name, spec, NetSpec.from_net(elsewhere, name), split_decisions(meta, directory))
     value = load_value(directory)
     if value is None:
         return spec

@@ -1,7 +1,5 @@
 """Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
-model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config"), and
-for a network that plays some decision types only (meta "split", ``koikoi probe fit --save``) ``elsewhere.pt``, the
-network played at the others ("elsewhere_config").
+model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config").
 
 A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
 ``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage.
@@ -20,13 +18,12 @@ import torch
 from ..runtime import atomic
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
-from .model_dir import CONFIG_FILE, ELSEWHERE_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
+from .model_dir import CONFIG_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
 from .value_model import ValueNet
 
 
-def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None,
-               elsewhere: KoiKoiNet | None = None) -> Path:
-    """Write ``net`` (and ``value``, ``elsewhere``, if any) to ``directory`` (created if needed);
+def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None) -> Path:
+    """Write ``net`` (and ``value``, if any) to ``directory`` (created if needed);
     returns it.
 
     Each file is written beside its target and renamed over it, so a kill leaves the old file or the
@@ -36,7 +33,7 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
     doc = {"config": net.config.to_dict(), "meta": meta}
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
-    extras = ((value, "value_config", VALUE_FILE), (elsewhere, "elsewhere_config", ELSEWHERE_FILE))
+    extras = ((value, "value_config", VALUE_FILE),)
     for extra, key, name in extras:
         if extra is not None:
             atomic.torch_save({k: v.detach().cpu() for k, v in extra.state_dict().items()}, d / name)
@@ -89,17 +86,6 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
 def load_value(directory: str | Path) -> ValueNet | None:
     """The model directory's afterstate value network (CPU, eval mode), or None when it has none."""
     return _load_extra(directory, "value_config", VALUE_FILE, ValueNet, "value")
-
-
-def load_elsewhere(directory: str | Path) -> KoiKoiNet | None:
-    """The network a split model plays at the decision types its own does not (CPU, eval mode), or None."""
-    return _load_extra(directory, "elsewhere_config", ELSEWHERE_FILE, KoiKoiNet, "elsewhere")
-
-
-def extra_networks(directory: str | Path) -> tuple[str, ...]:
-    """The networks ``config.json`` describes beside ``model.pt`` ("value", "elsewhere"), none loaded."""
-    doc = _read_doc(Path(directory))
-    return tuple(what for what in ("value", "elsewhere") if f"{what}_config" in doc)
 
 
 def _read_doc(d: Path) -> dict:

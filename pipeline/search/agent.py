@@ -12,7 +12,6 @@ from ..engine import Observation
 from ..net.inference import resolve_inference
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from ..selfplay.split import SplitSpec
 from ..value.lookahead import LookaheadSpec
 from ..value.winprob import WinProbTable
 from .player import SearchPlayer, SearchSpec
@@ -60,10 +59,9 @@ def search_reward(spec: str, base: object, options: SearchOptions) -> RewardMode
     return RewardModel("wp", 10.0, table, 0.5)  # RL-WP's units; a scale changes no choice
 
 
-def search_belief(spec: str, options: SearchOptions, load_base: Callable[..., Agent]) -> NetSpec | SplitSpec | None:
-    """The opponent model of ``belief`` as a policy network (a model with a value network: its policy; a split
-    model: its two networks, each at its decision types), loaded by ``load_base``, or None for uniform deals;
-    ``ValueError`` (one line) naming the option."""
+def search_belief(spec: str, options: SearchOptions, load_base: Callable[..., Agent]) -> NetSpec | None:
+    """The opponent model of ``belief`` as a policy network (a model with a value network: its policy), loaded by
+    ``load_base``, or None for uniform deals; ``ValueError`` (one line) naming the option."""
     model = belief_model(options)
     if model is None:
         return None
@@ -71,7 +69,7 @@ def search_belief(spec: str, options: SearchOptions, load_base: Callable[..., Ag
         agent = load_base(model)
     except ValueError as e:
         raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {e}") from None
-    if not isinstance(agent, ModelAgent) or not isinstance(agent.spec, (NetSpec, LookaheadSpec, SplitSpec)):
+    if not isinstance(agent, ModelAgent) or not isinstance(agent.spec, (NetSpec, LookaheadSpec)):
         raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {model} is not a model "
                          "directory; use uniform, sl or a model directory")
     return agent.spec.prior if isinstance(agent.spec, LookaheadSpec) else agent.spec

@@ -37,7 +37,6 @@ from ..net.inference import Inference
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from ..selfplay.split import SplitPlayer, SplitSpec
 from ..value.lookahead import LookaheadPlayer, LookaheadSpec
 from .belief import all_deals, batched_log_weights, systematic
 from .spec import SearchOptions
@@ -54,8 +53,8 @@ class SearchPlayer(NetGroup):
     """``values(observations) -> (B, 50)``: the model's values, and at searched decisions the mean reward of
     each candidate action (-inf elsewhere), so that the arg-max is the search's choice."""
 
-    def __init__(self, model: NetPlayer | LookaheadPlayer | SplitPlayer, reward: RewardModel,
-                 options: SearchOptions, seed: int = 0, belief: NetPlayer | SplitPlayer | None = None) -> None:
+    def __init__(self, model: NetPlayer | LookaheadPlayer, reward: RewardModel,
+                 options: SearchOptions, seed: int = 0, belief: NetPlayer | None = None) -> None:
         self.model = model
         self.belief = belief  # the opponent model whose likelihood of the opponent's play weights the deals
         # Playouts use the policy network, not a lookahead: one forward pass per decision, where a
@@ -280,12 +279,12 @@ class SearchSpec:
     """A search player as sent to a self-play worker (duels): its model's spec, reward, options and seed."""
 
     name: str
-    base: NetSpec | LookaheadSpec | SplitSpec
+    base: NetSpec | LookaheadSpec
     reward: RewardModel
     options: SearchOptions
     seed: int = 0
     epsilon: float = 0.0
-    belief: NetSpec | SplitSpec | None = None  # the opponent model's policy (``belief``); None: uniform deals
+    belief: NetSpec | None = None  # the opponent model's policy (``belief``); None: uniform deals
 
     def with_inference(self, inference: Inference) -> SearchSpec:
         belief = self.belief.with_inference(inference) if self.belief is not None else None
