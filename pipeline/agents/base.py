@@ -3,8 +3,8 @@
 - :class:`Agent`: what plays a game (duels, the play page): one legal action per observation (``act``);
 - :class:`ScoringAgent`: an agent that also shows its score of every action (the play page's hints and reviews);
 - :class:`Player`: what plays a seat of the batched game engine (``selfplay``): masked values of a batch;
-- :class:`PlayerSpec`: how a worker rebuilds a player (a network, a lookahead, a searcher) from what was shipped
-  to it (``NetSpec``, ``LookaheadSpec``, ``SearchSpec``).
+- :class:`PlayerSpec`: how a worker rebuilds a player (a network, a searcher) from what was shipped to it
+  (``NetSpec``, ``SearchSpec``).
 
 Each agent kind is one module of this package (``random_agent``, ``heuristic``, ``model_agent``) or of its own
 package (``search.agent``); ``specs`` says what an agent spec names, ``loader.load_agent`` builds it.

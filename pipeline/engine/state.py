@@ -18,7 +18,6 @@ from collections.abc import Iterator
 import numpy as np
 
 from .actions import (
-    CHANCE,
     DECISION_NAMES,
     DISCARD,
     GAME_OVER,
@@ -49,7 +48,7 @@ class GameState:
         "rng", "deals", "num_rounds", "init_points", "points", "round", "dealer",
         "hands", "piles", "field", "stock", "turn", "player", "koikoi", "phase",
         "pick_card", "pick_from_draw", "turn_base", "cur", "turns", "deal",
-        "results", "winner", "redeals", "chance_stop",
+        "results", "winner", "redeals",
     )
 
     def __init__(
@@ -73,7 +72,6 @@ class GameState:
         self.results: list[RoundResult] = []
         self.winner: int | None = None  # game winner; None while playing or on a draw
         self.redeals = 0
-        self.chance_stop = False  # set on afterstates (``after``): stop where chance would act next
         if first_dealer is None:
             first_dealer = int(self.rng.integers(2))
         if first_dealer not in (0, 1):
@@ -191,9 +189,6 @@ class GameState:
             self.field |= bit
 
     def _draw(self) -> None:
-        if self.chance_stop:
-            self.phase = CHANCE
-            return
         c = self.stock.pop()
         self.cur[3] = c
         bit = 1 << c
@@ -252,9 +247,6 @@ class GameState:
             a, b = self.points
             self.winner = 0 if a > b else 1 if b > a else None
             return
-        if self.chance_stop:  # the next deal is chance's
-            self.phase = CHANCE
-            return
         self._start_round(taker)
 
     def _start_round(self, dealer: int) -> None:
@@ -285,32 +277,14 @@ class GameState:
         self.phase = DISCARD
 
     # ----------------------------------------------------------------- copies and views
-    def after(self, action: int) -> GameState:
-        """The afterstate of ``action``: a copy with it taken, stopped before chance acts next.
-
-        The copy stops before the stock card is turned (phase :data:`CHANCE`), at the next decision
-        (the acting player's pick or koi-koi call, or the opponent's discard), or at the end of the round
-        (``results`` then holds it; phase :data:`CHANCE`, or :data:`GAME_OVER` when the game ended)
-        before the next deal. So it depends only on what the acting player can see, whatever the hidden
-        cards are. It is for looking at (``observation``), not for stepping on.
-        """
-        new = self._copy(share_rng=True)  # no draw and no deal happen on it, so the RNG is never used
-        new.chance_stop = True
-        new.step(action)
-        return new
-
     def clone(self) -> GameState:
         """An independent copy (its RNG continues from the same state)."""
-        return self._copy(share_rng=False)
-
-    def _copy(self, share_rng: bool) -> GameState:
         new = GameState.__new__(GameState)
         for name in GameState.__slots__:
             setattr(new, name, getattr(self, name))
-        if not share_rng:
-            bg = type(self.rng.bit_generator)()
-            bg.state = self.rng.bit_generator.state
-            new.rng = np.random.Generator(bg)
+        bg = type(self.rng.bit_generator)()
+        bg.state = self.rng.bit_generator.state
+        new.rng = np.random.Generator(bg)
         new.points = list(self.points)
         new.hands = list(self.hands)
         new.piles = list(self.piles)
@@ -325,7 +299,7 @@ class GameState:
         """What ``player`` may see: never the opponent's hand nor the stock order."""
         s = self
         opp = player ^ 1
-        to_act = s.phase < GAME_OVER and s.player == player  # not at the end, nor at chance (afterstates)
+        to_act = s.phase < GAME_OVER and s.player == player  # not at the end
         turns = tuple(s.turns)
         if s.phase != GAME_OVER and s.cur[1] >= 0:
             turns = turns + (Turn(*s.cur),)

@@ -1,5 +1,5 @@
-"""What a model directory holds (``model.pt`` + ``config.json``, and ``value.pt`` beside a lookahead's policy),
-told without torch: ``modelio`` reads and writes them."""
+"""What a model directory holds (``model.pt`` + ``config.json``), told without torch: ``modelio`` reads and
+writes them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 
 MODEL_FILE = "model.pt"
 CONFIG_FILE = "config.json"
-VALUE_FILE = "value.pt"
 
 
 def is_model_dir(directory: str | Path) -> bool:

@@ -1,5 +1,4 @@
-"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
-model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config").
+"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}).
 
 A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
 ``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage.
@@ -18,13 +17,11 @@ import torch
 from ..runtime import atomic
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
-from .model_dir import CONFIG_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
-from .value_model import ValueNet
+from .model_dir import CONFIG_FILE, MODEL_FILE, is_model_dir
 
 
-def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None) -> Path:
-    """Write ``net`` (and ``value``, if any) to ``directory`` (created if needed);
-    returns it.
+def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None) -> Path:
+    """Write ``net`` to ``directory`` (created if needed); returns it.
 
     Each file is written beside its target and renamed over it, so a kill leaves the old file or the
     new one, never a truncated one (the weights go first: a config always describes whole weights)."""
@@ -33,15 +30,7 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
     doc = {"config": net.config.to_dict(), "meta": meta}
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
-    extras = ((value, "value_config", VALUE_FILE),)
-    for extra, key, name in extras:
-        if extra is not None:
-            atomic.torch_save({k: v.detach().cpu() for k, v in extra.state_dict().items()}, d / name)
-            doc[key] = extra.config.to_dict()
     atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
-    for extra, _, name in extras:
-        if extra is None:
-            (d / name).unlink(missing_ok=True)  # the config no longer describes one
     return d
 
 
@@ -81,42 +70,6 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
                          f"{fix}") from None
     net.eval()
     return net, meta
-
-
-def load_value(directory: str | Path) -> ValueNet | None:
-    """The model directory's afterstate value network (CPU, eval mode), or None when it has none."""
-    return _load_extra(directory, "value_config", VALUE_FILE, ValueNet, "value")
-
-
-def _read_doc(d: Path) -> dict:
-    try:
-        return json.loads((d / CONFIG_FILE).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
-
-
-def _load_extra(directory: str | Path, key: str, name: str, cls: Callable[[ModelConfig], torch.nn.Module],
-                what: str) -> torch.nn.Module | None:
-    d = Path(directory)
-    doc = _read_doc(d)
-    if key not in doc:
-        return None
-    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
-    if not (d / name).is_file():
-        raise ValueError(f"{d / CONFIG_FILE} describes a{'n' if what[0] in 'aeiou' else ''} {what} network but "
-                         f"{d / name} is missing: {fix}")
-    try:
-        config = ModelConfig.from_dict(doc[key])
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"bad {what} config in {d / CONFIG_FILE}: {e}") from None
-    try:
-        check_size(lambda: cls(config), d / name, d / CONFIG_FILE, fix)
-        net = cls(config)
-        net.load_state_dict(read_weights(d / name, fix))
-    except (TypeError, RuntimeError) as e:
-        raise ValueError(f"{what} {d / name} does not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
-                         f"{fix}") from None
-    return net.eval()
 
 
 MIN_BYTES = 2  # bytes per number of the smallest precision weights are saved in (bf16, fp16)

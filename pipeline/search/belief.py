@@ -51,7 +51,7 @@ def round_start(s: GameState) -> GameState:
     r.piles, r.koikoi, r.turns = [0, 0], [0, 0], []
     r.turn, r.player, r.phase = 1, s.dealer, DISCARD
     r.cur = [s.dealer, -1, 0, -1, 0, None]
-    r.turn_base, r.pick_card, r.pick_from_draw, r.chance_stop = 0, -1, False, False
+    r.turn_base, r.pick_card, r.pick_from_draw = 0, -1, False
     return r
 
 

@@ -4,8 +4,7 @@ consistent with what it saw and takes the best mean.
 At a searched decision with a choice (and, with ``margin``, only where the model hesitates between its
 two best actions), each candidate action (every legal one, or the model's ``top`` best) is played on
 the same deals, built by ``engine.determinize`` from the player's observation alone, then played
-greedily by the model's policy network for both seats to the end of the round (or, with ``truncate``,
-until the searcher's n-th further decision, priced by the model's value network) on the shared
+greedily by the model's policy network for both seats to the end of the round on the shared
 rollout engine (``selfplay.playout``), every searched decision of a batch in the same forward passes. The
 action of best mean reward wins. Elsewhere it plays as its model does.
 
@@ -37,7 +36,6 @@ from ..net.inference import Inference
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from ..value.lookahead import LookaheadPlayer, LookaheadSpec
 from .belief import all_deals, batched_log_weights, systematic
 from .spec import SearchOptions
 
@@ -53,14 +51,10 @@ class SearchPlayer(NetGroup):
     """``values(observations) -> (B, 50)``: the model's values, and at searched decisions the mean reward of
     each candidate action (-inf elsewhere), so that the arg-max is the search's choice."""
 
-    def __init__(self, model: NetPlayer | LookaheadPlayer, reward: RewardModel,
+    def __init__(self, model: NetPlayer, reward: RewardModel,
                  options: SearchOptions, seed: int = 0, belief: NetPlayer | None = None) -> None:
         self.model = model
         self.belief = belief  # the opponent model whose likelihood of the opponent's play weights the deals
-        # Playouts use the policy network, not a lookahead: one forward pass per decision, where a
-        # lookahead adds a value pass over every legal action's afterstate (docs/search.md).
-        self.rollout = model.prior if isinstance(model, LookaheadPlayer) else model
-        self.value = model.afterstate_values if isinstance(model, LookaheadPlayer) else None
         self.reward = reward
         self.options = options
         self.seed = seed
@@ -77,7 +71,7 @@ class SearchPlayer(NetGroup):
     def _nets(self) -> list:
         """The distinct players whose forward passes this one makes."""
         out: list = []
-        for p in (self.rollout, self.model, self.belief):
+        for p in (self.model, self.belief):
             if p is not None and all(p is not q for q in out):
                 out.append(p)
         return out
@@ -156,8 +150,8 @@ class SearchPlayer(NetGroup):
             logw = self._log_weights(observations, rows)
             items = []
             for r, deals, _ in rows:
-                items += branch(deals, cands[r], left=opts.truncate or None)
-            v = play_out([self.rollout], items, self.reward, self.value)
+                items += branch(deals, cands[r])
+            v = play_out([self.model], items, self.reward)
             at = 0
             for (r, deals, _), lw in zip(rows, logw):
                 size = len(cands[r]) * len(deals)  # action-major, as ``branch`` lays them out
@@ -279,7 +273,7 @@ class SearchSpec:
     """A search player as sent to a self-play worker (duels): its model's spec, reward, options and seed."""
 
     name: str
-    base: NetSpec | LookaheadSpec
+    base: NetSpec
     reward: RewardModel
     options: SearchOptions
     seed: int = 0

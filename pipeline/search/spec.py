@@ -29,9 +29,8 @@ class SearchOptions:
     think: float | None = None  # seconds per searched decision: deals in waves while the budget lasts
     top: int = 0  # search only the model's ``top`` best actions; 0: every legal action
     margin: float = 1.0  # search only where the model's two best actions' probabilities differ by less
-    truncate: int = 0  # stop a playout at the searcher's n-th further decision and price it by the value net
-    reward: str | None = None  # wp | point; None: the reward of the model's value net, else wp
-    winprob: str = WINPROB  # the win-probability table of the wp reward (a model without a value net)
+    reward: str = "wp"  # wp (the win-probability table's) | point
+    winprob: str = WINPROB  # the win-probability table of the wp reward
     belief: str = "uniform"  # deals weighted by an opponent model's likelihood of its play: uniform, sl or a model dir
     exact: int = 0  # enumerate every deal (weighted) where there are at most this many; 0: always sample
     pool: int = 0  # with a belief: resample ``deals`` of this many deals by weight (> deals); 0: weight ``deals``
@@ -179,6 +178,6 @@ def _path(v: str) -> str:
 
 
 _PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _fraction,
-          "truncate": _int(0), "reward": _reward, "winprob": _path,
+          "reward": _reward, "winprob": _path,
           "belief": _belief, "exact": _int(0), "pool": _int(0), "temper": _fraction,
           "confidence": _nonnegative}

@@ -78,7 +78,7 @@ class GameOutcome:
 class PlayJob:
     """Games for one worker (or to be split among workers), with the networks that play them."""
 
-    players: tuple[PlayerSpec, ...]  # NetSpec, LookaheadSpec, SearchSpec
+    players: tuple[PlayerSpec, ...]  # NetSpec, SearchSpec
     games: tuple[GameSpec, ...]
     inference: Inference = FP32
     concurrency: int = 64

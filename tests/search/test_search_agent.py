@@ -49,7 +49,7 @@ def test_options_parse_with_their_defaults():
     assert parse_search("search:models/sl") == ("models/sl", SearchOptions())
     assert parse_options("think=500ms") == SearchOptions(think=0.5, deals=THINK_DEALS)  # a budget, not a count
     assert parse_options("think=0.25s&deals=16").deals == 16
-    for o in (SearchOptions(), SearchOptions(deals=4, decisions=ALL, think=0.5, top=2, truncate=3, reward="wp")):
+    for o in (SearchOptions(), SearchOptions(deals=4, decisions=ALL, think=0.5, top=2, reward="point")):
         assert parse_options(o.query()) == o  # the query round-trips
 
 
@@ -81,7 +81,6 @@ def test_a_bad_spec_is_one_line_naming_it(spec, message):
 def test_loading_names_a_bad_model_or_option(tiny_model, tmp_path):
     for spec, message in ((f"search:{tmp_path / 'none'}", "none': no such model directory"),
                           ("search:random?deals=2", "random is not a model directory"),
-                          (f"search:{tiny_model}?truncate=2", "truncate=2 needs a model with a value network"),
                           (f"search:{tiny_model}?winprob={tmp_path / 'no.json'}", "set winprob=PATH or reward=point")):
         with pytest.raises(ValueError) as e:
             load_agent(spec)
