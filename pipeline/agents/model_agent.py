@@ -83,26 +83,6 @@ class NetPlayer:
         return n * x.shape[0] / (time.perf_counter() - t0)
 
 
-class NetGroup:
-    """A player made of other players (a search player): the forward counters the
-    self-play engine reads are the sums over the distinct networks ``_nets()`` it runs."""
-
-    def _nets(self) -> Sequence:
-        raise NotImplementedError
-
-    @property
-    def forward_seconds(self) -> float:
-        return sum(p.forward_seconds for p in self._nets())
-
-    @property
-    def forward_samples(self) -> int:
-        return sum(p.forward_samples for p in self._nets())
-
-    @property
-    def forward_calls(self) -> int:
-        return sum(p.forward_calls for p in self._nets())
-
-
 class ModelAgent(Agent):
     """Greedy argmax of the player's values over legal tokens; with ``epsilon`` a uniform legal action instead.
 

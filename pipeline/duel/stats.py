@@ -101,15 +101,12 @@ class DuelResult:
 
 
 def search_summary(stats: dict[str, float]) -> dict:
-    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals per action (how many of
-    them count under the belief's weights: ``(sum w)^2 / sum w^2``; how many differ, fewer only where ``pool``
-    resampled), changes, decisions played on every deal."""
+    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals per action, changes,
+    decisions played on every deal."""
     n = int(stats.get("searched", 0))
     return {"searched": n, "changed": int(stats.get("changed", 0)),
             "seconds_per_search": round(stats.get("search_seconds", 0.0) / n, 4) if n else None,
             "deals_per_action": round(stats.get("deals", 0) / n, 1) if n else None,
-            "effective_deals": round(stats.get("effective", 0.0) / n, 1) if n else None,
-            "distinct_deals": round(stats.get("distinct", 0) / n, 1) if n else None,
             "exact": int(stats.get("exact", 0))}
 
 

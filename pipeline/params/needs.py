@@ -18,7 +18,6 @@ import yaml
 
 from ..agents.specs import is_search, model_of
 from ..runtime.hardware import resolve_accelerator, resolve_device
-from ..search.spec import belief_model, parse_options
 from .base import ParamError
 from .load import Params
 
@@ -104,10 +103,6 @@ def check_needs(params: Params, params_file: str | Path) -> None:
             elif all(a in BUILTIN for a in duels.agents):
                 raise ParamError(f"{source}: duels.search.model strongest needs a model directory in duels.agents "
                                  f"(or duels.search.games 0), got {duels.agents!r}")
-
-            belief = belief_model(parse_options(duels.search.options))  # the options were checked on loading
-            if belief is not None:
-                need_model("duels.search.options belief", belief)
         if duels.attention is not None:
             need_model("duels.attention.model", duels.attention.model)
     _check_devices(params, runs, source)

@@ -9,12 +9,10 @@ import numpy as np
 from ..agents.base import Agent
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
-from ..net.inference import resolve_inference
-from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
 from .player import SearchPlayer, SearchSpec
-from .spec import SearchOptions, belief_model, parse_search
+from .spec import SearchOptions, parse_search
 
 
 class SearchAgent(ModelAgent):
@@ -47,22 +45,6 @@ def search_reward(spec: str, options: SearchOptions) -> RewardModel:
     return RewardModel("wp", 10.0, table, 0.5)  # RL-WP's units; a scale changes no choice
 
 
-def search_belief(spec: str, options: SearchOptions, load_base: Callable[..., Agent]) -> NetSpec | None:
-    """The opponent model of ``belief`` as a policy network loaded by ``load_base``, or None for uniform
-    deals; ``ValueError`` (one line) naming the option."""
-    model = belief_model(options)
-    if model is None:
-        return None
-    try:
-        agent = load_base(model)
-    except ValueError as e:
-        raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {e}") from None
-    if not isinstance(agent, ModelAgent) or not isinstance(agent.spec, NetSpec):
-        raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {model} is not a model "
-                         "directory; use uniform, sl or a model directory")
-    return agent.spec
-
-
 def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inference: str = "auto") -> SearchAgent:
     """The agent of a ``search:`` spec, its model loaded by ``load_base(model, seed=seed, inference=...)``
     (``agents.load_agent``); ``ValueError`` (one line) for a bad option or model."""
@@ -71,10 +53,9 @@ def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inf
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, options)
-    search = SearchSpec(spec, base.spec, reward, options, seed, belief=search_belief(spec, options, load_base))
-    belief = search.belief.player(resolve_inference(inference, "cpu"), "cpu") if search.belief is not None else None
+    search = SearchSpec(spec, base.spec, reward, options, seed)
     # the base agent's own player searches: its network is not loaded twice
-    player = SearchPlayer(base.player, reward, options, seed, belief)
+    player = SearchPlayer(base.player, reward, options, seed)
     agent = SearchAgent(base.net, name=spec, seed=seed, spec=search, player=player)
     agent.meta = getattr(base, "meta", {})
     return agent

@@ -50,8 +50,6 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"duels.attention": {"model": "models/nope", "seed": 0, "turn": 3}}, "duels.attention.model"),
     ({"duels.search": {"model": "models/nope", "options": "deals=2", "games": 2}}, "duels.search.model"),
     ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.model"),
-    ({"duels.search": {"model": "strongest", "options": "belief=models/nope", "games": 2}},
-     "duels.search.options belief"),
 ])
 def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):
     with pytest.raises(ParamError) as e:
