@@ -8,8 +8,6 @@ greedily by the model's policy network for both seats to the end of the round on
 rollout engine (``selfplay.playout``), every searched decision of a batch in the same forward passes. The
 action of best mean reward wins. Elsewhere it plays as its model does.
 
-With ``exact``, a decision with few enough deals that differ for the rest of the round plays all of them.
-
 The deals of a decision come from a generator seeded by the player's seed and the observation, so a
 searcher is a function of what it sees: the same observation gives the same choice, whatever the
 hidden cards are and whatever it is batched with.
@@ -32,7 +30,6 @@ from ..net.inference import Inference
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from .exact_deals import all_deals
 from .spec import SearchOptions
 
 WAVE = 8  # deals per action added at a time under a time budget
@@ -56,7 +53,6 @@ class SearchPlayer:
         self.searched = 0  # searched decisions
         self.changed = 0  # of which the search chose another action than the model
         self.deals = 0  # deals played per action, summed over searched decisions
-        self.exact = 0  # of which every deal was played (``exact``)
         self.search_seconds = 0.0
         self.recent: deque[tuple[int, float]] = deque(maxlen=10_000)  # (decisions, seconds) of the last searches
 
@@ -75,7 +71,7 @@ class SearchPlayer:
 
     def stats(self) -> dict[str, float]:
         """Counts of the searches so far: decisions, changed choices, deals per action, seconds."""
-        return {"searched": self.searched, "changed": self.changed, "deals": self.deals, "exact": self.exact,
+        return {"searched": self.searched, "changed": self.changed, "deals": self.deals,
                 "search_seconds": self.search_seconds}
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
@@ -119,47 +115,36 @@ class SearchPlayer:
         opts = self.options
         cands = [self.candidates(o, s) for o, s in zip(observations, scores)]
         rngs = [self.rng(o) for o in observations]
-        exact = [all_deals(o, opts.exact) if opts.exact else None for o in observations]
         sums = [np.zeros(len(c)) for c in cands]
         played: list[list[np.ndarray]] = [[] for _ in observations]  # per row: each wave's values (``confidence``)
-        count = [0] * len(observations)  # deals per action so far
-        n = 0  # sampled deals per action so far (the same for every sampled decision of the batch)
+        n = 0  # deals per action so far (the same for every decision of the batch)
         budget = None if opts.think is None else opts.think * len(observations)
         t0 = time.perf_counter()
         while n < opts.deals:
             w = opts.deals if budget is None else min(WAVE, opts.deals - n)
-            rows = []  # (row, its deals) of this wave: enumerated deals all in the first
-            for r, (o, rng, ex) in enumerate(zip(observations, rngs, exact)):
-                if ex is None:
-                    rows.append((r, [determinize(o, rng) for _ in range(w)]))
-                elif not n:
-                    rows.append((r, ex))
-            if not rows:
-                break
+            deals = [[determinize(o, rng) for _ in range(w)] for o, rng in zip(observations, rngs)]
             t_wave = time.perf_counter()  # the wave's playouts: what another wave would cost
             items = []
-            for r, deals in rows:
-                items += branch(deals, cands[r])
+            for c, d in zip(cands, deals):
+                items += branch(d, c)
             v = play_out([self.model], items, self.reward)
             at = 0
-            for r, deals in rows:
-                size = len(cands[r]) * len(deals)  # action-major, as ``branch`` lays them out
-                block = np.asarray(v[at:at + size], dtype=np.float64).reshape(len(cands[r]), len(deals))
+            for r, c in enumerate(cands):
+                size = len(c) * w  # action-major, as ``branch`` lays them out
+                block = np.asarray(v[at:at + size], dtype=np.float64).reshape(len(c), w)
                 at += size
                 if opts.confidence:
                     played[r].append(block)
                 sums[r] += block.sum(axis=1)
-                count[r] += len(deals)
             n += w
             now = time.perf_counter()
             if budget is not None and now - t0 + (now - t_wave) > budget:  # another wave would overrun
                 break
-        self.deals += sum(count)
-        self.exact += sum(ex is not None for ex in exact)
+        self.deals += n * len(observations)
         out = np.full((len(observations), 50), -np.inf, dtype=np.float32)
         for r, c in enumerate(cands):
-            out[r, c] = sums[r] / count[r]
-            if opts.confidence and exact[r] is None:
+            out[r, c] = sums[r] / n
+            if opts.confidence:
                 base = c.index(int(np.argmax(scores[r])))
                 out[r, c] = lower_bounds(np.concatenate(played[r], axis=1), base, opts.confidence)
         return out

@@ -30,7 +30,6 @@ class SearchOptions:
     margin: float = 1.0  # search only where the model's two best actions' probabilities differ by less
     reward: str = "wp"  # wp (the win-probability table's) | point
     winprob: str = WINPROB  # the win-probability table of the wp reward
-    exact: int = 0  # enumerate every deal where there are at most this many; 0: always sample
     confidence: float = 0.0  # leave the model's choice only for a paired gain of more than this many standard errors
 
     def query(self) -> str:
@@ -151,6 +150,4 @@ def _path(v: str) -> str:
 
 
 _PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _fraction,
-          "reward": _reward, "winprob": _path,
-          "exact": _int(0),
-          "confidence": _nonnegative}
+          "reward": _reward, "winprob": _path, "confidence": _nonnegative}
