@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..engine import Observation, ids_of
+
+if TYPE_CHECKING:
+    from ..net.inference import Inference
 
 
 class Agent(ABC):
@@ -57,4 +60,4 @@ class PlayerSpec(Protocol):
 
     name: str
 
-    def player(self, bf16: bool, device: str) -> Player: ...
+    def player(self, inference: Inference, device: str) -> Player: ...
