@@ -31,7 +31,7 @@ from pipeline.duel.tournament import (
     strongest_model,
 )
 from pipeline.net.inference import resolve_inference
-from pipeline.net.model_dir import VALUE_FILE, is_model_dir
+from pipeline.net.model_dir import is_model_dir
 from pipeline.params import DuelsParams
 from pipeline.runtime import atomic
 from pipeline.runtime.hardware import Placement, announce, play_device
@@ -70,14 +70,13 @@ def check_models(cfg: DuelsParams) -> None:
 
 
 def check_search_reward(cfg: DuelsParams) -> None:
-    """A searcher over a model without a value network rewards by the win-probability table (unless its options
-    say ``reward=point``): say that the table is missing now, not after the round-robin."""
+    """A searcher rewards by the win-probability table (unless its options say ``reward=point``): say that the
+    table is missing now, not after the round-robin."""
     options = parse_options(cfg.search.options)
     models = [m for s in cfg.search.models
               for m in ([a for a in cfg.agents if is_model_spec(a)] if s == "strongest" else [s])]
     table = Path(options.winprob)
-    if options.reward != "point" and not table.is_file() and any(not (Path(m) / VALUE_FILE).is_file()
-                                                                    for m in models):
+    if options.reward != "point" and not table.is_file() and models:
         raise DuelsError(f"duels.search: the searcher's wp reward needs the win-probability table {table} "
                          "(run the winprob stage first), or add reward=point to duels.search.options")
 

@@ -32,8 +32,6 @@ TINY_PARAMS = {
         "rollout": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
                     "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
                     "samples": 1},
-        "advantage": {"tau": {"point": 0.5, "wp": 0.2}, "decisions": ["discard", "pick", "koikoi"], "sample": True,
-                      "width": 16, "ff": 32, "heads": 2, "layers": 1, "dropout": 0.0, "huber": 10.0},
         "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
         "eval_every": 1, "eval_games": 2, "final_eval_games": 4, "train_precision": "32-true", "train_threads": 1,
         "learner_device": "cpu",

@@ -3,8 +3,8 @@
 - :class:`Agent`: what plays a game (duels, the play page): one legal action per observation (``act``);
 - :class:`ScoringAgent`: an agent that also shows its score of every action (the play page's hints and reviews);
 - :class:`Player`: what plays a seat of the batched game engine (``selfplay``): masked values of a batch;
-- :class:`PlayerSpec`: how a worker rebuilds a player (a network, a lookahead, a searcher) from what was shipped
-  to it (``NetSpec``, ``LookaheadSpec``, ``SearchSpec``).
+- :class:`PlayerSpec`: how a worker rebuilds a player (a network, a searcher) from what was shipped to it
+  (``NetSpec``, ``SearchSpec``).
 
 Each agent kind is one module of this package (``random_agent``, ``heuristic``, ``model_agent``) or of its own
 package (``search.agent``); ``specs`` says what an agent spec names, ``loader.load_agent`` builds it.
@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..engine import Observation, ids_of
+
+if TYPE_CHECKING:
+    from ..net.inference import Inference
 
 
 class Agent(ABC):
@@ -45,10 +48,9 @@ class ScoringAgent(Protocol):
 
 class Player(Protocol):
     """What plays a seat: masked values of a batch of observations, ``(B, 50)`` with -inf where illegal; the
-    arg-max is played, or with ``sample`` a draw from their softmax, and with ``epsilon`` a uniform legal action."""
+    arg-max is played, or with ``epsilon`` a uniform legal action."""
 
     epsilon: float
-    sample: bool
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray: ...
 
@@ -58,4 +60,4 @@ class PlayerSpec(Protocol):
 
     name: str
 
-    def player(self, bf16: bool, device: str) -> Player: ...
+    def player(self, inference: Inference, device: str) -> Player: ...

@@ -40,22 +40,15 @@ def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
         if "/" in spec or path.exists():
             raise ValueError(f"agent {spec!r}: no such model directory; {SPEC_HELP}")
         raise ValueError(f"unknown agent {spec!r}: {SPEC_HELP}")
-    # Imported here so random/heuristic duels never pay for importing torch.
-    from ..net.modelio import load_model
-    from ..value.lookahead import player_spec  # torch: loaded only when this runs
-    from .model_agent import ModelAgent  # torch: loaded only when this runs
-
     if not is_model_dir(path):
         raise ValueError(f"agent {spec!r}: directory {path} holds no saved model (model.pt + config.json); "
                          f"{SPEC_HELP}")
+    from .model_loader import load_model_agent  # torch: random/heuristic duels never import it
+
     try:
-        net, meta = load_model(path)
-        player = player_spec(path, agent_name(spec))
+        return load_model_agent(path, agent_name(spec), seed, inference)
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"agent {spec!r}: {e}") from None
-    agent = ModelAgent(net, name=agent_name(spec), seed=seed, inference=inference, spec=player)
-    agent.meta = meta  # kind (sl/rl) etc., for reports
-    return agent
 
 
 def agent_name(spec: str) -> str:

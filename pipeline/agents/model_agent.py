@@ -29,8 +29,6 @@ class NetPlayer:
     Under ``fp32`` and ``autocast`` the player runs ``net`` itself, in eval mode for the call, giving its mode back,
     so a learner may share it; the other setups play a prepared copy of the weights ``net`` has now."""
 
-    sample = False  # greedy (an anchored learner in training samples: selfplay.anchored)
-
     def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, inference: Inference = FP32,
                  device: str | None = None) -> None:
         if device is not None:
@@ -48,14 +46,10 @@ class NetPlayer:
         """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
         if not len(observations):
             return np.zeros((0, NUM_TOKENS), dtype=np.float32)
-        return self.encoded_values(encode(observations), decisions(observations), legal_masks(observations))
-
-    def encoded_values(self, x: np.ndarray, d: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """``values`` of a batch already encoded (``encoding.encode``, ``decisions``, ``legal_masks``), so that
-        two networks of one player share one encoding (``selfplay.anchored``)."""
+        x, d = encode(observations), decisions(observations)
         step = CPU_FORWARD_BATCH if self.device.type == "cpu" else len(x)
         q = np.concatenate([self._forward(x[i:i + step], d[i:i + step]) for i in range(0, len(x), step)])
-        q[~legal] = -np.inf
+        q[~legal_masks(observations)] = -np.inf
         return q
 
     def _forward(self, x_np: np.ndarray, d_np: np.ndarray) -> np.ndarray:
@@ -89,42 +83,21 @@ class NetPlayer:
         return n * x.shape[0] / (time.perf_counter() - t0)
 
 
-class NetGroup:
-    """A player made of other players (a split, an anchored or a search player): the forward counters the
-    self-play engine reads are the sums over the distinct networks ``_nets()`` it runs."""
-
-    def _nets(self) -> Sequence:
-        raise NotImplementedError
-
-    @property
-    def forward_seconds(self) -> float:
-        return sum(p.forward_seconds for p in self._nets())
-
-    @property
-    def forward_samples(self) -> int:
-        return sum(p.forward_samples for p in self._nets())
-
-    @property
-    def forward_calls(self) -> int:
-        return sum(p.forward_calls for p in self._nets())
-
-
 class ModelAgent(Agent):
-    """Greedy argmax of the net's values over legal tokens; with ``epsilon`` a uniform legal action instead.
+    """Greedy argmax of the player's values over legal tokens; with ``epsilon`` a uniform legal action instead.
 
-    ``spec`` (optional): how the model plays on the self-play engine (``rl.policies.NetSpec``, or an
-    ``value.lookahead.LookaheadSpec`` for a model with a value network); this agent then plays the same way,
-    through ``spec.player``, and duels between model agents ship the spec to their workers.
+    ``player``: what plays (default: ``net`` itself, a ``NetPlayer`` in the ``inference`` setup). ``spec``
+    (optional): the same player as the self-play engine ships it (``selfplay.policies.NetSpec``, a
+    ``search.player.SearchSpec``, ...): duels between model agents send it to their workers.
     """
 
     def __init__(self, net: KoiKoiNet, name: str = "model", epsilon: float = 0.0, seed: int | None = 0,
-                 inference: Inference | str = "auto", spec: object | None = None) -> None:
+                 inference: Inference | str = "auto", spec: object | None = None, player: object | None = None) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"ModelAgent: epsilon must be in [0, 1], got {epsilon!r}")
         self.spec = spec
         self._net = net
-        setup = resolve_inference(inference, "cpu")
-        self.player = spec.player(setup, "cpu") if spec is not None else NetPlayer(net, inference=setup)
+        self.player = player if player is not None else NetPlayer(net, inference=resolve_inference(inference, "cpu"))
         self.name = name
         self.epsilon = float(epsilon)
         self.rng = np.random.default_rng(seed)

@@ -12,7 +12,7 @@ from ..runtime.hardware import cpu_name
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int_range(1), default=100_000,
-                   help="samples in the loop (default 100000: about 1,900 games of the advantage learner)")
+                   help="samples in the loop (default 100000: about 1,900 games of Monte-Carlo samples)")
     p.add_argument("--seed", type=int, default=0)
 
 

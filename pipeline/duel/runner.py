@@ -76,7 +76,7 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
                     inference: Inference | str = "auto", device: str = "cpu",
                     journal: DuelJournal | None = None) -> DuelResult:
-    """``play_duel`` for two model players (``NetSpec``, ``LookaheadSpec`` or ``SearchSpec``), on the RL
+    """``play_duel`` for two model players (``NetSpec`` or ``SearchSpec``), on the RL
     self-play engine: worker processes, batched forward passes on ``device`` in the ``inference`` setup (a player
     that names its own, ``NetSpec.inference``, keeps it). The same deals and seatings as ``play_duel``; run in
     blocks of deals, so memory does not grow with ``games``. With a ``journal``, blocks of ``journal.BLOCK``

@@ -1,6 +1,6 @@
 """Win rates and their intervals, the one way every duel and evaluation counts games: ``DuelResult``
 (running totals from A's side, draws half a win) and the Wilson score interval; the Student's t interval of a mean
-(``mean_ci``: paired block differences, the probes' per-decision gains)."""
+(``mean_ci``: paired block differences)."""
 
 from __future__ import annotations
 
@@ -101,16 +101,11 @@ class DuelResult:
 
 
 def search_summary(stats: dict[str, float]) -> dict:
-    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals per action (how many of
-    them count under the belief's weights: ``(sum w)^2 / sum w^2``; how many differ, fewer only where ``pool``
-    resampled), changes, decisions played on every deal."""
+    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals per action, changes."""
     n = int(stats.get("searched", 0))
     return {"searched": n, "changed": int(stats.get("changed", 0)),
             "seconds_per_search": round(stats.get("search_seconds", 0.0) / n, 4) if n else None,
-            "deals_per_action": round(stats.get("deals", 0) / n, 1) if n else None,
-            "effective_deals": round(stats.get("effective", 0.0) / n, 1) if n else None,
-            "distinct_deals": round(stats.get("distinct", 0) / n, 1) if n else None,
-            "exact": int(stats.get("exact", 0))}
+            "deals_per_action": round(stats.get("deals", 0) / n, 1) if n else None}
 
 
 def mean_ci(x: Sequence[float]) -> tuple[float, float]:

@@ -1,7 +1,6 @@
 """The Koi-Koi rules engine: pure Python, no torch. See ``state.GameState``."""
 
 from .actions import (
-    CHANCE,
     DECISION_NAMES,
     DISCARD,
     GAME_OVER,
@@ -23,7 +22,7 @@ from .scoring import Score, base_points, score, score_mask
 from .state import GameState, random_observations
 
 __all__ = [
-    "CHANCE", "DECISION_NAMES", "DISCARD", "GAME_OVER", "KOIKOI", "KOIKOI_DECISION", "NUM_ACTIONS", "NUM_CARDS", "PICK",
+    "DECISION_NAMES", "DISCARD", "GAME_OVER", "KOIKOI", "KOIKOI_DECISION", "NUM_ACTIONS", "NUM_CARDS", "PICK",
     "STOP", "GameState", "IllegalActionError", "Observation", "RecordError", "ReplayReport", "RoundResult",
     "Score", "Turn", "base_points", "card_id", "card_name", "card_tuple", "determinize", "game_to_record",
     "hidden_cards", "ids_of", "load_record", "mask_of", "random_observations", "replay_dir", "replay_record",

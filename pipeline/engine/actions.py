@@ -11,7 +11,6 @@ from .deal import Deal
 DISCARD, PICK, KOIKOI_DECISION = 0, 1, 2
 DECISION_NAMES = ("discard", "pick", "koikoi")
 GAME_OVER = 3  # phase after the last round; no decision pending
-CHANCE = 4  # an afterstate (``GameState.after``) stopped where the stock or the next deal acts next
 
 STOP, KOIKOI = 48, 49
 NUM_ACTIONS = 50

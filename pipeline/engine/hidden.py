@@ -104,5 +104,4 @@ def determinize(obs: Observation, rng: np.random.Generator) -> GameState:
     s.results = [None] * (obs.round - 1)
     s.winner = None
     s.redeals = 0
-    s.chance_stop = False
     return s

@@ -6,39 +6,35 @@ happen inside :meth:`GameState.step`. Actions are token indices: a card id 0..47
 for discards and picks, :data:`STOP` (48, the [K0] token) and :data:`KOIKOI`
 (49, the [K1] token) for the koi-koi decision.
 
-Players are 0 and 1 (the records' player 1 and 2).
+Players are 0 and 1 (the records' player 1 and 2). How an action moves the game: ``rules.Rules``.
 """
 
 from __future__ import annotations
 
-import operator
 import random
 from collections.abc import Iterator
 
 import numpy as np
 
 from .actions import (
-    CHANCE,
-    DECISION_NAMES,
     DISCARD,
     GAME_OVER,
     KOIKOI,
     KOIKOI_DECISION,
-    NUM_ACTIONS,
     PICK,
     STOP,
-    IllegalActionError,
     RoundResult,
     Turn,
 )
 from .cards import MONTH_MASK, ids_of
-from .deal import Deal, random_deal
+from .deal import Deal
 from .observation import Observation
+from .rules import Rules
 from .scoring import base_points, with_bonus
 
 
-class GameState:
-    """A Koi-Koi game: ``legal_actions()``, ``step(a)``, ``clone()``, ``observation(p)``.
+class GameState(Rules):
+    """A Koi-Koi game: ``legal_actions()``, ``step(a)`` (``Rules``), ``clone()``, ``observation(p)``.
 
     ``seed`` seeds a numpy Generator that draws the first dealer and every shuffle, so
     a seed and the same actions reproduce a game exactly. ``deals`` (optional) supplies
@@ -49,7 +45,7 @@ class GameState:
         "rng", "deals", "num_rounds", "init_points", "points", "round", "dealer",
         "hands", "piles", "field", "stock", "turn", "player", "koikoi", "phase",
         "pick_card", "pick_from_draw", "turn_base", "cur", "turns", "deal",
-        "results", "winner", "redeals", "chance_stop",
+        "results", "winner", "redeals",
     )
 
     def __init__(
@@ -73,7 +69,6 @@ class GameState:
         self.results: list[RoundResult] = []
         self.winner: int | None = None  # game winner; None while playing or on a draw
         self.redeals = 0
-        self.chance_stop = False  # set on afterstates (``after``): stop where chance would act next
         if first_dealer is None:
             first_dealer = int(self.rng.integers(2))
         if first_dealer not in (0, 1):
@@ -125,192 +120,15 @@ class GameState:
     def stock_count(self) -> int:
         return len(self.stock)
 
-    # ----------------------------------------------------------------- actions
-    def step(self, action: int) -> None:
-        """Apply ``action`` for the current player and advance to the next decision.
-
-        Any integral action is accepted (``numpy.int64`` from ``argmax``, a space's ``sample()``);
-        anything else raises :class:`IllegalActionError`.
-        """
-        try:
-            # masks must stay Python ints: numpy integers would overflow and lack bit_length()
-            action = operator.index(action)
-        except TypeError:
-            raise IllegalActionError(f"action must be an integer token index 0..{NUM_ACTIONS - 1}, "
-                                     f"got {action!r} ({type(action).__name__})") from None
-        ph = self.phase
-        p = self.player
-        if ph == DISCARD:
-            bit = 1 << action if 0 <= action < 48 else 0
-            if not self.hands[p] & bit:
-                raise IllegalActionError(self._illegal(action))
-            self.hands[p] ^= bit
-            self.cur = [p, action, 0, -1, 0, None]
-            matches = self.field & MONTH_MASK[action >> 2]
-            if matches.bit_count() == 2:  # two field cards match: the player picks one
-                self.phase = PICK
-                self.pick_card = action
-                self.pick_from_draw = False
-                return
-            self._capture(p, bit, matches, 2)
-            self._draw()
-        elif ph == PICK:
-            matches = self.field & MONTH_MASK[self.pick_card >> 2]
-            bit = 1 << action if 0 <= action < 48 else 0
-            if not matches & bit:
-                raise IllegalActionError(self._illegal(action))
-            self._capture(p, 1 << self.pick_card, bit, 4 if self.pick_from_draw else 2)
-            if self.pick_from_draw:
-                self._end_turn()
-            else:
-                self._draw()
-        elif ph == KOIKOI_DECISION:
-            if action == STOP:
-                self.cur[5] = False
-                self._end_round(p)
-            elif action == KOIKOI:
-                self.cur[5] = True
-                self.koikoi[p] += 1
-                self._next_turn()
-            else:
-                raise IllegalActionError(self._illegal(action))
-        else:
-            raise IllegalActionError("the game is over: no action is legal")
-
-    def _illegal(self, action: object) -> str:
-        return (f"illegal action {action!r} for player {self.player} in decision "
-                f"{DECISION_NAMES[self.phase]}; legal: {self.legal_actions()}")
-
-    def _capture(self, p: int, bit: int, matches: int, slot: int) -> None:
-        """Take ``matches`` (one, or all three) with the shown card ``bit``, or lay it on the field."""
-        if matches:
-            self.field &= ~matches
-            self.piles[p] |= bit | matches
-            self.cur[slot] = matches
-        else:
-            self.field |= bit
-
-    def _draw(self) -> None:
-        if self.chance_stop:
-            self.phase = CHANCE
-            return
-        c = self.stock.pop()
-        self.cur[3] = c
-        bit = 1 << c
-        matches = self.field & MONTH_MASK[c >> 2]
-        if matches.bit_count() == 2:
-            self.phase = PICK
-            self.pick_card = c
-            self.pick_from_draw = True
-            return
-        self._capture(self.player, bit, matches, 4)
-        self._end_turn()
-
-    def _end_turn(self) -> None:
-        p = self.player
-        k = self.koikoi[p]
-        if base_points(self.piles[p], k > 0) > self.turn_base:
-            if self.turn >= 15:  # the player's eighth turn: the round stops by itself
-                self.cur[5] = False
-                self._end_round(p)
-            else:
-                self.phase = KOIKOI_DECISION
-            return
-        if self.turn == 16:
-            self._end_round(None)
-        else:
-            self._next_turn()
-
-    def _next_turn(self) -> None:
-        self.turns.append(Turn(*self.cur))
-        self.turn += 1
-        p = self.player ^ 1
-        self.player = p
-        self.cur = [p, -1, 0, -1, 0, None]  # nothing played yet: observations must not repeat the last turn
-        self.turn_base = base_points(self.piles[p], self.koikoi[p] > 0)
-        self.phase = DISCARD
-
-    def _end_round(self, winner: int | None) -> None:
-        self.turns.append(Turn(*self.cur))
-        dealer = self.dealer
-        if winner is None:  # Dealer's Priority
-            gain = 1
-            taker = dealer
-        else:
-            gain = self.yaku_points(winner)
-            taker = winner
-        pts = (gain, -gain) if taker == 0 else (-gain, gain)
-        self.points[0] += pts[0]
-        self.points[1] += pts[1]
-        self.results.append(RoundResult(
-            round=self.round, dealer=dealer, deal=self.deal, turns=tuple(self.turns),
-            winner=winner, points=pts, totals=(self.points[0], self.points[1]),
-            yaku_points=gain if winner is not None else 0,
-        ))
-        if self.points[0] <= 0 or self.points[1] <= 0 or self.round >= self.num_rounds:
-            self.phase = GAME_OVER
-            a, b = self.points
-            self.winner = 0 if a > b else 1 if b > a else None
-            return
-        if self.chance_stop:  # the next deal is chance's
-            self.phase = CHANCE
-            return
-        self._start_round(taker)
-
-    def _start_round(self, dealer: int) -> None:
-        if self.deals is not None:
-            try:
-                deal = next(self.deals)
-            except StopIteration:
-                raise ValueError(f"no deal supplied for round {self.round + 1}") from None
-        else:
-            deal, redeals = random_deal(self.rng)
-            self.redeals += redeals
-        h0, h1, fld, stock = deal
-        self.deal = (h0, h1, fld, tuple(stock))
-        self.round += 1
-        self.dealer = dealer
-        self.hands = [h0, h1]
-        self.piles = [0, 0]
-        self.field = fld
-        self.stock = list(stock)
-        self.turn = 1
-        self.player = dealer
-        self.koikoi = [0, 0]
-        self.turns: list[Turn] = []
-        self.cur = [dealer, -1, 0, -1, 0, None]
-        self.turn_base = 0
-        self.pick_card = -1
-        self.pick_from_draw = False
-        self.phase = DISCARD
-
     # ----------------------------------------------------------------- copies and views
-    def after(self, action: int) -> GameState:
-        """The afterstate of ``action``: a copy with it taken, stopped before chance acts next.
-
-        The copy stops before the stock card is turned (phase :data:`CHANCE`), at the next decision
-        (the acting player's pick or koi-koi call, or the opponent's discard), or at the end of the round
-        (``results`` then holds it; phase :data:`CHANCE`, or :data:`GAME_OVER` when the game ended)
-        before the next deal. So it depends only on what the acting player can see, whatever the hidden
-        cards are. It is for looking at (``observation``), not for stepping on.
-        """
-        new = self._copy(share_rng=True)  # no draw and no deal happen on it, so the RNG is never used
-        new.chance_stop = True
-        new.step(action)
-        return new
-
     def clone(self) -> GameState:
         """An independent copy (its RNG continues from the same state)."""
-        return self._copy(share_rng=False)
-
-    def _copy(self, share_rng: bool) -> GameState:
         new = GameState.__new__(GameState)
         for name in GameState.__slots__:
             setattr(new, name, getattr(self, name))
-        if not share_rng:
-            bg = type(self.rng.bit_generator)()
-            bg.state = self.rng.bit_generator.state
-            new.rng = np.random.Generator(bg)
+        bg = type(self.rng.bit_generator)()
+        bg.state = self.rng.bit_generator.state
+        new.rng = np.random.Generator(bg)
         new.points = list(self.points)
         new.hands = list(self.hands)
         new.piles = list(self.piles)
@@ -325,7 +143,7 @@ class GameState:
         """What ``player`` may see: never the opponent's hand nor the stock order."""
         s = self
         opp = player ^ 1
-        to_act = s.phase < GAME_OVER and s.player == player  # not at the end, nor at chance (afterstates)
+        to_act = s.phase < GAME_OVER and s.player == player  # not at the end
         turns = tuple(s.turns)
         if s.phase != GAME_OVER and s.cur[1] >= 0:
             turns = turns + (Turn(*s.cur),)

@@ -1,1 +1,1 @@
-"""The networks: the observation encoding, the policy network, the afterstate value network, model directories."""
+"""The networks: the observation encoding, the policy network, model directories."""

@@ -1,6 +1,5 @@
-"""What a model directory holds (``model.pt`` + ``config.json``, and ``value.pt`` beside a lookahead's policy,
-``advantage.pt`` beside an anchored model's SL policy, ``elsewhere.pt`` beside a network that plays some decision
-types only), told without torch: ``modelio`` reads and writes them."""
+"""What a model directory holds (``model.pt`` + ``config.json``), told without torch: ``modelio`` reads and
+writes them."""
 
 from __future__ import annotations
 
@@ -8,9 +7,6 @@ from pathlib import Path
 
 MODEL_FILE = "model.pt"
 CONFIG_FILE = "config.json"
-VALUE_FILE = "value.pt"
-ADVANTAGE_FILE = "advantage.pt"  # an anchored model's advantage network (rl.algorithm: advantage)
-ELSEWHERE_FILE = "elsewhere.pt"  # the network played at the decision types model.pt does not (meta "split")
 
 
 def is_model_dir(directory: str | Path) -> bool:

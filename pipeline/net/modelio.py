@@ -1,12 +1,8 @@
-"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}), and for a
-model that looks ahead (RL) ``value.pt``, its afterstate value network (``config.json``'s "value_config"), and for
-an anchored model (``rl.algorithm: advantage``) ``advantage.pt``, its advantage network ("advantage_config"), and
-for a network that plays some decision types only (meta "split", ``koikoi probe fit --save``) ``elsewhere.pt``, the
-network played at the others ("elsewhere_config").
+"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}).
 
 A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
 ``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage; every network
-file of a directory, the extra ones too, is loaded and checked by one function (``_load_network``).
+file is loaded and checked by one function (``_load_network``).
 """
 
 from __future__ import annotations
@@ -20,17 +16,13 @@ from pathlib import Path
 import torch
 
 from ..runtime import atomic
-from .advantage_model import AdvantageNet
 from .encoding import FEATURE_VERSION, NUM_FEATURES
 from .model import KoiKoiNet, ModelConfig
-from .model_dir import ADVANTAGE_FILE, CONFIG_FILE, ELSEWHERE_FILE, MODEL_FILE, VALUE_FILE, is_model_dir
-from .value_model import ValueNet
+from .model_dir import CONFIG_FILE, MODEL_FILE, is_model_dir
 
 
-def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, value: ValueNet | None = None,
-               advantage: AdvantageNet | None = None, elsewhere: KoiKoiNet | None = None) -> Path:
-    """Write ``net`` (and ``value``, ``advantage``, ``elsewhere``, if any) to ``directory`` (created if needed);
-    returns it.
+def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None) -> Path:
+    """Write ``net`` to ``directory`` (created if needed); returns it.
 
     Each file is written beside its target and renamed over it, so a kill leaves the old file or the
     new one, never a truncated one (the weights go first: a config always describes whole weights)."""
@@ -39,16 +31,7 @@ def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None, 
     meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
     doc = {"config": net.config.to_dict(), "meta": meta}
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
-    extras = ((value, "value_config", VALUE_FILE), (advantage, "advantage_config", ADVANTAGE_FILE),
-              (elsewhere, "elsewhere_config", ELSEWHERE_FILE))
-    for extra, key, name in extras:
-        if extra is not None:
-            atomic.torch_save({k: v.detach().cpu() for k, v in extra.state_dict().items()}, d / name)
-            doc[key] = extra.config.to_dict()
     atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
-    for extra, _, name in extras:
-        if extra is None:
-            (d / name).unlink(missing_ok=True)  # the config no longer describes one
     return d
 
 
@@ -84,50 +67,6 @@ def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
     d = Path(directory)
     config, meta = load_config(d)
     return _load_network(d, config, meta, MODEL_FILE, KoiKoiNet), meta
-
-
-def load_value(directory: str | Path) -> ValueNet | None:
-    """The model directory's afterstate value network (CPU, eval mode), or None when it has none."""
-    return _load_extra(directory, "value_config", VALUE_FILE, ValueNet, "value")
-
-
-def load_advantage(directory: str | Path) -> AdvantageNet | None:
-    """The model directory's advantage network (CPU, eval mode), or None when it has none."""
-    return _load_extra(directory, "advantage_config", ADVANTAGE_FILE, AdvantageNet, "advantage")
-
-
-def load_elsewhere(directory: str | Path) -> KoiKoiNet | None:
-    """The network a split model plays at the decision types its own does not (CPU, eval mode), or None."""
-    return _load_extra(directory, "elsewhere_config", ELSEWHERE_FILE, KoiKoiNet, "elsewhere")
-
-
-def extra_networks(directory: str | Path) -> tuple[str, ...]:
-    """The networks ``config.json`` describes beside ``model.pt`` ("value", "advantage", "elsewhere"), none loaded."""
-    doc = _read_doc(Path(directory))
-    return tuple(what for what in ("value", "advantage", "elsewhere") if f"{what}_config" in doc)
-
-
-def _read_doc(d: Path) -> dict:
-    try:
-        return json.loads((d / CONFIG_FILE).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
-
-
-def _load_extra(directory: str | Path, key: str, name: str, cls: Callable[[ModelConfig], torch.nn.Module],
-                what: str) -> torch.nn.Module | None:
-    d = Path(directory)
-    doc = _read_doc(d)
-    if key not in doc:
-        return None
-    if not (d / name).is_file():
-        raise ValueError(f"{d / CONFIG_FILE} describes a{'n' if what[0] in 'aeiou' else ''} {what} network but "
-                         f"{d / name} is missing: {_fix(d)}")
-    try:
-        config = ModelConfig.from_dict(doc[key])
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"bad {what} config in {d / CONFIG_FILE}: {e}") from None
-    return _load_network(d, config, dict(doc.get("meta", {})), name, cls)
 
 
 def _fix(d: Path) -> str:

@@ -21,7 +21,6 @@ from ..agents.specs import BUILTIN, is_search, model_of
 from ..duel.phase_pairs import phase_pair
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
-from ..search.spec import belief_model, parse_options, parse_search
 from .base import ParamError
 from .load import Params
 
@@ -101,9 +100,6 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         duels = params.duels
         for i, spec in enumerate(duels.agents):
             need_model(f"duels.agents[{i}]", spec)
-            belief = belief_model(parse_search(spec)[1]) if is_search(spec) else None  # parsed on loading
-            if belief is not None:
-                need_model(f"duels.agents[{i}] belief", belief)
         for variant in duels.phase_pairs:
             for model in phase_pair(variant):
                 need_model("duels.phase_pairs", model)
@@ -115,9 +111,6 @@ def check_needs(params: Params, params_file: str | Path) -> None:
                     raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
                                      f"duels.agents (or duels.search.games 0), got {duels.agents!r}")
 
-            belief = belief_model(parse_options(duels.search.options))  # the options were checked on loading
-            if belief is not None:
-                need_model("duels.search.options belief", belief)
         if duels.attention is not None:
             need_model("duels.attention.model", duels.attention.model)
     _check_devices(params, runs, source)

@@ -25,7 +25,7 @@ from .base import (
 )
 
 INITS = ("sl", "scratch")
-ALGORITHMS = ("advantage", "mc_dqn", "rollout_pi")
+ALGORITHMS = ("mc_dqn", "rollout_pi")
 START_METHODS = ("spawn", "forkserver", "fork")
 BACKENDS = ("process", "ray")  # where self-play runs: local worker processes, or Ray tasks (executor.make_executor)
 EvalGames = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is played from both seats
@@ -84,36 +84,6 @@ class Rollout(Section):
         return [d for d in DECISION_NAMES if d in v]
 
 
-class Advantage(Section):
-    tau: UnitsPerNat = tuned({"point": {"low": 0.05, "high": 2.0, "log": True},
-                              "wp": {"low": 0.02, "high": 1.0, "log": True}}, ("advantage",),
-                             description="the policy plays argmax log pi_SL + A / tau: smaller lets A move it further "
-                             "from SL")
-    decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
-        description="decision types the advantage tilts (SL plays the others)")
-    sample: bool = Field(description="training games draw the learner's actions from softmax(log pi_SL + A / tau) "
-                         "(else its arg-max; rl.epsilon adds uniform actions either way)")
-    width: Annotated[int, Field(ge=8, le=1024)] = tuned([64, 128, 256], ("advantage",),
-        description="the advantage network's width (one trunk shared by the decision types)")
-    ff: Annotated[int, Field(ge=8, le=4096)] = Field(description="its feed-forward width")
-    heads: Positive = Field(le=16, description="its attention heads (divide width)")
-    layers: Annotated[int, Field(ge=1, le=8)] = Field(description="its encoder layers")
-    dropout: Annotated[float, Field(ge=0.0, lt=1.0)] = Field(description="its dropout")
-    huber: PositiveFloat = Field(description="the Huber loss's delta, in (scaled) reward units: above it the error "
-                                 "counts linearly")
-
-    @field_validator("decisions")
-    @classmethod
-    def _in_order(cls, v: list[str]) -> list[str]:
-        return [d for d in DECISION_NAMES if d in v]
-
-    @model_validator(mode="after")
-    def _heads_divide(self) -> Advantage:
-        if self.width % self.heads:
-            raise ValueError(f"width ({self.width}) must be divisible by heads ({self.heads})")
-        return self
-
-
 class Epsilon(Section):
     start: Share = tuned({"low": 0.05, "high": 0.5}, ("mc_dqn",), description="exploration rate of the first loop")
     end: Share = tuned({"low": 0.0, "high": 0.05}, ("mc_dqn",), description="exploration rate of the last loop (linear "
@@ -156,8 +126,7 @@ class Phase2(Section):
 class RLParams(Section):
     seed: Seed = Field(description="seed of deals, exploration, batch order and dropout (with phase and loop)")
     algorithm: Literal[ALGORITHMS] = Field(
-        description="rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN; advantage: SL "
-                    "tilted by a learned advantage (docs/rl.md)")
+        description="rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN (docs/rl.md)")
     init: Literal[INITS] = Field(description="start from the SL weights, or from fresh weights (the paper)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([896, 1792, 3584],
                                                                      description="games played per loop")
@@ -170,7 +139,6 @@ class RLParams(Section):
     augment: bool = Field(description="relabel the interchangeable months (4/5, 6/10) in a random half of each "
                           "training batch")
     rollout: Rollout = Field(description="rollout targets (rollout_pi only)")
-    advantage: Advantage = Field(description="the anchored advantage learner (advantage only)")
     epsilon: Epsilon = Field(description="epsilon-greedy exploration of the learner")
     reward_scale: RewardScale = Field(description="round reward scale per reward model")
     wp_baseline: Share = Field(description="subtracted from P(win) in the RL-WP reward (the paper: 0)")

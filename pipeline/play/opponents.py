@@ -31,7 +31,7 @@ MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 CHAMPION = "results/duels/champion.json"  # the duels stage's champion (duel.champion): the default opponent
 MODELS_ROOT = "models"
 MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
-# ~100 MB each at the paper's sizes; a model agent holds one to three (its net, its player's, a value net)
+# ~100 MB each at the paper's sizes; a model agent holds one (more for a model of several networks)
 MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
 THINK = "0.5s"  # the page's searcher thinks at most this long per searched decision (unless its options say)
 
@@ -250,7 +250,7 @@ def warm_up(agent: Agent) -> float:
     (``auto`` on AMX and AVX512-BF16 CPUs) compiles in them, not in the page's first replies (7-12 s there).
     One observation, then a batch of 7 holding a discard, a pick and a koi-koi call of random games: a compile
     with dynamic batch sizes settles after two shapes, and a searcher searches those of its decision types,
-    which compiles its rollouts' and its belief's passes too."""
+    which compiles its rollouts' passes too."""
     t0 = time.perf_counter()
     if agent.name not in BUILTIN:
         obs = random_observations(64)  # seed 0: 4 koi-koi calls and 7 picks among them (a test checks)

@@ -9,7 +9,7 @@ of overwriting it.
 ``state.pt`` is read with ``weights_only`` (plain containers and tensors only), so each loop's samples are
 stored as one ``marshal`` blob of plain tuples in a uint8 tensor (``pack``) and rebuilt on loading (``unpack``).
 One blob, not a tuple per field: ``torch.save`` calls a Python hook on every object it pickles, and a loop of
-the advantage learner holds some 100,000 samples of 30 objects each, which made the checkpoint, not the
+Monte-Carlo samples can hold some 100,000 samples of 30 objects each, which made the checkpoint, not the
 games or the fit, most of a loop's time on a GPU machine (docs/rl-experiments.md). The checkpoint is the
 run's own file: marshal, like pickle, is not for data from elsewhere.
 """

@@ -115,8 +115,8 @@ def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
 class KeptAdamModule(pl.LightningModule):
     """A LightningModule fitting ``net`` with one Adam optimizer, created once and kept, so its moments carry over
     from fit to fit (and into checkpoints) although every fit runs its own ``Trainer.fit``; and its losses summed
-    per group (``groups``: decision types, value heads) on the device, read once by ``mean_losses`` (no host sync
-    per step). The policy's learner and the afterstate value's fit (``value.fit``) are both one."""
+    per group (``groups``: decision types) on the device, read once by ``mean_losses`` (no host sync
+    per step)."""
 
     def __init__(self, net: nn.Module, lr: float, augment: bool, groups: Sequence[str], prefix: str) -> None:
         super().__init__()
@@ -159,7 +159,7 @@ class KeptAdamModule(pl.LightningModule):
 
 class PolicyLearner(KeptAdamModule):
     """The RL learner: each mini-batch's loss is the RL algorithm's (``algorithms``: the paper's Monte-Carlo DQN,
-    rollout policy iteration, the anchored advantage), on the network the algorithm fits. ``lr``, the algorithm
+    rollout policy iteration), on the network the algorithm fits. ``lr``, the algorithm
     and ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.algorithm``, ``rl.augment``)."""
 
     def __init__(self, net: nn.Module, *, lr: float, algorithm: Algorithm, augment: bool) -> None:
@@ -188,7 +188,7 @@ class PolicyLearner(KeptAdamModule):
 
 
 def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bool) -> pl.Trainer:
-    """The Trainer of one RL optimization pass (the policy's ``fit_pass``, the value's ``value.fit.fit_value``):
+    """The Trainer of one RL optimization pass (the policy's ``fit_pass``):
     no logger, checkpoint or sanity step; the RL guards; deterministic algorithms asked for on a GPU."""
     return pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
                       enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),

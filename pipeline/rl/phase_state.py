@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from ..net.model import KoiKoiNet
-from ..net.model_dir import ADVANTAGE_FILE, MODEL_FILE
+from ..net.model_dir import MODEL_FILE
 from ..net.modelio import load_config, load_model, read_training_state
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
@@ -97,8 +97,6 @@ def phase_fingerprint(cfg: PhaseConfig) -> str:
         extra["execution"] = cfg.execution
     if cfg.init_dir is not None:
         extra["init"] = file_fingerprint(cfg.init_dir / MODEL_FILE)
-        if (cfg.init_dir / ADVANTAGE_FILE).is_file():
-            extra["init_advantage"] = file_fingerprint(cfg.init_dir / ADVANTAGE_FILE)
     if cfg.variant == "wp":
         extra["winprob_start"] = file_fingerprint(cfg.winprob_path) if cfg.winprob_path else "-"
     return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)

@@ -1,7 +1,7 @@
 """A resumable command's journal: JSON lines, a header naming the work, then one row per finished unit of it.
 
-Run again with the same journal, the command skips the units it holds (``koikoi duel --journal``, ``koikoi probe
-fit --journal``). The file is written from the first finished unit on, each row flushed to disk. A row cut short by
+Run again with the same journal, the command skips the units it holds (``koikoi duel --journal``). The
+file is written from the first finished unit on, each row flushed to disk. A row cut short by
 a kill (or one ``parse`` refuses) is dropped with every row after it, so that unit is done again; a header that
 names other work is an error, never overwritten.
 """

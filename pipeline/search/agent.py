@@ -9,13 +9,10 @@ import numpy as np
 from ..agents.base import Agent
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
-from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
-from ..selfplay.split import SplitSpec
-from ..value.lookahead import LookaheadSpec
 from ..value.winprob import WinProbTable
 from .player import SearchPlayer, SearchSpec
-from .spec import SearchOptions, belief_model, parse_search
+from .spec import SearchOptions, parse_search
 
 
 class SearchAgent(ModelAgent):
@@ -35,45 +32,17 @@ class SearchAgent(ModelAgent):
         return [int(a) for a in self.player.values(observations).argmax(axis=1)]
 
 
-def search_reward(spec: str, base: object, options: SearchOptions) -> RewardModel:
-    """The reward the search maximises: the model's value net's when it has one (unless ``reward`` says
-    otherwise), else ``wp`` from the ``winprob`` table (or ``point``). ``ValueError`` naming the option."""
-    own = base.reward if isinstance(base, LookaheadSpec) else None
-    kind = options.reward or (own.kind if own is not None else "wp")
-    if options.truncate:
-        if own is None:
-            raise ValueError(f"agent {spec!r}: search option truncate={options.truncate} needs a model with a "
-                             "value network (value.pt); use truncate=0")
-        if kind != own.kind:
-            raise ValueError(f"agent {spec!r}: search option truncate={options.truncate} prices playouts with the "
-                             f"model's {own.kind} value; use reward={own.kind}")
-    if own is not None and kind == own.kind:
-        return own
-    if kind == "point":
+def search_reward(spec: str, options: SearchOptions) -> RewardModel:
+    """The reward the search maximises: ``wp`` from the ``winprob`` table, or ``point``. ``ValueError`` naming
+    the option."""
+    if options.reward == "point":
         return RewardModel("point")
     try:
         table = WinProbTable.load(options.winprob)
     except (OSError, ValueError) as e:
         raise ValueError(f"agent {spec!r}: the wp reward needs the win-probability table {options.winprob} "
                          f"({type(e).__name__}: {e}); set winprob=PATH or reward=point") from None
-    return RewardModel("wp", 10.0, table, 0.5)  # the probes' units; a scale changes no choice
-
-
-def search_belief(spec: str, options: SearchOptions, load_base: Callable[..., Agent]) -> NetSpec | SplitSpec | None:
-    """The opponent model of ``belief`` as a policy network (a model with a value network: its policy; a split
-    model: its two networks, each at its decision types), loaded by ``load_base``, or None for uniform deals;
-    ``ValueError`` (one line) naming the option."""
-    model = belief_model(options)
-    if model is None:
-        return None
-    try:
-        agent = load_base(model)
-    except ValueError as e:
-        raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {e}") from None
-    if not isinstance(agent, ModelAgent) or not isinstance(agent.spec, (NetSpec, LookaheadSpec, SplitSpec)):
-        raise ValueError(f"agent {spec!r}: search option belief={options.belief!r}: {model} is not a model "
-                         "directory; use uniform, sl or a model directory")
-    return agent.spec.prior if isinstance(agent.spec, LookaheadSpec) else agent.spec
+    return RewardModel("wp", 10.0, table, 0.5)  # RL-WP's units; a scale changes no choice
 
 
 def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inference: str = "auto") -> SearchAgent:
@@ -83,9 +52,10 @@ def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inf
     base = load_base(model, seed=seed, inference=inference)
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
-    reward = search_reward(spec, base.spec, options)
-    search = SearchSpec(spec, base.spec, reward, options, seed, belief=search_belief(spec, options, load_base))
-    # the fastest setup here: a searched decision is thousands of forward passes
-    agent = SearchAgent(base.net, name=spec, seed=seed, inference=inference, spec=search)
+    reward = search_reward(spec, options)
+    search = SearchSpec(spec, base.spec, reward, options, seed)
+    # the base agent's own player searches: its network is not loaded twice
+    player = SearchPlayer(base.player, reward, options, seed)
+    agent = SearchAgent(base.net, name=spec, seed=seed, spec=search, player=player)
     agent.meta = getattr(base, "meta", {})
     return agent

@@ -15,7 +15,6 @@ from urllib.parse import parse_qsl
 from ..agents.specs import split_spec
 from ..engine import DECISION_NAMES
 
-SL = "models/sl"  # the model of ``belief=sl``
 THINK_DEALS = 256  # the most deals per action under a time budget when ``deals`` is not given
 WINPROB = "models/winprob/winprob.json"
 
@@ -29,13 +28,8 @@ class SearchOptions:
     think: float | None = None  # seconds per searched decision: deals in waves while the budget lasts
     top: int = 0  # search only the model's ``top`` best actions; 0: every legal action
     margin: float = 1.0  # search only where the model's two best actions' probabilities differ by less
-    truncate: int = 0  # stop a playout at the searcher's n-th further decision and price it by the value net
-    reward: str | None = None  # wp | point; None: the reward of the model's value net, else wp
-    winprob: str = WINPROB  # the win-probability table of the wp reward (a model without a value net)
-    belief: str = "uniform"  # deals weighted by an opponent model's likelihood of its play: uniform, sl or a model dir
-    exact: int = 0  # enumerate every deal (weighted) where there are at most this many; 0: always sample
-    pool: int = 0  # with a belief: resample ``deals`` of this many deals by weight (> deals); 0: weight ``deals``
-    temper: float = 1.0  # the belief's log weights times this (in (0, 1]): < 1 flattens a sharp opponent model
+    reward: str = "wp"  # wp (the win-probability table's) | point
+    winprob: str = WINPROB  # the win-probability table of the wp reward
     confidence: float = 0.0  # leave the model's choice only for a paired gain of more than this many standard errors
 
     def query(self) -> str:
@@ -55,11 +49,6 @@ class SearchOptions:
 
 
 OPTIONS = tuple(f.name for f in fields(SearchOptions))
-
-
-def belief_model(options: SearchOptions) -> str | None:
-    """The model directory of the opponent model (``belief``); None for uniform deals."""
-    return None if options.belief == "uniform" else SL if options.belief == "sl" else options.belief
 
 
 def parse_search(spec: str) -> tuple[str, SearchOptions]:
@@ -94,19 +83,7 @@ def parse_options(query: str) -> SearchOptions:
             raise ValueError(f"search option {name}={value!r}: {e}") from None
     if "think" in values and "deals" not in values:
         values["deals"] = THINK_DEALS
-    options = SearchOptions(**values)
-    _check_belief_options(options, given)
-    return options
-
-
-def _check_belief_options(o: SearchOptions, given: dict[str, str]) -> None:
-    """``pool`` and ``temper`` act on a belief's weights; ``pool`` resamples from more deals than it plays."""
-    if o.pool and o.pool <= o.deals:
-        raise ValueError(f"search option pool={given['pool']!r}: must be 0 or more than deals ({o.deals})")
-    for name, default in (("pool", 0), ("temper", 1.0)):
-        if o.belief == "uniform" and getattr(o, name) != default:
-            raise ValueError(f"search option {name}={given[name]!r}: needs a belief (belief=sl or a model "
-                             "directory); uniform deals have no weights")
+    return SearchOptions(**values)
 
 
 def _int(low: int):
@@ -166,12 +143,6 @@ def _reward(v: str) -> str:
     return v
 
 
-def _belief(v: str) -> str:
-    if not v:
-        raise ValueError("must be uniform, sl or a model directory")
-    return v
-
-
 def _path(v: str) -> str:
     if not v:
         raise ValueError("must be a file path")
@@ -179,6 +150,4 @@ def _path(v: str) -> str:
 
 
 _PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _fraction,
-          "truncate": _int(0), "reward": _reward, "winprob": _path,
-          "belief": _belief, "exact": _int(0), "pool": _int(0), "temper": _fraction,
-          "confidence": _nonnegative}
+          "reward": _reward, "winprob": _path, "confidence": _nonnegative}

@@ -78,7 +78,7 @@ class GameOutcome:
 class PlayJob:
     """Games for one worker (or to be split among workers), with the networks that play them."""
 
-    players: tuple[PlayerSpec, ...]  # NetSpec, LookaheadSpec, SearchSpec
+    players: tuple[PlayerSpec, ...]  # NetSpec, SearchSpec
     games: tuple[GameSpec, ...]
     inference: Inference = FP32
     concurrency: int = 64
@@ -207,13 +207,11 @@ def play_job(job: PlayJob) -> PlayResult:
         obs = [g.state.observation(g.state.player) for g in group]
         values = player.values(obs)
         actions = values.argmax(axis=1).tolist()
-        eps, sample = player.epsilon, player.sample
+        eps = player.epsilon
         changed = False
         branching = []  # indices in the group of decisions that branch
         for i, (g, o) in enumerate(zip(group, obs)):
             if type(g) is _Game:  # playouts play greedily and record nothing
-                if sample:  # a behaviour policy: softmax(values), by the Gumbel-max trick on the game's own RNG
-                    actions[i] = int(np.argmax(values[i] - np.log(-np.log(g.rng.random(values.shape[1])))))
                 if eps > 0.0 and g.rng.random() < eps:
                     legal = legal_list(o)
                     actions[i] = legal[int(g.rng.integers(len(legal)))]
@@ -228,7 +226,7 @@ def play_job(job: PlayJob) -> PlayResult:
                 prior = players[job.rollout.anchor].values([obs[i] for i in branching])
             for i, q in zip(branching, prior):
                 g = group[i]
-                p, kids = _branch(g, obs[i], q, actions[i], eps == 0.0 and not sample, job)
+                p, kids = _branch(g, obs[i], q, actions[i], eps == 0.0, job)
                 g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
                 active += kids
             changed = True  # a koi-koi "stop" branch has already ended its round

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass, replace
 
@@ -46,14 +45,3 @@ class NetSpec:
         """The network as a self-play player on ``device``."""
         return NetPlayer(self.build(), self.epsilon, self.inference or inference, device)
 
-
-_players: dict[tuple, NetPlayer] = {}  # this worker's player, built once per network, setup and device
-
-
-def worker_player(spec: NetSpec, inference: Inference, device: str) -> NetPlayer:
-    """``spec``'s player in this process, built (and, in a compiled setup, compiled) once for all its jobs."""
-    key = (hashlib.sha1(spec.weights).hexdigest(), inference, device)
-    if key not in _players:
-        _players.clear()
-        _players[key] = spec.player(inference, device)
-    return _players[key]

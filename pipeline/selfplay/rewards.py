@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..engine import GAME_OVER, GameState, RoundResult
+from ..engine import RoundResult
 
 REWARD_MODELS = ("point", "wp")
 
@@ -66,10 +66,3 @@ class RewardModel:
         return [(self.reward(r, 0, i == last, winner), self.reward(r, 1, i == last, winner))
                 for i, r in enumerate(results)]
 
-
-def terminal_reward(after: GameState, rnd: int, player: int, reward: RewardModel) -> float | None:
-    """The exact reward of an afterstate that ended round ``rnd``, or None while it goes on."""
-    if len(after.results) < rnd:
-        return None
-    over = after.phase == GAME_OVER and len(after.results) == rnd
-    return reward.reward(after.results[rnd - 1], player, over, after.winner)

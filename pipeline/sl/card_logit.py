@@ -6,7 +6,8 @@ import numpy as np
 import torch
 
 from ..net.encoding import NUM_TOKENS
-from ..net.model import CardLogit, KoiKoiNet
+from ..net.layers import CardLogit
+from ..net.model import KoiKoiNet
 from . import DECISION_NAMES
 from .datamodule import SLDataModule
 from .module import masked_cross_entropy

@@ -2,7 +2,7 @@
 
 A field of ``SLTrainParams`` or ``RLParams`` with a ``tune`` extra (``pipeline.params.base.tuned``), its own or
 its section field's, is in its target's default space under its dotted key (``lr``, ``epsilon.start``,
-``reward_scale.wp``, ``advantage.tau.wp``).
+``reward_scale.wp``).
 A spec is a list (a categorical choice), a mapping ``{low, high[, log][, step]}`` (a range: float when
 the field is a float) or anything else (a fixed value). params.yaml ``tune.space.<target>`` may narrow
 or fix any field of the section; every value it names is checked against the field first. SL's ``width`` is

@@ -1,2 +1,1 @@
-"""The learned afterstate value (samples, fit, build), the lookahead player over it, and the win-probability
-table."""
+"""The win-probability table (``winprob``): RL-WP's reward and the searcher's."""

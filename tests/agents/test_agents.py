@@ -91,3 +91,18 @@ def test_load_agent_specs(tmp_path):
         load_agent(str(tmp_path / "nope"))
     with pytest.raises(ValueError, match=f"directory {tmp_path} holds no saved model"):
         load_agent(str(tmp_path))
+
+
+@pytest.mark.parametrize("query", ["", "search:"])
+def test_a_model_agent_reads_its_weights_once_and_holds_one_network(tiny_model, monkeypatch, query):
+    """Loading a model agent (or a searcher over it) reads ``model.pt`` once, and the agent plays the network it
+    read: no second copy built from the spec's bytes."""
+    import torch
+
+    from pipeline.play.opponents import networks
+
+    real, loads = torch.load, []
+    monkeypatch.setattr(torch, "load", lambda *a, **kw: loads.append(a[0]) or real(*a, **kw))
+    agent = load_agent(f"{query}{tiny_model}" + ("?reward=point" if query else ""), seed=1, inference="fp32")
+    assert len(loads) == 1 and networks(agent) == 1
+    assert agent.player.model.net is agent.net if query else agent.player.net is agent.net

@@ -12,8 +12,7 @@ import torch
 from pipeline.agents.loader import load_agent
 from pipeline.net import modelio
 from pipeline.net.model import KoiKoiNet, ModelConfig
-from pipeline.net.modelio import load_model, load_value, save_model
-from pipeline.net.value_model import ValueNet
+from pipeline.net.modelio import load_model, save_model
 
 SMALL = dict(width=16, ff=32, heads=2, layers=1, dropout=0.0)
 
@@ -33,7 +32,6 @@ def no_allocation(monkeypatch):
         return build
 
     monkeypatch.setattr(modelio, "KoiKoiNet", guarded(KoiKoiNet))
-    monkeypatch.setattr(modelio, "ValueNet", guarded(ValueNet))
 
 
 def hostile(tmp_path: Path, config: dict, weights: bytes | None = None) -> Path:
@@ -66,21 +64,9 @@ def test_a_config_larger_than_its_weights_is_refused_before_allocation(tmp_path)
         load_agent(str(d))
 
 
-@pytest.mark.usefixtures("no_allocation")
-def test_a_value_network_larger_than_its_file_is_refused(tmp_path):
-    d = save_model(KoiKoiNet(ModelConfig(**SMALL)), tmp_path / "v", {"kind": "rl"},
-                   value=ValueNet(ModelConfig(**SMALL)))
-    doc = json.loads((d / "config.json").read_text())
-    doc["value_config"].update({"width": 2048, "ff": 8192, "layers": 16})
-    (d / "config.json").write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match=r"describes [\d,]+ weights but .*value\.pt holds"):
-        load_value(d)
-
-
 def test_an_honest_model_directory_still_loads(tmp_path):
     net = KoiKoiNet(ModelConfig(**SMALL))
-    d = save_model(net, tmp_path / "ok", {"kind": "sl"}, value=ValueNet(ModelConfig(**SMALL)))
+    d = save_model(net, tmp_path / "ok", {"kind": "sl"})
     loaded, meta = load_model(d)
     assert meta["kind"] == "sl" and all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(),
                                                                            net.state_dict().values()))
-    assert load_value(d) is not None

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 import torch
+from pipeline.net.value_model import ValueNet
 from tiny import TINY_CONFIG as TINY
 from tiny import assert_fp32_close
 
@@ -20,7 +21,6 @@ from pipeline.engine import GAME_OVER, GameState
 from pipeline.net.encoding import NUM_FEATURES, NUM_TOKENS, ROWS, decisions, encode, legal_masks
 from pipeline.net.model import KoiKoiNet, ModelConfig, masked
 from pipeline.net.modelio import load_model, load_value, save_model
-from pipeline.net.value_model import ValueNet
 
 ROWS_CATEGORY = ROWS["category"]
 
@@ -193,7 +193,7 @@ def test_model_agent_epsilon_is_seeded(batch):
 
 def test_yaku_cross_rows_are_membership_times_pile_share(batch):
     from pipeline.net.encoding import ROWS, YAKU_NAMES
-    from pipeline.net.model import YakuCross
+    from pipeline.net.layers import YakuCross
 
     _, x, _, _ = batch
     h = x.transpose(1, 2)
@@ -234,7 +234,7 @@ def test_yaku_cross_config_and_old_models_load(tmp_path, batch):
 
 
 def test_fast_dropout_drops_p_and_rescales_the_rest():
-    from pipeline.net.model import FastDropout
+    from pipeline.net.layers import FastDropout
 
     x = torch.ones(64, 50, 256, requires_grad=True)
     drop = FastDropout(0.1)
@@ -250,7 +250,7 @@ def test_fast_dropout_drops_p_and_rescales_the_rest():
 
 
 def test_encoder_layers_use_fast_dropout():
-    from pipeline.net.model import FastDropout
+    from pipeline.net.layers import FastDropout
 
     net = KoiKoiNet(ModelConfig(**{**TINY, "dropout": 0.1}))
     layer = net.trunks[0].encoder.layers[0]
@@ -259,7 +259,7 @@ def test_encoder_layers_use_fast_dropout():
 
 @pytest.mark.parametrize("training", [True, False])
 def test_encoder_layer_matches_torch_layer(training):
-    from pipeline.net.model import EncoderLayer
+    from pipeline.net.layers import EncoderLayer
 
     torch.manual_seed(0)
     ref = torch.nn.TransformerEncoderLayer(32, 4, 64, 0.0, batch_first=True).train(training)
@@ -279,7 +279,7 @@ def test_encoder_layer_matches_torch_layer(training):
 
 
 def test_training_runs_through_encoder_layer_attention(monkeypatch):
-    from pipeline.net.model import EncoderLayer
+    from pipeline.net.layers import EncoderLayer
 
     calls = []
     original = EncoderLayer._sa_block
@@ -295,7 +295,7 @@ def test_training_runs_through_encoder_layer_attention(monkeypatch):
 
 
 def test_card_logit_fit_learns_a_rule_over_cards(batch):
-    from pipeline.net.model import CardLogit
+    from pipeline.net.layers import CardLogit
     from pipeline.sl.card_logit import fit_card_logit
 
     _, x, _, _ = batch

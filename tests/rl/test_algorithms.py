@@ -7,7 +7,6 @@ import torch
 from pipeline.params import parse_params
 from pipeline.params.rl import ALGORITHMS as PARAM_NAMES
 from pipeline.rl.algorithms import ALGORITHMS, algorithm_for
-from pipeline.rl.algorithms.advantage import AnchoredAdvantage
 from pipeline.rl.algorithms.mc_dqn import MonteCarloDQN
 from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.learner import collate
@@ -28,8 +27,6 @@ def test_the_params_pick_the_algorithm_and_its_rollouts(params, make_net):
         players, rollout = algorithm.rollout_spec((me,), sl, "point")
         if name == "mc_dqn":
             assert isinstance(algorithm, MonteCarloDQN) and players == (me,) and rollout is None
-        elif name == "advantage":  # Monte-Carlo samples; SL is inside the anchored player, not a seat
-            assert isinstance(algorithm, AnchoredAdvantage) and players == (me,) and rollout is None
         else:  # the SL net rides along unseated as the rollouts' prior (rl.rollout.prior: sl)
             assert isinstance(algorithm, RolloutPolicyIteration) and players == (me, sl) and rollout.anchor == 1
         assert set(algorithm.loss_units(parse_params(params).rl, "mse")) == {"discard", "pick", "koikoi"}

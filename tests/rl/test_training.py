@@ -17,7 +17,7 @@ def _curve(path):
 
 
 def _weights(model_dir):
-    """Every weight file of a model directory (model.pt, and advantage.pt for rl.algorithm advantage), one dict."""
+    """Every weight file of a model directory (model.pt), one dict."""
     return {f"{f.name}:{k}": v for f in sorted(model_dir.glob("*.pt")) for k, v in torch.load(f).items()}
 
 
@@ -25,7 +25,7 @@ CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU (to
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=CUDA)])
-@pytest.mark.parametrize("algorithm", ["mc_dqn", "rollout_pi", "advantage"])
+@pytest.mark.parametrize("algorithm", ["mc_dqn", "rollout_pi"])
 def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project, params, monkeypatch, algorithm,
                                                                         device):
     from pipeline.rl import training

@@ -1,4 +1,5 @@
-"""``search:<model>?...`` agents: the spec and its one-line errors, the probe's choice, and no hidden information."""
+"""``search:<model>?...`` agents: the spec and its one-line errors, the choice of plain
+rollouts on its deals, and no hidden information."""
 
 from __future__ import annotations
 
@@ -13,15 +14,22 @@ from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES, GameState, determinize, ids_of
 from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
-from pipeline.probes.rollout_gain import rollout_values
 from pipeline.search.player import SearchPlayer
 from pipeline.search.spec import THINK_DEALS, SearchOptions, parse_options, parse_search
+from pipeline.selfplay.playout import branch, play_out
 from pipeline.selfplay.rewards import RewardModel
 
 ALL = tuple(range(len(DECISION_NAMES)))  # discard, pick, koikoi
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny nets: one torch thread (tests/conftest.py)
+
+
+def rollout_values(player: NetPlayer, actions: list[int], deals: list[GameState],
+                   reward: RewardModel) -> np.ndarray:
+    """The reference the searcher must match: each action played on each deal, then greedy play to the round's end,
+    ``(actions, deals)`` round rewards."""
+    return play_out([player], branch(deals, actions), reward).reshape(len(actions), len(deals))
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +49,7 @@ def test_options_parse_with_their_defaults():
     assert parse_search("search:models/sl") == ("models/sl", SearchOptions())
     assert parse_options("think=500ms") == SearchOptions(think=0.5, deals=THINK_DEALS)  # a budget, not a count
     assert parse_options("think=0.25s&deals=16").deals == 16
-    for o in (SearchOptions(), SearchOptions(deals=4, decisions=ALL, think=0.5, top=2, truncate=3, reward="wp")):
+    for o in (SearchOptions(), SearchOptions(deals=4, decisions=ALL, think=0.5, top=2, reward="point")):
         assert parse_options(o.query()) == o  # the query round-trips
 
 
@@ -73,7 +81,6 @@ def test_a_bad_spec_is_one_line_naming_it(spec, message):
 def test_loading_names_a_bad_model_or_option(tiny_model, tmp_path):
     for spec, message in ((f"search:{tmp_path / 'none'}", "none': no such model directory"),
                           ("search:random?deals=2", "random is not a model directory"),
-                          (f"search:{tiny_model}?truncate=2", "truncate=2 needs a model with a value network"),
                           (f"search:{tiny_model}?winprob={tmp_path / 'no.json'}", "set winprob=PATH or reward=point")):
         with pytest.raises(ValueError) as e:
             load_agent(spec)
@@ -106,8 +113,8 @@ def _decisions(seeds: range, rng: np.random.Generator, limit: int):
             return
 
 
-def test_a_searched_decision_is_the_probes_choice(net):
-    """On the same deals (the searcher's, from its seed and the observation), the probe's rollout values are the
+def test_a_searched_decision_is_the_rollouts_choice(net):
+    """On the same deals (the searcher's, from its seed and the observation), plain rollout values are the
     searcher's values, and its choice is the searcher's choice."""
     model, reward, k = NetPlayer(net), RewardModel("point"), 6
     searcher = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL), seed=3)
@@ -118,7 +125,7 @@ def test_a_searched_decision_is_the_probes_choice(net):
         rng = searcher.rng(obs)
         deals = [determinize(obs, rng) for _ in range(k)]
         acts = legal_list(obs)
-        m = rollout_values(model, s, acts, k, reward, None, deals=deals)
+        m = rollout_values(model, acts, deals, reward)
         np.testing.assert_allclose(q[acts], m.mean(axis=1), rtol=1e-6, atol=1e-6)
         assert int(q.argmax()) == acts[int(m.mean(axis=1).argmax())]
         assert np.isneginf(np.delete(q, acts)).all()
@@ -127,7 +134,7 @@ def test_a_searched_decision_is_the_probes_choice(net):
 
 
 def test_confidence_leaves_the_model_only_for_a_sure_paired_gain(net):
-    """``confidence=z``: on the probe's values of the same deals, the model's choice keeps its mean and every other
+    """``confidence=z``: on plain rollout values of the same deals, the model's choice keeps its mean and every other
     action is its mean less z standard errors of its per-deal gain over that choice; z=0 is the plain search."""
     model, reward, k, z = NetPlayer(net), RewardModel("point"), 6, 1.5
     plain = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL), seed=3)
@@ -137,7 +144,7 @@ def test_confidence_leaves_the_model_only_for_a_sure_paired_gain(net):
         obs = s.observation(s.player)
         acts, base = legal_list(obs), int(model.values([obs])[0].argmax())
         rng = plain.rng(obs)  # the searchers' deals: one generator per decision
-        m = rollout_values(model, s, acts, k, reward, None, deals=[determinize(obs, rng) for _ in range(k)])
+        m = rollout_values(model, acts, [determinize(obs, rng) for _ in range(k)], reward)
         gain = m - m[acts.index(base)]
         bound = m.mean(axis=1) - z * gain.std(axis=1, ddof=1) / np.sqrt(k)
         np.testing.assert_allclose(sure.values([obs])[0][acts], bound, rtol=1e-5, atol=1e-5)

@@ -55,17 +55,13 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"duels.search": {"models": ["strongest", "models/nope"], "options": "deals=2", "games": 2}},
      "duels.search.models[1]"),
     ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.models"),
-    ({"duels.search": {"models": ["strongest"], "options": "belief=models/nope", "games": 2}},
-     "duels.search.options belief"),
-    # a searcher in the round-robin: its options and its belief model, as duels.search's (issue 60)
+    # a searcher in the round-robin: its options, as duels.search's (issue 60)
     ({"duels.agents": ["random", "search:models/sl?deals=many"]}, "duels.agents"),
     ({"duels.agents": ["random", "search:models/sl?nosuchoption=1"]}, "duels.agents"),
-    ({"duels.agents": ["random", "search:models/sl?belief=models/nope"]}, "duels.agents[1] belief"),
     # a path inside a model a stage makes, or a stage's output that is not a model
     ({"winprob.agent": "models/sl/x"}, "winprob.agent"),
     ({"winprob.agent": "checkpoints/sl"}, "winprob.agent"),
     ({"duels.agents": ["random", "search:models/rl/wp/x"]}, "duels.agents[1]"),
-    ({"duels.agents": ["random", "search:models/sl?belief=checkpoints/sl"]}, "duels.agents[1] belief"),
     ({"duels.attention": {"model": "models/winprob", "seed": 0, "turn": 3}}, "duels.attention.model"),
 ])
 def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):

@@ -4,13 +4,11 @@ here, its name in ``params.rl.ALGORITHMS`` (with any params section of its own) 
 from __future__ import annotations
 
 from ...params import RLParams
-from .advantage import AnchoredAdvantage
 from .base import Algorithm
 from .mc_dqn import MonteCarloDQN
 from .rollout_pi import RolloutPolicyIteration
 
 ALGORITHMS = {  # rl.algorithm -> its class (``from_params(rl) -> Algorithm``)
-    "advantage": AnchoredAdvantage,
     "mc_dqn": MonteCarloDQN,
     "rollout_pi": RolloutPolicyIteration,
 }

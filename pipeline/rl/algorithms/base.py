@@ -2,7 +2,7 @@
 records for it, the loss its samples are fitted with, and what that loss is measured in.
 
 ``PolicyAlgorithm`` is what the algorithms that fit the policy network itself share (``rollout_pi``, ``mc_dqn``):
-the learner's network is the policy; ``advantage`` fits a second network beside a frozen SL policy instead."""
+the learner's network is the policy."""
 
 from __future__ import annotations
 

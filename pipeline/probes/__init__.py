@@ -1,1 +1,0 @@
-"""Probes of what rollout improvement can gain over a policy (``koikoi probe``)."""
