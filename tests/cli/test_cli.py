@@ -102,8 +102,8 @@ def test_attention_out_into_a_missing_directory_is_refused(tmp_path, capsys):
 
 
 def test_a_command_refuses_to_write_over_what_it_reads(tmp_path, monkeypatch, capsys):
-    """``--out`` that is, is inside or contains an input (issue 60): the SL model a lookahead, an attention figure or
-    a scaling study would overwrite or write into stays as it was, and the error is one line."""
+    """``--out`` that is, is inside or contains an input (issue 60): the SL model an attention figure would overwrite
+    or write into stays as it was, and the error is one line."""
     import shutil
 
     from tiny import ROOT, save_tiny
@@ -112,12 +112,9 @@ def test_a_command_refuses_to_write_over_what_it_reads(tmp_path, monkeypatch, ca
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
     sl = save_tiny(tmp_path / "models/sl")
     before = {f.name: f.read_bytes() for f in sl.iterdir()}
-    lookahead = ["lookahead", "models/sl", "--reward", "point", "--games", "1", "--out"]
-    for argv, how in (([*lookahead, "models/sl"], "is the input models/sl"),
-                      ([*lookahead, "models/sl/la"], "is inside the input models/sl"),
-                      ([*lookahead, "models"], "contains the input models/sl"),
-                      (["attention", "--model", "models/sl", "--out", "models/sl/a.png"], "is inside the input"),
-                      (["scale", "--budgets", "1792", "--out", "models/sl", "--no-mlflow"], "is the input models/sl")):
+    attention = ["attention", "--model", "models/sl", "--out"]
+    for argv, how in (([*attention, "models/sl/a.png"], "is inside the input models/sl"),
+                      ([*attention, "models/sl/config.json/a.png"], "is inside the input models/sl")):
         code, out, err = run_cli(argv, capsys)
         assert code == 2 and out == "" and how in err and len(err.strip().splitlines()) == 1, (argv, err)
         assert err.startswith(f"koikoi {argv[0]}: error: --out {argv[argv.index('--out') + 1]} ")

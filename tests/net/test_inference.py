@@ -154,7 +154,7 @@ def test_a_compiled_trunk_computes_what_the_eager_one_does(trained, monkeypatch)
     want = NetPlayer(trained).values(obs)
     for chunk in (obs[:1], obs[:7], obs):  # three batch sizes: one graph
         assert_fp32_close(player.values(chunk), want[:len(chunk)])
-    assert not inference._failed_note
+    assert not inference._noted
     # the fused kernel is off only while a compiled forward runs: an eager network after it still has it
     assert torch.backends.mha.get_fastpath_enabled()
 

@@ -60,7 +60,7 @@ def test_the_stage_lists_name_every_stage():
     for name in stages:
         assert f"| `{name}`" in index or f"| `{name}@" in index, f"docs/index.md: {name}"  # foreach: name@item
         assert f"`{name}" in development.split("## The DVC pipeline")[1].split("##")[0], f"development.md: {name}"
-        assert name == "tune" or f"`{name}" in readme.split("## What `make repro` produces")[1], f"README: {name}"
+        assert name == "tune" or f"`{name}" in readme.split("## What `make repro` ships")[1], f"README: {name}"
 
 
 def test_every_benchmark_target_is_listed_and_the_tools_are_named():

@@ -57,19 +57,19 @@ def test_a_metrics_file_holds_numbers_only(tmp_path):
 
 @pytest.mark.slow
 def test_other_records_make_dvc_build_the_dataset_again(tmp_path):
-    """The real params_check and records stages under a real `dvc repro`, with a stand-in for sl_dataset: setting
-    KOIKOI_RECORDS to other records reruns it, the same records do not (no records at all is refused in one line:
-    tests/sl/test_records_source.py, where the download is known to fail)."""
+    """The real params_check and records stages under a real `dvc repro`, with a stand-in for sl_dataset: the
+    records folder (``sl_dataset.records_dir``) is the records stage's dep, so `dvc status` is clean right after a
+    repro, a changed record or another folder reruns it, and the same records do not (issue 61)."""
     import os
     import shutil
     import sys
 
+    from pipeline.params import read_doc, with_overrides
     from pipeline.sl.records_source import synthesize_records
 
     project = tmp_path / "project"
     for package in ("pipeline", "stages"):
         shutil.copytree(ROOT / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "params.yaml", project / "params.yaml")
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     dataset = {"cmd": "python -c \"import pathlib; p = pathlib.Path('data/sl.txt'); p.parent.mkdir(exist_ok=True); "
                       "p.write_text(pathlib.Path('results/records/source.json').read_text())\"",
@@ -79,20 +79,29 @@ def test_other_records_make_dvc_build_the_dataset_again(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     synthesize_records(a, 2, seed=0, progress=False)
     synthesize_records(b, 2, seed=1, progress=False)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "DVC_NO_ANALYTICS": "1", "PYTHONDONTWRITEBYTECODE": "1", "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path}/m.db"}
+    env = {k: v for k, v in os.environ.items() if k != "KOIKOI_RECORDS"}
+    env.update({"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "DVC_NO_ANALYTICS": "1",
+                "PYTHONDONTWRITEBYTECODE": "1", "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path}/m.db"})
+    dvc = str(Path(sys.executable).parent / "dvc")
 
     def repro(records: Path) -> subprocess.CompletedProcess:
-        return subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro"], cwd=project,
-                              env={**env, "KOIKOI_RECORDS": str(records)},
-                              capture_output=True, text=True, timeout=300)
+        doc = with_overrides(read_doc(ROOT / "params.yaml"), {"sl_dataset.records_dir": str(records)})
+        (project / "params.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        return subprocess.run([dvc, "repro"], cwd=project, env=env, capture_output=True, text=True, timeout=300)
 
-    assert subprocess.run([str(Path(sys.executable).parent / "dvc"), "init", "--no-scm", "-q"], cwd=project,
-                          env=env).returncode == 0
+    def status() -> str:
+        return subprocess.run([dvc, "status"], cwd=project, env=env, capture_output=True, text=True).stdout
+
+    assert subprocess.run([dvc, "init", "--no-scm", "-q"], cwd=project, env=env).returncode == 0
     ran = "Running stage 'sl_dataset'"
     first = repro(a)
     assert first.returncode == 0 and ran in first.stdout, first.stderr
+    assert "Data and pipelines are up to date" in status()  # nothing always_changed
     same = repro(a)
-    assert same.returncode == 0 and ran not in same.stdout, same.stdout  # the same records: up to date
+    assert same.returncode == 0 and "Running stage" not in same.stdout, same.stdout  # the same records: up to date
     other = repro(b)
-    assert other.returncode == 0 and ran in other.stdout, other.stdout  # other records: built again
+    assert other.returncode == 0 and ran in other.stdout, other.stdout  # another folder: built again
+    (b / "extra.json").write_text((a / sorted(p.name for p in a.glob("*.json"))[0]).read_text())
+    assert "records" in status()  # a record added: the records stage is stale
+    grown = repro(b)
+    assert grown.returncode == 0 and ran in grown.stdout, grown.stdout
