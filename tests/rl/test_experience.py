@@ -116,18 +116,6 @@ def test_replay_feeds_later_loops_and_phase_2_and_resumes(project, params, monke
         torch.testing.assert_close(v, w_straight[k])
 
 
-def test_bench_replay_times_the_blob_against_per_sample_tuples(capsys):
-    import json
-
-    from pipeline.cli import main
-
-    assert main(["bench", "replay", "--samples", "300"]) == 0
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["samples"] == 300 and out["cpu"]
-    for way in ("blob", "per_sample"):
-        assert all(out[way][k] >= 0 for k in ("pack_s", "save_s", "load_s", "unpack_s")) and out[way]["mb"] > 0
-
-
 def test_replay_keeps_encodings_of_its_loops_but_not_in_the_checkpoint(make_net):
     from pipeline.rl.batches import EncodedSamples
 
