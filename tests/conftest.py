@@ -36,7 +36,7 @@ TINY_PARAMS = {
         "eval_every": 1, "eval_games": 2, "final_eval_games": 4, "train_precision": "32-true", "train_threads": 1,
         "learner_device": "cpu",
         "selfplay": {"workers": 0, "concurrency": 8, "inference": "fp32", "start_method": "spawn", "backend": "process",
-                     "device": "cpu", "overlap": False},
+                     "device": "cpu"},
         "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
         "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},
     },

@@ -100,10 +100,6 @@ class SelfPlay(Section):
     device: Literal[DEVICES] = Field(description="where the players' forward passes run (training games, "
                                      "evaluations): auto | cpu | cuda; auto: cuda when torch sees a GPU, but cpu "
                                      "on a Ray cluster (RAY_ADDRESS set), so CPU-only nodes play too")
-    overlap: bool = Field(description="play each loop's games while the previous loop's samples are fitted, so with "
-                          "the weights from before that fit (one fit stale): the learner's side hides behind the "
-                          "games where they run elsewhere (a GPU machine's workers); with 0 workers play waits as "
-                          "without it")
 
 
 class Phase1(Section):
@@ -178,9 +174,6 @@ class RLParams(Section):
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
                                      "train_threads": True, "learner_device": True, "final_eval_games": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
-
-        if not d["selfplay"]["overlap"]:
-            del d["selfplay"]["overlap"]  # a run from before the option resumes as it was
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})
 
 

@@ -46,11 +46,9 @@ def _unpack(t: tuple) -> Sample:
     obs, action, reward, target = t
     obs = list(obs)
     obs[_TURNS] = tuple(Turn(*turn) for turn in obs[_TURNS])
-    if isinstance(target, tuple):
+    if target is not None:
         dtype, shape, raw = target
         target = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-    elif target is not None:  # a checkpoint written before the blobs: a tensor
-        target = target.numpy()
     return Sample(Observation(*obs), action, reward, target)
 
 
@@ -58,23 +56,22 @@ def _to_blob(packed: list[tuple]) -> torch.Tensor:
     return torch.frombuffer(bytearray(marshal.dumps(packed, 4)), dtype=torch.uint8)  # format 4: Python 3.4 on
 
 
-def _from_blob(loop: torch.Tensor | list[tuple]) -> list[tuple]:
-    """A loop's packed samples; a list as it is (the per-sample tuples of checkpoints before the blobs)."""
-    return marshal.loads(loop.numpy().tobytes()) if isinstance(loop, torch.Tensor) else loop
+def _from_blob(loop: torch.Tensor) -> list[tuple]:
+    return marshal.loads(loop.numpy().tobytes())
 
 
 class Replay:
     """The samples of the last ``loops`` loops (0: none are kept), oldest loop first, with each loop's encoded
     features once a fit has encoded them (``encoded``; not checkpointed: a resumed run encodes them again)."""
 
-    def __init__(self, loops: int, packed: list[torch.Tensor | list[tuple]] | None = None) -> None:
+    def __init__(self, loops: int, packed: list[torch.Tensor] | None = None) -> None:
         self.loops: deque[list[Sample]] = deque(maxlen=loops)
         self._packed: deque[torch.Tensor] = deque(maxlen=loops)  # packed once, written at every checkpoint
         self._encoded: deque[EncodedSamples | None] = deque(maxlen=loops)
         for loop in packed or ():
             samples = [_unpack(t) for t in _from_blob(loop)]
             self.loops.append(samples)
-            self._packed.append(loop if isinstance(loop, torch.Tensor) else _to_blob([_pack(s) for s in samples]))
+            self._packed.append(loop)
             self._encoded.append(None)
 
     def add(self, samples: list[Sample], encoded: EncodedSamples | None = None) -> None:

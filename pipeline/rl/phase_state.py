@@ -142,9 +142,9 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, dict |
     return net, state, opt_state, replay
 
 
-def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool, list, torch.Tensor | None]:
-    """The learner, state and packed replay (``experience.Replay``) to go on from, whether they come from this
-    phase's checkpoint, and the checkpoint's next play job (``rl.selfplay.overlap``: pickled, or None)."""
+def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool, list]:
+    """The learner, state and packed replay (``experience.Replay``) to go on from, and whether they come from this
+    phase's checkpoint."""
     cfg.ckpt_dir.mkdir(parents=True, exist_ok=True)
     fp = phase_fingerprint(cfg)
     ck = resume_point(cfg.ckpt_dir / STATE_FILE, fp, f"rl_phase{cfg.phase}", lambda c: c["state"]["fingerprint"],
@@ -155,12 +155,12 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool
         net.load_state_dict(ck["model"])
         learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
-        return learner, LoopCounters(**ck["state"]), True, ck.get("replay", []), ck.get("next_job")
+        return learner, LoopCounters(**ck["state"]), True, ck.get("replay", [])
     net, state, opt_state, replay = _initial(cfg, fp)
     learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
     if opt_state is not None:
         learner.configure_optimizers().load_state_dict(opt_state)
-    return learner, state, False, replay, None
+    return learner, state, False, replay
 
 
 def snapshot_path(cfg: PhaseConfig, loop: int) -> Path:

@@ -14,19 +14,11 @@ loop), so a resumed run replays exactly what an uninterrupted run would have don
 with other params (other than budgets and worker counts) is set aside and training starts afresh
 (``phase_state``).
 MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``; the outputs ``phase_outputs``.
-
-Acting beside learning (``rl.selfplay.overlap``): once a loop's games are in, the next loop's job is built with
-the weights of that moment and played on the workers, from a thread of this process, while this loop's samples
-are fitted; the games a loop fits were so played with the weights from before the previous loop's fit. The next
-job is part of the checkpoint (pickled: the run's own file), so a resumed run plays the job the uninterrupted
-one would have played. With 0 workers play waits for the fit, as without the option.
 """
 
 from __future__ import annotations
 
-import pickle
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -41,7 +33,6 @@ from ..runtime.memory import bound_kernel_caches, release_free_memory
 from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob, PlayResult
 from ..selfplay.executor import Executor, make_executor
-from ..selfplay.executor_base import InlineExecutor
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
@@ -90,10 +81,6 @@ class PhaseRunner:
         self.sl_spec = NetSpec.from_net(self.sl_net, "sl")
         self.algorithm = algorithm_for(self.p)
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them
-        # the next loop's games on the workers while this loop fits: a thread that waits on them (rl.selfplay.overlap)
-        self.overlap = sp.overlap and not isinstance(self.executor, InlineExecutor)
-        self._actor = ThreadPoolExecutor(1, thread_name_prefix="rl-actor") if self.overlap else None
-        self._next: PlayJob | None = None  # the job of loop state.loop + 1, built at the last loop (overlap)
 
     def _say(self, msg: str) -> None:
         if self.cfg.progress:
@@ -139,10 +126,9 @@ class PhaseRunner:
         while len(state.snapshots) > self.p.phase2.pool_size:  # files go after the next checkpoint no longer lists them
             self._dropped.append(state.snapshots.pop(0))
 
-    def _play(self, job: PlayJob, desc: str, show: bool = True) -> tuple[PlayResult, float]:
+    def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
         t0 = time.perf_counter()
-        with progress_bar(total=len(job.games), desc=desc, unit="game", leave=False,
-                          enabled=self.cfg.progress and show) as bar:
+        with progress_bar(total=len(job.games), desc=desc, unit="game", leave=False, enabled=self.cfg.progress) as bar:
             result = self.executor.run(job, progress=bar.update)
         return result, time.perf_counter() - t0
 
@@ -175,13 +161,7 @@ class PhaseRunner:
     def run(self) -> dict:
         try:
             return self._run()
-        except BaseException:
-            if self._actor is not None:  # next loop's games may be playing: stop them rather than wait
-                self.executor.terminate()
-            raise
         finally:
-            if self._actor is not None:
-                self._actor.shutdown(wait=True, cancel_futures=True)
             if self._own_executor:
                 self.executor.close()
 
@@ -189,10 +169,8 @@ class PhaseRunner:
         c, p = self.cfg, self.p
         if p.train_threads:  # intra-op threads spin badly on a busy machine: 1 is often fastest there
             torch.set_num_threads(p.train_threads)
-        learner, state, resumed, packed, next_job = start_or_resume(c)
+        learner, state, resumed, packed = start_or_resume(c)
         self.replay = Replay(p.replay, packed)
-        if self.overlap and next_job is not None:
-            self._next = pickle.loads(next_job.numpy().tobytes())
         if resumed:
             self._say(f"resuming from {c.ckpt_dir / STATE_FILE} after loop {state.loop} ({state.games} games)")
         budget = c.budget
@@ -212,24 +190,13 @@ class PhaseRunner:
 
         loops = progress_bar(total=budget, initial=state.loop, desc=f"rl_phase{c.phase}[{c.variant}] loops",
                              unit="loop", enabled=c.progress and budget > state.loop)  # a log's line a minute
-        pending: Future | None = None  # the next loop's games, being played (overlap)
         while state.loop < budget and not self._target_reached(state):  # a raised budget continues a run
             t0 = time.perf_counter()
             state.final = None  # a raised budget trains on: the old final evaluation no longer applies
             loop = state.loop + 1
-            glob = state.loop_offset + state.loop
-            epsilon = p.epsilon_at(glob)
-            if pending is not None:
-                result, play_s = pending.result()
-                pending = None
-            else:
-                job = self._next or self._loop_job(learner, state, loop, epsilon)
-                result, play_s = self._play(job, f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
-            self._next = None
-            if self.overlap:  # built now, with the weights before this loop's fit; kept by the checkpoint
-                self._next = self._loop_job(learner, state, loop + 1, p.epsilon_at(glob + 1))
-                if loop < budget:
-                    pending = self._actor.submit(self._play, self._next, "", False)
+            epsilon = p.epsilon_at(state.loop_offset + state.loop)
+            result, play_s = self._play(self._loop_job(learner, state, loop, epsilon),
+                                        f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
             buffer = SampleBuffer([*self.replay.samples(), *result.samples], self.replay.encoded())
             torch.manual_seed(loop_seed(p, c.phase, loop, 1))  # dropout
             losses = fit_pass(learner, buffer, p.batch_size, loop_seed(p, c.phase, loop, 2), self.train_precision,
@@ -257,8 +224,6 @@ class PhaseRunner:
                 tracker.metrics(metrics, state.loop_offset + loop)
             self._checkpoint(learner, state)
             loops.update()
-        if pending is not None:  # stopped early (the target win rate): its games are not fitted
-            pending.result()
         loops.close()
         state.stop_reason = "target win rate reached" if self._target_reached(state) else "loop budget used"
         self._checkpoint(learner, state)
@@ -268,8 +233,6 @@ class PhaseRunner:
     def _checkpoint(self, learner: PolicyLearner, state: LoopCounters) -> None:
         ck = {"state": asdict(state), "model": learner.net.state_dict(),
               "optimizer": learner.configure_optimizers().state_dict(), "replay": self.replay.pack()}
-        if self._next is not None:
-            ck["next_job"] = torch.frombuffer(bytearray(pickle.dumps(self._next)), dtype=torch.uint8)
         atomic.torch_save(ck, self.cfg.ckpt_dir / STATE_FILE)
         for loop in self._dropped:
             snapshot_path(self.cfg, loop).unlink(missing_ok=True)

@@ -94,17 +94,15 @@ class ProcessExecutor(Executor):
             futures = [pool.submit(fn, j) for j in jobs]
             pending = set(futures)
             while pending:
-                if self._pool is not pool:  # terminated from another thread: its killed jobs' futures may never end
-                    raise RuntimeError("self-play workers stopped (terminate) while their jobs ran")
                 _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                 self._drain(progress, timeout=0.01)
             self._drain(progress, timeout=0.05)
             return [f.result() for f in futures]
         except BaseException:  # Ctrl-C or a failed job: stop the workers now rather than after their jobs
-            self.terminate()
+            self._terminate()
             raise
 
-    def terminate(self) -> None:
+    def _terminate(self) -> None:
         if self._pool is not None:
             for p in list((self._pool._processes or {}).values()):  # no public way before Python 3.14
                 p.terminate()

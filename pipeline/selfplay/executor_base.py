@@ -39,10 +39,6 @@ class Executor(ABC):
         """Release workers (a no-op for in-process execution)."""
         return None
 
-    def terminate(self) -> None:
-        """Stop the workers now, their jobs unfinished (a failure elsewhere); ``close`` by default."""
-        self.close()
-
     def __enter__(self) -> Executor:
         return self
 

@@ -1,7 +1,5 @@
 """rl.replay (the last loops' samples, fitted again) and rl.augment (month relabelling in RL batches)."""
 
-from dataclasses import astuple
-
 import numpy as np
 import pytest
 import torch
@@ -45,17 +43,6 @@ def test_replay_survives_a_weights_only_checkpoint(tmp_path, make_net):
     _same(back.samples(), loops[0] + loops[1])
     assert len(back) == len(replay) == len(loops[0]) + len(loops[1])
     assert all(t.dtype == torch.uint8 and t.dim() == 1 for t in replay.pack())  # one blob a loop
-
-
-def test_replay_reads_the_per_sample_tuples_of_older_checkpoints(tmp_path, make_net):
-    """A ``state.pt`` from before the blobs (a tuple per sample, the target a tensor) resumes as it did."""
-    loop = _samples(make_net, 100)
-    old = [(astuple(s.obs), s.action, s.reward, None if s.target is None else torch.from_numpy(s.target))
-           for s in loop]
-    atomic.torch_save({"replay": [old]}, tmp_path / "state.pt")
-    back = Replay(1, read_training_state(tmp_path / "state.pt", "test")["replay"])
-    _same(back.samples(), loop)
-    _same(Replay(1, back.pack()).samples(), loop)  # and is written back as a blob
 
 
 def test_replay_keeps_only_the_last_loops(make_net):
@@ -127,18 +114,6 @@ def test_replay_feeds_later_loops_and_phase_2_and_resumes(project, params, monke
     stage(1)
     for k, v in torch.load(project / "models/rl_phase1/point/model.pt").items():
         torch.testing.assert_close(v, w_straight[k])
-
-
-def test_bench_replay_times_the_blob_against_per_sample_tuples(capsys):
-    import json
-
-    from pipeline.cli import main
-
-    assert main(["bench", "replay", "--samples", "300"]) == 0
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["samples"] == 300 and out["cpu"]
-    for way in ("blob", "per_sample"):
-        assert all(out[way][k] >= 0 for k in ("pack_s", "save_s", "load_s", "unpack_s")) and out[way]["mb"] > 0
 
 
 def test_replay_keeps_encodings_of_its_loops_but_not_in_the_checkpoint(make_net):

@@ -139,7 +139,7 @@ def test_phase2_plays_itself_and_its_snapshots_never_sl(project, params, monkeyp
     jobs = []
     original_play = training.PhaseRunner._play
     monkeypatch.setattr(training.PhaseRunner, "_play",
-                        lambda self, job, desc, show=True: jobs.append(job) or original_play(self, job, desc, show))
+                        lambda self, job, desc: jobs.append(job) or original_play(self, job, desc))
     out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     assert out["games"] == 8 and out["global_games"] == 12 and len(jobs) == 2
     run = json.loads((project / "results/rl/point/run.json").read_text())
@@ -254,56 +254,3 @@ def test_phase1_records_the_sl_seat_only_when_asked(project, params, monkeypatch
     assert all(g.record == (g.seats[0] == 0 or record_sl, g.seats[1] == 0 or record_sl) for g in job.games)
     by_seat = [sum(s.obs.player == sl_seats[o.seed] for s in t) for o, t in zip(result.outcomes, result.trajectories)]
     assert (sum(by_seat) > 0) == record_sl and result.samples
-
-
-@pytest.mark.slow
-def test_overlap_plays_the_next_loop_beside_the_fit_and_resumes_exactly(project, params, monkeypatch):
-    """rl.selfplay.overlap: loop k+1's job is built once loop k's games are in, before loop k's fit (so with the
-    weights of k-1 fits), played on the workers while loop k fits, and kept by the checkpoint: a run killed in a
-    fit and started again ends with the uninterrupted run's weights."""
-    from pipeline.rl import training
-
-    params["rl"]["phase1"]["loops"] = 3
-    params["rl"]["selfplay"].update(workers=1, overlap=True)
-    built, fits = [], []
-    original_job, original_fit = training.PhaseRunner._loop_job, training.fit_pass
-
-    def job(self, learner, state, loop, epsilon):
-        built.append((loop, state.loop))  # (the loop it plays, loops fitted when it was built)
-        return original_job(self, learner, state, loop, epsilon)
-
-    def fit(*args, **kwargs):
-        fits.append(1)
-        if len(fits) == kill_at:
-            raise KeyboardInterrupt
-        return original_fit(*args, **kwargs)
-
-    monkeypatch.setattr(training.PhaseRunner, "_loop_job", job)
-    monkeypatch.setattr(training, "fit_pass", fit)
-    kill_at = 0
-
-    def run():
-        return rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
-
-    run()
-    assert built == [(1, 0), (2, 0), (3, 1), (4, 2)]  # loop 4's job is built, not played: the checkpoint keeps it
-    w_straight = _weights(project / "models/rl_phase1/point")
-    state = project / "checkpoints/rl_phase1/point" / STATE_FILE
-    assert "next_job" in torch.load(state, weights_only=True)
-    state.unlink()
-
-    built.clear(), fits.clear()
-    kill_at = 2  # in loop 2's fit, loop 3's games playing beside it
-    with pytest.raises(KeyboardInterrupt):
-        run()
-    kill_at = 0
-    built.clear()
-    run()
-    assert built == [(3, 1), (4, 2)]  # loop 2's job came back from the checkpoint
-    w_resumed = _weights(project / "models/rl_phase1/point")
-    for k in w_straight:
-        torch.testing.assert_close(w_resumed[k], w_straight[k])
-
-    params["rl"]["selfplay"]["overlap"] = False  # another run's checkpoint: set aside, trained afresh, and not
-    run()                                        # with the same weights (each loop plays the latest ones)
-    assert any(not torch.equal(v, w_straight[k]) for k, v in _weights(project / "models/rl_phase1/point").items())
