@@ -1,34 +1,22 @@
-"""Training speed: SL Adam steps of ``KoiKoiNet`` (ms per step, on sl_train's batch mix), or ``--learner rl``: the RL
-learner's whole pass (``rl.learner.fit_pass``: batching, encoding, Lightning, host syncs) in samples/s."""
+"""Training speed: SL Adam steps of ``KoiKoiNet`` (ms per step, on sl_train's batch mix)."""
 
 from __future__ import annotations
 
 import argparse
 import time
 
-from ..agents.base import legal_list
 from ..cli import UserError, comma_list, int_range
-from ..engine import DECISION_NAMES, random_observations
+from ..engine import random_observations
 from ..net.encoding import decisions, encode, legal_masks
 from ..runtime.hardware import gpu_available, resolve_precision
-from ..selfplay.batched import Sample
 
 # Share of each decision type among the human records' samples (results/sl_dataset/metrics.json).
 HUMAN_MIX = (0.830, 0.087, 0.083)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--learner", choices=("sl", "rl"), default="sl",
-                   help="sl: timed SL steps on one fixed batch; rl: RL learner passes over --samples samples")
-    p.add_argument("--batch", type=int_range(3), default=None,
-                   help="samples per step, at least one per decision type (default 128, sl_train.batch_size; "
-                        "--learner rl: 64, rl.batch_size)")
-    p.add_argument("--samples", type=int_range(1), default=4096,
-                   help="--learner rl: rollout samples in the buffer (default 4096)")
-    p.add_argument("--epochs", type=int_range(1), default=2, help="--learner rl: passes over them (default 2)")
-    p.add_argument("--decisions", default="koikoi", metavar="TYPES",
-                   help="--learner rl: the samples' decision types, comma-separated (default koikoi, as "
-                        "rl.rollout.decisions)")
+    p.add_argument("--batch", type=int_range(3), default=128,
+                   help="samples per step, at least one per decision type (default 128, sl_train.batch_size)")
     p.add_argument("--steps", type=int_range(1), default=20, help="timed steps (default 20)")
     p.add_argument("--threads", type=int_range(1), default=2, help="torch threads (default 2, sl_train.threads)")
     p.add_argument("--precision", default="auto", help="auto | 32-true | bf16-mixed | 16-mixed (default auto: "
@@ -58,9 +46,6 @@ def run(args: argparse.Namespace) -> dict:
         raise UserError(f"--yaku-cross: {e}") from None
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    if args.learner == "rl":
-        return _rl_pass(args, config, precision)
-    args.batch = args.batch or 128
 
     # Random-game observations, drawn per decision type in the human records' proportions.
     obs = random_observations(3000, args.seed)
@@ -112,49 +97,3 @@ def run(args: argparse.Namespace) -> dict:
         "ms_per_step_discard_part": round(discard_only, 1),
     }
 
-
-def _rl_pass(args: argparse.Namespace, config: object, precision: str) -> dict:
-    """``rl.learner.fit_pass`` timed on rollout samples (logit targets, the default ``rl.rollout.loss``) of random
-    games' decisions: the buffer's construction and the passes, as a loop of ``PhaseRunner`` does them."""
-    import numpy as np
-
-    from ..net.model import KoiKoiNet  # torch: loaded only when this runs
-    from ..rl.algorithms.rollout_pi import RolloutPolicyIteration  # torch: loaded only when this runs
-    from ..rl.learner import PolicyLearner, SampleBuffer, fit_pass  # lightning, torch: loaded only when this runs
-
-    try:
-        kinds = {DECISION_NAMES.index(d) for d in comma_list(args.decisions)}
-    except ValueError:
-        raise UserError(f"--decisions: use names of {', '.join(DECISION_NAMES)}, got {args.decisions!r}") from None
-    if not kinds:
-        raise UserError("--decisions: name at least one decision type")
-    batch = args.batch or 64
-    rng = np.random.default_rng(args.seed)
-    obs, seed = [], args.seed
-    while len(obs) < args.samples:
-        obs += [o for o in random_observations(min(20_000, 20 * args.samples), seed) if o.decision in kinds]
-        seed += 1
-    samples = []
-    for o in obs[:args.samples]:
-        target = np.full(50, np.nan, dtype=np.float32)
-        legal = legal_list(o)
-        target[legal] = rng.normal(size=len(legal)).astype(np.float32)
-        samples.append(Sample(o, int(legal[int(rng.integers(len(legal)))]), 0.0, target))
-    learner = PolicyLearner(KoiKoiNet(config), lr=3e-4, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
-    accelerator = "gpu" if args.device == "cuda" else "cpu"
-    fit_pass(learner, SampleBuffer(samples[:batch]), batch, args.seed, precision, accelerator=accelerator)  # warm-up
-    c0, t0 = time.process_time(), time.perf_counter()
-    buffer = SampleBuffer(samples)
-    t1 = time.perf_counter()
-    fit_pass(learner, buffer, batch, args.seed, precision, epochs=args.epochs, accelerator=accelerator)
-    t2, c2 = time.perf_counter(), time.process_time()
-    steps = len(buffer) // batch * args.epochs  # about: the last batch of each type is smaller
-    return {
-        "learner": "rl", "device": args.device, "precision": precision, "threads": args.threads, "batch": batch,
-        "samples": len(buffer), "epochs": args.epochs, "decisions": sorted(DECISION_NAMES[k] for k in kinds),
-        "buffer_s": round(t1 - t0, 3), "fit_s": round(t2 - t1, 3),
-        "samples_per_s": round(len(buffer) * args.epochs / (t2 - t0), 1),
-        "ms_per_step": round((t2 - t1) / max(1, steps) * 1000, 2),
-        # this process's CPU time (all its threads): what the pass costs, whatever else the machine runs
-        "cpu_s": round(c2 - c0, 3), "samples_per_cpu_s": round(len(buffer) * args.epochs / (c2 - c0), 1),
-    }

@@ -128,7 +128,6 @@ def test_a_non_finite_loss_on_the_gpu_stops_before_anything_is_saved(project, pa
 
 @pytest.mark.parametrize("argv, keys", [
     (["train", "--steps", "3"], {"samples_per_s", "ms_per_step"}),
-    (["train", "--learner", "rl", "--samples", "512", "--batch", "256"], {"samples_per_s", "ms_per_step"}),
     (["selfplay", "--games", "64", "--threads", "2", "--seconds", "0.5"], {"games_per_s", "samples_per_s"}),
 ])
 def test_benches_on_the_gpu_print_their_rates(capsys, argv, keys):

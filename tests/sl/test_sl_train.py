@@ -197,7 +197,7 @@ def test_bench_train_times_steps_of_the_mix():
     from pipeline.benchmarks import train as bench
     from pipeline.cli import UserError
 
-    args = argparse.Namespace(learner="sl", batch=12, steps=1, threads=1, precision="32-true", yaku_cross="pick",
+    args = argparse.Namespace(batch=12, steps=1, threads=1, precision="32-true", yaku_cross="pick",
                               seed=0, device="cpu")
     r = bench.run(args)
     assert r["precision"] == "32-true" and r["yaku_cross"] == ["pick"] and sum(r["decision_mix"]) == 12
