@@ -27,7 +27,6 @@ def test_version(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["bench", "engine", "--games", "0"], "koikoi bench engine: error: argument --games: must be >= 1, got 0"),
     (["bench", "inference", "--rounds", "x"], "argument --rounds: expected an integer, got 'x'"),
-    (["bench", "train", "--batch", "2"], "argument --batch: must be >= 3, got 2"),
     (["duel", "heuristic", "random", "--rounds", "20"], "argument --rounds: must be 1..12, got 20"),
     (["duel", "heuristic", "random", "--games", "0"], "argument --games: must be >= 1"),
     (["duel", "heuristic", "nobody"], "koikoi duel: error: unknown agent 'nobody'"),
