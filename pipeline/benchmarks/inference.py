@@ -58,11 +58,8 @@ def _rate(run, x, d, seconds: float, rounds: int) -> float:
 def run(args: argparse.Namespace) -> dict:
     import torch
 
-    from ..net.model import (  # torch: loaded only when this runs  # torch: loaded only when this runs
-        KoiKoiNet,
-        ModelConfig,
-    )
-    from ..net.modelio import load_model  # torch: loaded only when this runs  # torch: loaded only when this runs
+    from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
+    from ..net.modelio import load_model  # torch: loaded only when this runs
 
     if args.seconds <= 0:
         raise UserError(f"--seconds must be > 0, got {args.seconds}")

@@ -1,6 +1,6 @@
 """``koikoi bench TARGET``: speed benchmarks; each prints a JSON object as its last line.
 
-Targets live in ``pipeline/benchmarks/<target>.py`` (``rl_memory.py`` is ``rl-memory``) with
+Targets live in ``pipeline/benchmarks/<target>.py`` with
 ``add_arguments(parser)`` and ``run(args) -> dict``.
 """
 

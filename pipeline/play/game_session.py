@@ -23,6 +23,7 @@ from ..engine import DECISION_NAMES, GameState, Observation, game_to_record, ids
 from ..engine.records import TIME_FORMAT
 from ..runtime import atomic
 from . import view
+from .guard import excerpt
 from .opponents import PoolRef, log
 
 HUMAN_NAME = "human"
@@ -36,10 +37,9 @@ class PlayError(Exception):
         self.status = status
 
 
-def shown(value: object, limit: int = 40) -> str:
-    """``repr(value)``, cut to ``limit`` characters: a client's input echoed in an error stays short."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 5]}...{text[-2:]}"
+def shown(value: object) -> str:
+    """``repr(value)`` cut short (``guard.excerpt``): a client's input echoed in an error stays short."""
+    return excerpt(repr(value))
 
 
 def options(values: np.ndarray, legal: list[int]) -> list[dict[str, Any]]:

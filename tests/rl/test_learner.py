@@ -101,21 +101,6 @@ def test_a_pass_encodes_each_sample_once(make_net, monkeypatch):
     assert sum(encoded) == 2 * len(buffer) - len(_samples(make_net, 1))
 
 
-def test_bench_train_times_the_rl_learners_pass(capsys):
-    import json
-
-    from pipeline.cli import main
-
-    args = ["bench", "train", "--learner", "rl", "--samples", "40", "--batch", "16", "--epochs", "2", "--threads", "1",
-            "--precision", "32-true", "--decisions", "koikoi,pick"]
-    assert main(args) == 0
-    r = json.loads(capsys.readouterr().out.splitlines()[-1])
-    assert (r["learner"], r["samples"], r["epochs"], r["batch"]) == ("rl", 40, 2, 16)
-    assert r["decisions"] == ["koikoi", "pick"] and r["samples_per_s"] > 0 and r["fit_s"] > 0 and r["device"] == "cpu"
-    assert main([*args[:-1], "draw"]) == 2
-    assert "--decisions: use names of discard, pick, koikoi" in capsys.readouterr().err
-
-
 def test_a_replayed_loops_encoding_is_reused_and_gives_the_same_batches(make_net, monkeypatch):
     # the replay keeps each loop's encoded features: a later buffer encodes only its new samples, and its
     # batches are those of a buffer that encodes everything (mixed: rollout targets, then samples without)
