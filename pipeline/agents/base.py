@@ -7,7 +7,7 @@
   (``NetSpec``, ``SearchSpec``).
 
 Each agent kind is one module of this package (``random_agent``, ``heuristic``, ``model_agent``) or of its own
-package (``search.agent``); ``specs`` says what an agent spec names, ``loader.load_agent`` builds it.
+package (``search.agent``); ``specs`` says what an agent spec names, ``lineup.loader.load_agent`` builds it.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ import argparse
 import resource
 import time
 
-from ..agents.loader import load_agent
 from ..cli import UserError, int_range
 from ..duel.arena import CONCURRENCY
 from ..duel.runner import duel_agents, play_duel, set_torch_threads
+from ..lineup.loader import load_agent
 from ..runtime.memory import rss_mb
 
 

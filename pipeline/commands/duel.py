@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from ..agents.loader import load_agent
 from ..cli import UserError, int_range, worker_device
 from ..duel.journal import DuelJournal, other_blocks
 from ..duel.runner import duel_agents, set_torch_threads
 from ..duel.stats import paired_difference
+from ..lineup.loader import load_agent
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..net.inference import checked, resolve_inference
 from ..runtime.hardware import INFERENCE_CHOICES, Placement, announce

@@ -3,8 +3,8 @@ deals, the searcher's pairings after it, their metrics and their Bradley-Terry r
 
 from __future__ import annotations
 
-from ..agents.loader import load_agent
 from ..agents.specs import BUILTIN, PREFIX, is_model_spec, key_name
+from ..lineup.loader import load_agent
 from ..runtime.progress import progress_bar
 from .phase_pairs import phase_pair
 from .ratings import fit_bradley_terry

@@ -18,11 +18,11 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..agents.base import Agent
-from ..agents.loader import load_agent
 from ..agents.specs import BUILTIN, PREFIX, is_search, key_name, model_of, split_spec
 from ..duel.ratings_file import RATINGS, read_ratings
 from ..duel.strongest import strongest
 from ..engine import random_observations
+from ..lineup.loader import load_agent
 from ..net.model_dir import MODEL_FILE, is_model_dir
 from ..params import ParamError, load_params
 

@@ -1,11 +1,11 @@
 import pytest
 
 from pipeline.agents.heuristic import HeuristicAgent, potential, threat
-from pipeline.agents.loader import load_agent
 from pipeline.agents.random_agent import RandomAgent
 from pipeline.duel.runner import play_duel
 from pipeline.engine import DISCARD, KOIKOI_DECISION, PICK, STOP, GameState, Observation, card_id
 from pipeline.engine.cards import LIGHT
+from pipeline.lineup.loader import load_agent
 
 
 def _obs(**kw) -> Observation:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pipeline.agents.loader import load_agent
+from pipeline.lineup.loader import load_agent
 from pipeline.net import modelio
 from pipeline.net.model import KoiKoiNet, ModelConfig
 from pipeline.net.modelio import load_model, save_model

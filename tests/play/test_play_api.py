@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from pipeline.agents.loader import load_agent
 from pipeline.engine import replay_dir
+from pipeline.lineup.loader import load_agent
 from pipeline.play.app import create_app
 from pipeline.play.games import Games
 from pipeline.play.opponents import Opponents, default_opponent, find_models, searcher

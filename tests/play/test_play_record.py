@@ -130,8 +130,8 @@ def test_the_page_is_told_its_opponent_by_name(client, tiny_model):
 
 
 def test_a_played_record_says_when_the_game_began(tmp_path, monkeypatch):
-    from pipeline.agents.loader import load_agent
     from pipeline.engine import ids_of
+    from pipeline.lineup.loader import load_agent
     from pipeline.play import game_session as session
 
     monkeypatch.setattr(session.time, "strftime", lambda fmt, *a: "2020-01-01 00:00:00")  # the game begins then

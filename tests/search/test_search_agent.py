@@ -8,10 +8,10 @@ import pytest
 from tiny import assert_blind, tiny_net
 
 from pipeline.agents.base import legal_list
-from pipeline.agents.loader import load_agent
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
 from pipeline.engine import DECISION_NAMES, GameState, determinize, ids_of
+from pipeline.lineup.loader import load_agent
 from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
 from pipeline.search.player import SearchPlayer

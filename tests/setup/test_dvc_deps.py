@@ -135,7 +135,7 @@ def test_stage_code_deps_are_exactly_what_its_command_runs(name, cmd, deps):
 def test_the_walk_follows_relative_lazy_and_run_imports():
     files = {str(f.relative_to(ROOT)) for f in closure("stages.duels")}
     assert {"pipeline/duel/arena.py", "pipeline/duel/attention.py", "pipeline/engine/state.py",
-            "pipeline/search/player.py"} <= files  # search: imported inside a function of agents.loader
+            "pipeline/search/player.py"} <= files  # search: imported inside a function of lineup.loader
     assert "pipeline/play/app.py" not in files
     assert ROOT / "pipeline/net/encoding.py" in closure("stages.params_check", ("tests/engine",))  # test_aec imports it
 

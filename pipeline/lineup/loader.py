@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..agents.base import Agent
+from ..agents.heuristic import HeuristicAgent
+from ..agents.random_agent import RandomAgent
+from ..agents.specs import BUILTIN, is_search
 from ..net.model_dir import is_model_dir
-from .base import Agent
-from .heuristic import HeuristicAgent
-from .random_agent import RandomAgent
-from .specs import BUILTIN, is_search
 
 SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/point, ...), "
              "or search:<model directory> (docs/search.md)")

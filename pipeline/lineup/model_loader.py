@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..agents.model_agent import ModelAgent
 from ..net.modelio import load_model
 from ..selfplay.policies import NetSpec
-from .model_agent import ModelAgent
 
 
 def load_model_agent(directory: str | Path, name: str, seed: int = 0, inference: str = "auto") -> ModelAgent:
