@@ -201,7 +201,7 @@ def test_a_think_budget_bounds_the_deals(net):
 
 def test_a_searcher_plays_the_pettingzoo_env(tiny_model):
     """The PettingZoo env's agents act on ``engine_observation``: a searcher takes a seat like any agent."""
-    from pipeline.engine.aec import env
+    from pipeline.env.aec import env
 
     searcher = load_agent(f"search:{tiny_model}?decisions=discard,koikoi&deals=2&reward=point", seed=1)
     other = load_agent("random", seed=2)

@@ -137,12 +137,12 @@ def test_the_walk_follows_relative_lazy_and_run_imports():
     assert {"pipeline/duel/arena.py", "pipeline/duel/attention.py", "pipeline/engine/state.py",
             "pipeline/search/player.py"} <= files  # search: imported inside a function of lineup.loader
     assert "pipeline/play/app.py" not in files
-    assert ROOT / "pipeline/net/encoding.py" in closure("stages.params_check", ("tests/engine",))  # test_aec imports it
+    assert ROOT / "pipeline/sl/records_source.py" in closure("stages.params_check", ("tests/engine",))  # a test imports it
 
 
 def test_a_directory_stands_for_its_files_only_when_all_are_imported():
     deps = code_deps("pipeline.engine.state")
-    assert "pipeline/engine/state.py" in deps and "pipeline/engine" not in deps  # aec.py is not imported
+    assert "pipeline/engine/state.py" in deps and "pipeline/engine" not in deps  # random_play.py is not imported
     assert "pipeline/runtime/paths.py" in code_deps("stages.params_check")  # runtime/train_guards.py is not
 
 

@@ -5,7 +5,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from pipeline.engine import GameState, IllegalActionError
-from pipeline.engine.aec import AGENTS, env, raw_env
+from pipeline.env.aec import AGENTS, env, raw_env
 from pipeline.net.encoding import encode
 
 
@@ -124,5 +124,5 @@ def test_the_environment_imports_no_torch():
     import subprocess
     import sys
 
-    code = "import sys, pipeline.engine.aec; sys.exit('torch' in sys.modules)"
+    code = "import sys, pipeline.env.aec; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0

@@ -23,12 +23,12 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ..engine.actions import DECISION_NAMES, NUM_ACTIONS, STOP
+from ..engine.cards import ALL_CARDS, card_name, ids_of
+from ..engine.observation import Observation
+from ..engine.scoring import base_points, with_bonus
+from ..engine.state import GameState
 from ..net.encoding import MAX_ROUNDS, NUM_FEATURES, NUM_TOKENS, ROWS, encode, legal_masks
-from .actions import DECISION_NAMES, NUM_ACTIONS, STOP
-from .cards import ALL_CARDS, card_name, ids_of
-from .observation import Observation
-from .scoring import base_points, with_bonus
-from .state import GameState
 
 AGENTS = ("player_0", "player_1")
 # A round moves at most every yaku of all 48 cards with the largest koi-koi multiplier (7 claims).
