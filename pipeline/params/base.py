@@ -1,4 +1,5 @@
-"""What every params section shares: strict pydantic models, one ``ParamError``, and its one-line message.
+"""What every params section shares: strict pydantic models, one ``ParamError`` (from ``runtime.errors``) and its
+one-line message.
 
 Strict: an int is not a float-looking string, a bool is not an int, NaN and infinities are refused, and
 a key the model does not name is an error. A field's ``tune`` extra is its Optuna search range
@@ -13,11 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..runtime.errors import ParamError
 from ..runtime.hardware import INFERENCE_CHOICES
-
-
-class ParamError(Exception):
-    """A bad param: ``<file>: <dotted.key> <what is wrong>, got <value>`` on one line (usage error, exit 2)."""
 
 
 class Section(BaseModel):

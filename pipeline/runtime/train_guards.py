@@ -28,8 +28,8 @@ import lightning.pytorch as pl
 import torch
 from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 
-from ..params import ParamError
 from .atomic import torch_save
+from .errors import ParamError
 from .progress import on_terminal, progress_bar
 
 
