@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..runtime import atomic  # noqa: E402
-from ..tracking.bookkeeping import read_curve  # noqa: E402
+from ..runtime.curves import read_curve  # noqa: E402
 from .duel_report import display_name, oriented  # noqa: E402
 from .stats import DuelResult  # noqa: E402
 

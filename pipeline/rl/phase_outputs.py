@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from ..runtime.curves import write_curve
 from ..runtime.results import write_results
-from ..tracking.bookkeeping import write_curve
 from .algorithms.base import Algorithm
 from .phase_state import CURVE_COLUMNS, CURVE_FILE, LoopCounters, PhaseConfig
 from .phase_tracking import PhaseTracker

@@ -20,8 +20,9 @@ from ..net.model_dir import MODEL_FILE
 from ..net.modelio import load_config, load_model, read_training_state
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
+from ..runtime.curves import read_curve
 from ..runtime.fingerprints import file_fingerprint
-from ..tracking.bookkeeping import read_curve, resume_point
+from ..tracking.bookkeeping import resume_point
 from ..value.winprob import WinProbTable
 from .algorithms import algorithm_for
 from .learner import PolicyLearner

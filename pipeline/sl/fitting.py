@@ -12,9 +12,9 @@ import lightning.pytorch as pl
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 
 from ..net.model import KoiKoiNet, ModelConfig
+from ..runtime.curves import write_curve
 from ..runtime.progress import on_terminal
 from ..runtime.train_guards import AtomicCheckpointIO, guards, read_checkpoint
-from ..tracking import bookkeeping
 from . import DECISION_NAMES
 from .card_logit import fit_card_logits
 from .datamodule import SLDataModule
@@ -55,7 +55,7 @@ class CurvesCallback(Callback):
         self.rows = list(state_dict.get("rows", []))
 
     def write_csv(self, path: str | Path) -> None:
-        bookkeeping.write_curve(self.rows, path, CURVE_COLUMNS)
+        write_curve(self.rows, path, CURVE_COLUMNS)
 
 
 class RunInfo(Callback):

@@ -7,20 +7,16 @@
   the current store; ``lifecycle.remember_run`` keeps the id from the moment the run starts.
 - ``finish_run``: the model (``registry.log_model``, registered where the stage asks for it), final
   metrics (once, linked to the model) and artifacts into the run.
-- ``write_curve`` / ``read_curve``: a learning curve as CSV, written atomically.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..runtime import atomic
 from .lifecycle import log_metrics_once
 from .registry import log_model
 
@@ -90,29 +86,3 @@ def finish_run(client: Any, run_id: str, final: Mapping[str, float], *, step: in
     for path in artifacts:
         if Path(path).is_file():
             client.log_artifact(run_id, str(path))
-
-
-def write_curve(rows: Iterable[Mapping[str, Any]], path: str | Path, columns: Sequence[str]) -> Path:
-    """``rows`` as CSV with ``columns`` (other keys ignored, missing ones empty), written atomically."""
-    f = io.StringIO(newline="")
-    w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
-    w.writeheader()
-    w.writerows(rows)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return atomic.write_text(path, f.getvalue())
-
-
-def _number(text: str) -> int | float | str:
-    """A CSV cell back as written: ints as ints, floats as floats (their text has a '.', 'e', 'nan' or 'inf')."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def read_curve(path: str | Path) -> list[dict]:
-    """The rows of a curve written by ``write_curve``, numbers parsed back to the types written."""
-    with Path(path).open(newline="") as f:
-        return [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]

@@ -17,8 +17,8 @@ from optuna_integration.pytorch_lightning import PyTorchLightningPruningCallback
 from ..params import RLParams, SLTrainParams, WinProbParams, overridden
 from ..params.base import deep_merge
 from ..rl.devices import resolve_devices
+from ..runtime.curves import read_curve
 from ..runtime.hardware import Placement, announce, torch_device
-from ..tracking.bookkeeping import read_curve
 from ..tracking.store import tracking_uri
 from .space import derive, first_values, sample
 

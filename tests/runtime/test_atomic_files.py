@@ -28,8 +28,8 @@ from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
 from pipeline.play.game_session import GameSession
 from pipeline.runtime import atomic
+from pipeline.runtime.curves import write_curve
 from pipeline.runtime.train_guards import AtomicCheckpointIO
-from pipeline.tracking.bookkeeping import write_curve
 from pipeline.tracking.lifecycle import remember_run
 from pipeline.tune.apply import apply_params
 from pipeline.tune.study_report import write_outputs

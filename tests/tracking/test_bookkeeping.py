@@ -1,13 +1,12 @@
-"""The run bookkeeping shared by SL, RL and tuning: fingerprints, resume points, run continuation, curves."""
+"""The run bookkeeping shared by SL, RL and tuning: fingerprints, resume points, run continuation."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
+from pipeline.runtime.curves import write_curve
 from pipeline.runtime.fingerprints import fingerprint
-from pipeline.tracking.bookkeeping import continuable_run, finish_run, read_curve, resume_point, write_curve
+from pipeline.tracking.bookkeeping import continuable_run, finish_run, resume_point
 
 
 def test_fingerprint_ignores_the_skipped_keys_and_the_key_order():
@@ -37,17 +36,6 @@ def test_resume_point_returns_a_matching_checkpoint_and_sets_a_stale_one_aside(t
     assert not path.exists() and not (tmp_path / "stale-bbb.pt").exists()
     path.write_text("ccc")  # unreadable: the loader said so and gave None; the file is the loader's business
     assert resume_point(path, "ccc", "who", lambda c: c["fp"], lambda p, w: None) is None and path.exists()
-
-
-def test_curve_round_trip_keeps_types_and_ignores_other_keys(tmp_path):
-    rows = [{"loop": 0, "win_rate": 0.5, "ci_low": 1.0, "note": "x"}, {"loop": 1, "win_rate": float("nan")}]
-    path = write_curve(rows, tmp_path / "sub" / "curve.csv", ("loop", "win_rate", "ci_low"))
-    assert path.read_text().splitlines()[0] == "loop,win_rate,ci_low"
-    back = read_curve(path)
-    assert back[0] == {"loop": 0, "win_rate": 0.5, "ci_low": 1.0}
-    assert type(back[0]["loop"]) is int and type(back[0]["ci_low"]) is float
-    assert math.isnan(back[1]["win_rate"]) and back[1]["ci_low"] == ""  # missing: empty
-    assert [p.name for p in path.parent.iterdir()] == ["curve.csv"]  # no temp file left
 
 
 @pytest.fixture
