@@ -20,7 +20,6 @@ from pipeline.agents.specs import BUILTIN, is_model_spec, key_name, model_of
 from pipeline.duel.attention import AttentionError, render_attention
 from pipeline.duel.champion import CHAMPION_FILE, candidates_of, champion_doc, sl_of
 from pipeline.duel.duel_report import table_markdown
-from pipeline.duel.phase_pairs import phase_pair
 from pipeline.duel.plots import rl_curves, winrate_matrix
 from pipeline.duel.tournament import (
     metrics_of,
@@ -35,6 +34,7 @@ from pipeline.net.model_dir import is_model_dir
 from pipeline.params import DuelsParams
 from pipeline.runtime import atomic
 from pipeline.runtime.hardware import Placement, announce, play_device
+from pipeline.runtime.phase_pairs import phase_pair
 from pipeline.runtime.results import write_results
 from pipeline.search.spec import parse_options
 from pipeline.tracking.lifecycle import tracked_run

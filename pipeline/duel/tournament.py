@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..agents.specs import BUILTIN, PREFIX, is_model_spec, key_name
 from ..lineup.loader import load_agent
+from ..runtime.phase_pairs import phase_pair
 from ..runtime.progress import progress_bar
-from .phase_pairs import phase_pair
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
 from .strongest import strongest

@@ -18,9 +18,9 @@ from typing import Any
 import yaml
 
 from ..agents.specs import BUILTIN, is_search, model_of
-from ..duel.phase_pairs import phase_pair
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
+from ..runtime.phase_pairs import phase_pair
 from .base import ParamError
 from .load import Params
 
