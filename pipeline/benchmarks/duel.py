@@ -9,7 +9,7 @@ import argparse
 import resource
 import time
 
-from ..cli import UserError, int_range
+from ..cli_args import UserError, int_range
 from ..duel.arena import CONCURRENCY
 from ..duel.runner import duel_agents, play_duel, set_torch_threads
 from ..lineup.loader import load_agent

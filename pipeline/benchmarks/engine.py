@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import int_range
+from ..cli_args import int_range
 from ..engine.random_play import play_random_games
 
 

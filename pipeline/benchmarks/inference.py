@@ -8,7 +8,7 @@ import argparse
 import statistics
 import time
 
-from ..cli import UserError, int_range
+from ..cli_args import UserError, int_range
 from ..engine import random_observations
 from ..net.encoding import encode
 from ..net.inference import resolve_inference

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli import UserError, int_range
+from ..cli_args import UserError, int_range
 from ..duel.runner import set_torch_threads
 from ..play.games import Games
 from ..play.opponents import searcher, warm_up

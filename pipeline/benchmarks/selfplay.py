@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..cli import UserError, float_range, int_range
+from ..cli_args import UserError, float_range, int_range
 from ..engine import DISCARD, random_observations
 from ..net.encoding import encode
 from ..net.inference import resolve_inference

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..cli import UserError, int_range
+from ..cli_args import UserError, int_range
 from ..net.model_dir import is_model_dir
 from ..runtime.paths import check_apart
 

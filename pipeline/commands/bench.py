@@ -14,7 +14,7 @@ import pkgutil
 import platform
 
 from .. import benchmarks
-from ..cli import plain, summary
+from ..cli_args import plain, summary
 
 
 def machine() -> dict:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli import UserError, int_range, worker_device
+from ..cli_args import UserError, int_range, worker_device
 from ..duel.journal import DuelJournal, other_blocks
 from ..duel.runner import duel_agents, set_torch_threads
 from ..duel.stats import paired_difference

@@ -13,7 +13,7 @@ import time
 import webbrowser
 from pathlib import Path
 
-from ..cli import UserError
+from ..cli_args import UserError
 from ..duel.runner import set_torch_threads
 from ..play.games import Games
 from ..play.guard import LOOPBACK

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..cli import UserError
+from ..cli_args import UserError
 from ..engine import RecordError, replay_dir
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..cli import UserError, comma_list, int_range, param_overrides
+from ..cli_args import UserError, comma_list, int_range, param_overrides
 from ..params import parse_params, read_doc, with_overrides
 
 

@@ -14,7 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..cli import UserError, float_range, int_range, plain
+from ..cli_args import UserError, float_range, int_range, plain
 from ..params import PARAMS_FILE, load_params
 from ..runtime.paths import repo_root
 from ..tune import apply

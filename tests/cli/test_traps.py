@@ -13,7 +13,8 @@ import pytest
 from koikoi_cli import run_cli
 from tiny import TINY
 
-from pipeline.cli import build_parser, summary
+from pipeline.cli import build_parser
+from pipeline.cli_args import summary
 
 
 @pytest.mark.parametrize("argv, message", [
