@@ -8,8 +8,6 @@ file is loaded and checked by one function (``_load_network``).
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,19 +122,3 @@ def read_weights(path: str | Path, fix: str = "restore or rebuild it") -> dict:
     if not isinstance(state, dict):
         raise ValueError(f"{path} holds a {type(state).__name__}, not a state dict: {fix}")
     return state
-
-
-def read_training_state(path: str | Path, who: str, set_aside: bool = True) -> dict | None:
-    """A training state file (``torch.save`` of plain containers and tensors), loaded safely; ``None``
-    when it is empty, cut short or corrupt (a kill while it was written by an older version, a full
-    disk), after one line on stderr naming it. ``set_aside`` moves such a file to ``corrupt-<name>`` so
-    that training restarts afresh and the file stays for a look."""
-    path = Path(path)
-    aside = path.with_name(f"corrupt-{path.name}")
-    try:
-        return read_weights(path, f"moved to {aside.name}, starting afresh" if set_aside else "not used")
-    except ValueError as e:
-        if set_aside:
-            os.replace(path, aside)
-        print(f"{who}: {e}", file=sys.stderr, flush=True)
-        return None

@@ -17,12 +17,12 @@ from torch import nn
 
 from ..net.model import KoiKoiNet
 from ..net.model_dir import MODEL_FILE
-from ..net.modelio import load_config, load_model, read_training_state
+from ..net.modelio import load_config, load_model
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
 from ..runtime.curves import read_curve
 from ..runtime.fingerprints import file_fingerprint
-from ..tracking.bookkeeping import resume_point
+from ..tracking.resume import read_training_state, resume_point
 from ..value.winprob import WinProbTable
 from .algorithms import algorithm_for
 from .learner import PolicyLearner

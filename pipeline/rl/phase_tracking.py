@@ -13,9 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..params import RLParams, dotted
-from ..tracking.bookkeeping import continuable_run, finish_run
-from ..tracking.lifecycle import owner_tags, remember_run, remembered_run
+from ..tracking.bookkeeping import finish_run
+from ..tracking.lifecycle import owner_tags
 from ..tracking.lineage import INIT_RUN, SL_RUN, weights_run
+from ..tracking.resume import continuable_run, remember_run, remembered_run
 from ..tracking.store import setup_experiment
 from .algorithms import algorithm_for
 from .phase_state import RUN_RECORD, LoopCounters, PhaseConfig

@@ -1,5 +1,5 @@
 """Short hashes of what a run depends on: its params and data (``fingerprint``) and the files it starts from
-(``file_fingerprint``). A checkpoint is resumed only by a run of the same fingerprint (``tracking.bookkeeping``)."""
+(``file_fingerprint``). A checkpoint is resumed only by a run of the same fingerprint (``tracking.resume``)."""
 
 from __future__ import annotations
 

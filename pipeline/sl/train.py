@@ -31,7 +31,7 @@ from ..runtime.hardware import (
     torch_device,
 )
 from ..runtime.train_guards import read_checkpoint
-from ..tracking import bookkeeping
+from ..tracking import bookkeeping, resume
 from ..tracking.lifecycle import ending_runs, owner_tags
 from ..tracking.lineage import log_sl_dataset, sl_dataset
 from ..tracking.store import setup_experiment, tracking_uri
@@ -90,7 +90,7 @@ def _read_checkpoint(path: Path, who: str) -> dict | None:
 def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
     """``(last.ckpt, its MLflow run id)`` if it can be resumed, else ``(None, None)`` after clearing stale files."""
     last = ckpt_dir / "last.ckpt"
-    ck = bookkeeping.resume_point(last, fp, "sl_train", lambda c: c.get("koikoi", {}).get("fingerprint"),
+    ck = resume.resume_point(last, fp, "sl_train", lambda c: c.get("koikoi", {}).get("fingerprint"),
                                   _read_checkpoint, keep_stale=False)
     if ck is not None:
         return last, ck["koikoi"].get("mlflow_run_id")
@@ -208,7 +208,7 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
 
     exp = setup_experiment(EXPERIMENT)
     kwargs = {"experiment_name": EXPERIMENT, "tracking_uri": tracking_uri(), "run_name": "sl_train"}
-    if (run_id := bookkeeping.continuable_run(run_id, exp)) is not None:  # else the store lost it: a new run
+    if (run_id := resume.continuable_run(run_id, exp)) is not None:  # else the store lost it: a new run
         kwargs["run_id"] = run_id
     return MLFlowLogger(**kwargs), "run_id" in kwargs
 

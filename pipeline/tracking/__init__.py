@@ -1,2 +1,2 @@
-"""MLflow: where runs go (``store``), how they end (``lifecycle``), pipeline executions and lineage, the model
-registry, resumable bookkeeping, the store's lock and move."""
+"""MLflow: where runs go (``store``), how they end (``lifecycle``, ``bookkeeping``), resuming one (``resume``),
+pipeline executions and lineage, the model registry, the store's lock and move."""

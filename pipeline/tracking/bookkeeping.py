@@ -1,67 +1,17 @@
-"""Bookkeeping of a resumable, tracked run, the same for SL, RL and tuning.
+"""The books of a tracked run closed, the same for SL and RL (resuming one is ``resume``'s):
 
-- ``fingerprint``: what a checkpoint must match to be resumed (params and data, less the budgets);
-  ``file_fingerprint`` for the files a run starts from.
-- ``resume_point``: the checkpoint to continue from, or ``None`` after setting a stale one aside.
-- ``continuable_run``: whether an MLflow run id kept in a checkpoint (or a study) can be continued in
-  the current store; ``lifecycle.remember_run`` keeps the id from the moment the run starts.
 - ``finish_run``: the model (``registry.log_model``, registered where the stage asks for it), final
   metrics (once, linked to the model) and artifacts into the run.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .lifecycle import log_metrics_once
 from .registry import log_model
-
-
-def resume_point(path: str | Path, fp: str, who: str, fingerprint_of: Callable[[dict], str | None],
-                 load: Callable[[Path, str], dict | None], usable: Callable[[dict], bool] | None = None,
-                 keep_stale: bool = True) -> dict | None:
-    """The checkpoint at ``path`` if it was made with fingerprint ``fp`` (and ``usable``), else ``None``.
-
-    ``load(path, who)`` reads it (``None`` when unreadable, after its own line). A checkpoint made with other
-    params is moved to ``stale-<its fingerprint><suffix>`` beside it (deleted unless ``keep_stale``), with one
-    line on stderr, so the run starts afresh."""
-    path = Path(path)
-    if not path.is_file() or (ck := load(path, who)) is None:
-        return None
-    theirs = fingerprint_of(ck)
-    if theirs == fp and (usable is None or usable(ck)):
-        return ck
-    if keep_stale:
-        stale = path.with_name(f"stale-{theirs or 'unknown'}{path.suffix}")
-        os.replace(path, stale)
-        where = f"moved to {stale.name}"
-    else:
-        path.unlink()
-        where = "removed"
-    print(f"{who}: {path} was made with other params, data or a larger budget; {where}, starting afresh",
-          file=sys.stderr, flush=True)
-    return None
-
-
-def continuable_run(run_id: str | None, experiment_id: str | None = None) -> str | None:
-    """``run_id`` if the current MLflow store holds it as a live run (of ``experiment_id`` when given); ``None``
-    when it is gone, deleted, or another store's (the caller then starts a new run)."""
-    import mlflow
-    from mlflow.exceptions import MlflowException
-
-    if not run_id:
-        return None
-    try:
-        run = mlflow.MlflowClient().get_run(run_id)
-    except MlflowException:
-        return None
-    if run.info.lifecycle_stage != "active" or (experiment_id is not None and run.info.experiment_id != experiment_id):
-        return None
-    return run_id
 
 
 def finish_run(client: Any, run_id: str, final: Mapping[str, float], *, step: int = 0,

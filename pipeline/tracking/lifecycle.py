@@ -10,22 +10,18 @@
   after Ctrl-C, FAILED after an error. (Left alone, MLflow's exit hook would mark them FINISHED.)
 - ``log_metrics_once`` logs only the values a run does not hold yet, so a rerun that finishes a run
   again does not repeat its ``final/*`` metrics.
-- ``remember_run`` / ``remembered_run`` keep a run's id beside a checkpoint from the moment it starts.
 - ``stage_exit`` gives a stage script's Ctrl-C one line and exit code 130 instead of a traceback.
 """
 
 from __future__ import annotations
 
-import json
 import socket
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from ..params import ParamError
-from ..runtime.atomic import write_text
 from .executions import execution_tags
 
 HOST_TAG = "koikoi.host"
@@ -145,31 +141,6 @@ def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], ste
         on = {"dataset_name": dataset.name, "dataset_digest": dataset.digest} if dataset is not None else {}
         client.log_batch(run_id, metrics=[Metric(k, v, now, step, model_id=model_id, **on) for k, v in new.items()])
     return new
-
-
-def remember_run(path: str | Path, run_id: str, fingerprint: str) -> None:
-    """Keep ``run_id`` beside a checkpoint (atomically) as soon as the run starts, so that a kill before
-    the first checkpoint does not make the rerun open a second run."""
-    write_text(path, json.dumps({"run_id": run_id, "fingerprint": fingerprint}) + "\n")
-
-
-def remembered_run(path: str | Path, fingerprint: str) -> str | None:
-    """The run kept by ``remember_run`` for the same ``fingerprint`` (params), unless it finished."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("fingerprint") != fingerprint or not doc.get("run_id"):
-        return None
-    import mlflow
-    from mlflow.exceptions import MlflowException
-
-    try:
-        status = mlflow.MlflowClient().get_run(doc["run_id"]).info.status
-    except MlflowException:  # another store
-        return None
-    return None if status == "FINISHED" else str(doc["run_id"])
 
 
 @contextmanager

@@ -17,8 +17,8 @@ from typing import Any
 
 import optuna
 
-from ..tracking.bookkeeping import continuable_run
 from ..tracking.lifecycle import owner_tags, tracked_run
+from ..tracking.resume import continuable_run
 from ..tracking.store import setup_experiment
 from ..tracking.store_lock import named_lock
 

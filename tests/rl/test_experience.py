@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.net.modelio import read_training_state
 from pipeline.params import parse_params
 from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.experience import Replay
@@ -14,6 +13,7 @@ from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
 from pipeline.selfplay.rollouts import RolloutSpec
+from pipeline.tracking.resume import read_training_state
 from stages.rl_phase import PhasePaths, rl_stage
 
 

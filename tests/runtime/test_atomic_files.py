@@ -30,7 +30,7 @@ from pipeline.play.game_session import GameSession
 from pipeline.runtime import atomic
 from pipeline.runtime.curves import write_curve
 from pipeline.runtime.train_guards import AtomicCheckpointIO
-from pipeline.tracking.lifecycle import remember_run
+from pipeline.tracking.resume import remember_run
 from pipeline.tune.apply import apply_params
 from pipeline.tune.study_report import write_outputs
 from pipeline.value.winprob import WinProbTable, plot_table
