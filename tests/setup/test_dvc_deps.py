@@ -1,8 +1,9 @@
 """Every DVC stage's code deps are exactly the code its command runs: the files of ``stages/`` and ``pipeline/``
 that its module imports, directly or through other modules (static, with ``ast``: imports inside functions count,
-they run too), with a whole directory where the stage imports every file of it, and the test files it runs
-(``engine_tests``: tests/engine). A missing dep would let ``dvc repro`` skip a stage whose code changed; an unused
-one reruns it for nothing. On a failure the message prints the stage's right list, to paste into dvc.yaml."""
+they run too; those under ``if TYPE_CHECKING:`` do not, they never run), with a whole directory where the stage
+imports every file of it, and the test files it runs (``engine_tests``: tests/engine). A missing dep would let ``dvc
+repro`` skip a stage whose code changed; an unused one reruns it for nothing. On a failure the message prints the
+stage's right list, to paste into dvc.yaml."""
 
 from __future__ import annotations
 
@@ -31,13 +32,30 @@ def _module_name(f: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _type_checking(node: ast.AST) -> bool:
+    """Whether ``node`` is ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _run_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (its ``else`` runs)."""
+    nodes, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        todo += ([*node.orelse] if _type_checking(node) else ast.iter_child_nodes(node))
+    return nodes
+
+
 def _imported(f: Path) -> set[str]:
     """Dotted names of the ``stages`` and ``pipeline`` modules ``f`` imports, with the packages their import
     runs."""
     own = _module_name(f)
     package = own if f.name == "__init__.py" else own.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(f.read_text(), str(f))):
+    for node in _run_nodes(ast.parse(f.read_text(), str(f))):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -139,6 +157,17 @@ def test_the_walk_follows_relative_lazy_and_run_imports():
     assert "pipeline/play/app.py" not in files
     # a test of tests/engine imports it
     assert ROOT / "pipeline/sl/records_source.py" in closure("stages.params_check", ("tests/engine",))
+
+
+def test_type_checking_imports_are_no_deps():
+    """An import only a type checker runs is no dep: editing the networks leaves the SL dataset up to date."""
+    tree = ast.parse("import typing\nif typing.TYPE_CHECKING:\n    import pipeline.net.model\n"
+                     "else:\n    import pipeline.engine.cards\ndef f():\n    import pipeline.runtime.paths\n")
+    imported = {a.name for node in _run_nodes(tree) if isinstance(node, ast.Import) for a in node.names}
+    assert imported == {"typing", "pipeline.engine.cards", "pipeline.runtime.paths"}
+    deps = code_deps("stages.sl_dataset")
+    assert not any(d.startswith(("pipeline/net/model.py", "pipeline/net/layers.py", "pipeline/net/inference.py"))
+                   for d in deps), deps
 
 
 def test_a_directory_stands_for_its_files_only_when_all_are_imported():
