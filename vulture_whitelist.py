@@ -47,9 +47,6 @@ pos
 _.preserve_quotes
 _.sampler
 
-# a module's __getattr__ (PEP 562): the lazy names of pipeline.agents
-__getattr__
-
 # signal handlers take (signum, frame)
 signum
 frame
