@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -123,10 +122,15 @@ def checked(setup: Inference, net: nn.Module, device: str = "cpu") -> Inference:
     """``setup``, or where it compiles ``net`` (a ``KoiKoiNet``) and compiling fails on ``device``, the same
     setup uncompiled: one forward pass compiled here, before a stage records its setup and hands it to its
     players, so that the record and every worker run what this process found runs (a compile is paid once more
-    for it, in this process)."""
+    for it, in this process). Where this process has no CUDA and ``device`` is ``cuda`` (a Ray head sending the
+    games to GPU workers) nothing can be checked here: ``setup`` as it is, and a worker whose compile fails falls
+    back on its own, with its line."""
     if not setup.compiled:
         return setup
     import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        return setup
 
     from ..engine import GameState
     from .encoding import decisions, encode
@@ -166,8 +170,7 @@ class _CompiledForward:
             import torch
 
             try:
-                with _mha_fastpath_off():
-                    return self.compiled(*args)
+                return self.compiled(*args)
             except (torch.cuda.OutOfMemoryError, MemoryError):
                 raise
             except Exception as e:  # noqa: BLE001 - any compiler error: the eager forward computes the same
@@ -181,26 +184,15 @@ class _CompiledForward:
         return self.eager(*args)
 
 
-@contextlib.contextmanager
-def _mha_fastpath_off() -> Iterator[None]:
-    """The fused encoder-layer kernel of eval mode off while a compiled forward runs (and traces), then as it was:
-    the kernel fails a stride check under torch.compile (seen with torch 2.13), whose graph fuses the same ops
-    itself, but the switch is process-wide and eager networks should keep the kernel."""
-    import torch
-
-    was = torch.backends.mha.get_fastpath_enabled()
-    torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        yield
-    finally:
-        torch.backends.mha.set_fastpath_enabled(was)
-
-
 def _compile_trunks(net: nn.Module, setup: Inference) -> None:
+    """Each ``Trunk`` of ``net`` (a copy: ``prepare``) compiled, its encoder layers off the fused kernel
+    (``layers.EncoderLayer.fused``), which the compiled graph replaces."""
     from .model import Trunk  # torch: loaded only when this runs
 
     fallback = setup.setup.removeprefix("compile-")
     for m in net.modules():
         if isinstance(m, Trunk):
+            for layer in m.encoder.layers:
+                layer.fused = False
             m.forward = _CompiledForward(m, fallback)
 

@@ -51,8 +51,25 @@ class EncoderLayer(nn.TransformerEncoderLayer):
     from strided views of the packed projection.
 
     ``nn.MultiheadAttention`` copies that projection to (3, T, B, E) and back, which took ~15% of
-    an SL training step in a profile. Same parameters and the same fused fast path in eval.
+    an SL training step in a profile. Same parameters and the same fused fast path in eval, unless ``fused`` is
+    off: a compiled copy's layers run the unfused ops, which the compiled graph fuses itself (the fused kernel
+    fails a stride check under torch.compile, seen with torch 2.13). A flag of the layer, not torch's process-wide
+    switch (``torch.backends.mha``), so that threads sharing a process (the play server's) never turn the kernel
+    off for each other's eager networks.
     """
+
+    fused = True  # the eager fast path (``torch._transformer_encoder_layer_fwd``) in eval mode
+
+    def forward(self, src: torch.Tensor, src_mask: torch.Tensor | None = None,
+                src_key_padding_mask: torch.Tensor | None = None, is_causal: bool = False) -> torch.Tensor:
+        if self.fused:
+            return super().forward(src, src_mask, src_key_padding_mask, is_causal)
+        x = src  # nn.TransformerEncoderLayer's own path when its fast path is not taken
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
 
     def _sa_block(self, x: torch.Tensor, attn_mask: torch.Tensor | None, key_padding_mask: torch.Tensor | None,
                   is_causal: bool = False) -> torch.Tensor:

@@ -3,6 +3,7 @@ a compile that falls back with one line, and the fast setups choosing what fp32 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +135,14 @@ def test_a_stage_records_the_setup_that_runs(trained, monkeypatch, capsys):
     assert inference.checked(Inference("compile-bf16", auto=True), tiny) == Inference("compile-bf16", auto=True)
 
 
+def test_no_check_moves_a_network_to_a_gpu_this_process_lacks(trained, monkeypatch):
+    """A Ray head without CUDA sending its games to GPU workers: nothing to check the compile on here."""
+    monkeypatch.setattr(torch, "compile", broken_compile(RuntimeError("compiled on the head")))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    setup = Inference("compile-fp32")
+    assert inference.checked(setup, trained, "cuda") is setup
+
+
 def test_running_out_of_memory_is_no_compile_failure(trained, monkeypatch):
     obs, _ = heuristic_states(1, 7)
     for oom in (torch.cuda.OutOfMemoryError("CUDA out of memory"), MemoryError()):
@@ -142,21 +151,71 @@ def test_running_out_of_memory_is_no_compile_failure(trained, monkeypatch):
             NetPlayer(trained, inference=Inference("compile-fp32")).values(obs)
 
 
+def kernel_failing_under_compile(monkeypatch) -> list[int]:
+    """The fused encoder-layer kernel made to fail as torch 2.13's does under torch.compile (a stride check), and
+    to count its eager calls; returns the count."""
+    real, eager_calls = torch._transformer_encoder_layer_fwd, [0]
+
+    def kernel(*args, **kwargs):
+        if torch.compiler.is_compiling():
+            raise RuntimeError("expected stride to be 1 (the fused kernel under torch.compile)")
+        eager_calls[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "_transformer_encoder_layer_fwd", kernel)
+    return eager_calls
+
+
 def test_a_compiled_trunk_computes_what_the_eager_one_does(trained, monkeypatch):
-    """Dynamo really traces the trunks (dynamic batch sizes, the fused kernel off, then on again for the eager
-    networks of the process); the ``aot_eager`` backend
-    keeps the test fast where inductor would spend a minute generating C++."""
+    """Dynamo really traces the trunks (dynamic batch sizes), off the fused kernel that fails under it (no
+    fallback noted), while the eager network keeps the kernel; the ``aot_eager`` backend keeps the test fast where
+    inductor would spend a minute generating C++."""
     real = torch.compile
     monkeypatch.setattr(torch, "compile", lambda fn, **kw: real(fn, backend="aot_eager", **kw))
     monkeypatch.setattr(inference, "_noted", set())
+    eager_calls = kernel_failing_under_compile(monkeypatch)
     obs, _ = heuristic_states(3, 11)
     player = NetPlayer(trained, inference=Inference("compile-fp32"))
     want = NetPlayer(trained).values(obs)
+    assert eager_calls[0] == trained.config.layers  # the eager network runs the fused kernel
     for chunk in (obs[:1], obs[:7], obs):  # three batch sizes: one graph
         assert_fp32_close(player.values(chunk), want[:len(chunk)])
-    assert not inference._noted
-    # the fused kernel is off only while a compiled forward runs: an eager network after it still has it
-    assert torch.backends.mha.get_fastpath_enabled()
+    assert not inference._noted  # compiled, not fallen back to eager
+    NetPlayer(trained).values(obs[:1])  # an eager network after it still has the kernel
+    assert eager_calls[0] == 2 * trained.config.layers
+
+
+def test_threads_compiling_leave_the_fused_kernel_to_each_other(trained, monkeypatch):
+    """The play server's threads share one process: two compiled forwards overlapping in two threads (the first
+    to start ends first) leave the eager networks their fused kernel, during and after (a process-wide switch
+    saved and restored by each call stayed off for good)."""
+    real = torch.compile
+    entered = {name: threading.Event() for name in ("a", "b")}
+    go = {name: threading.Event() for name in ("a", "b")}
+
+    def held(fn, **kw):
+        compiled = real(fn, backend="aot_eager", **kw)
+
+        def call(*args):
+            name = threading.current_thread().name
+            if name in go:  # the threads' calls wait inside the compiled forward until released
+                entered[name].set()
+                assert go[name].wait(60)
+            return compiled(*args)
+        return call
+
+    monkeypatch.setattr(torch, "compile", held)
+    obs, _ = heuristic_states(1, 3)
+    players = {name: NetPlayer(trained, inference=Inference("compile-fp32")) for name in go}
+    threads = {name: threading.Thread(target=players[name].values, args=(obs[:2],), name=name) for name in go}
+    for name in ("a", "b"):
+        threads[name].start()
+        assert entered[name].wait(120)
+    during = torch.backends.mha.get_fastpath_enabled()
+    for name in ("a", "b"):
+        go[name].set()
+        threads[name].join(120)
+    assert during and torch.backends.mha.get_fastpath_enabled()
 
 
 def agreement(net: KoiKoiNet, setup: Inference, obs: list) -> float:
