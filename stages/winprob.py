@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.net.inference import resolve_inference
+from pipeline.net.inference import checked, resolve_inference
 from pipeline.net.model_dir import need_model_dir
 from pipeline.net.modelio import load_model
 from pipeline.params import WinProbParams, dotted
@@ -34,10 +34,11 @@ def winprob_stage(wp: WinProbParams, out_dir: str | Path, results_dir: str | Pat
     results_dir = Path(results_dir)
     need_model_dir(Path(wp.agent), "winprob.agent")
     device = play_device(wp.device, "winprob.device")
-    setup = resolve_inference(wp.inference, device, "winprob.inference")
+    net, _ = load_model(wp.agent)
+    # a compiled setup that fails here is recorded, and played, uncompiled
+    setup = checked(resolve_inference(wp.inference, device, "winprob.inference"), net, device)
     placements = [Placement("play", device, setup.setup, wp.device == "auto")]
     placement = announce(STAGE, placements) if progress else placement_params(placements)
-    net, _ = load_model(wp.agent)
     t0 = time.perf_counter()
     with make_executor(wp.workers, device=device) as ex, progress_bar(total=wp.games, desc="winprob games",
                                                                        unit="game", enabled=progress) as bar:

@@ -67,17 +67,16 @@ class PhaseRunner:
         self.p = cfg.params
         bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (docs/faults.md)
         # the learner's passes and the players' forward passes each where it runs fastest (devices.py)
-        self.devices = resolve_devices(self.p)
+        devices = resolve_devices(self.p)
+        self.sl_net, _ = load_model(cfg.sl_dir)
+        # a compiled setup that fails here runs (and is recorded, and fingerprinted) uncompiled, by every player
+        self.devices = replace(devices, inference=checked(devices.inference, self.sl_net, devices.play))
         self.accelerator, self.inference = self.devices.accelerator, self.devices.inference
         self.train_precision = self.devices.train_precision
         self.cfg = cfg = replace(cfg, execution=execution_key(self.devices, self.p))  # resumes only on the same
         self._own_executor = executor is None
         sp = self.p.selfplay
         self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, self.devices.play)
-        self.sl_net, _ = load_model(cfg.sl_dir)
-        # a compiled setup that fails here runs (and is recorded) uncompiled, by every player
-        self.devices = replace(self.devices, inference=checked(self.devices.inference, self.sl_net, self.devices.play))
-        self.inference = self.devices.inference
         self.sl_spec = NetSpec.from_net(self.sl_net, "sl")
         self.algorithm = algorithm_for(self.p)
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them

@@ -136,6 +136,37 @@ def test_a_phase_prints_and_logs_where_it_runs(project, params, capsys):
     assert logged["device.torch"] == torch.__version__ and logged["device.gpu"] in ("none", hardware.gpu_problem())
 
 
+def failing_compile(monkeypatch) -> None:
+    def compile(fn, **_):
+        def call(*args):
+            raise RuntimeError("no compiler here")
+        return call
+
+    monkeypatch.setattr(torch, "compile", compile)
+
+
+def test_a_runner_fingerprints_the_setup_its_compile_check_leaves(project, params, monkeypatch):
+    """A compile that fails on this machine: the players run fp32, and the checkpoint's fingerprint says so (a
+    rerun where it compiles does not resume those games as compiled ones)."""
+    from pipeline.rl.training import PhaseRunner
+
+    failing_compile(monkeypatch)
+    params["rl"]["selfplay"]["inference"] = "compile-fp32"
+    runner = PhaseRunner(_cfg(project, params), executor=InlineExecutor())
+    assert runner.inference.setup == "fp32"
+    assert runner.cfg.execution == {"learner": ["cpu", "32-true"], "play": ["cpu", "fp32"]}
+
+
+def test_winprob_records_the_setup_its_compile_check_leaves(project, params, capsys, monkeypatch):
+    from stages.winprob import winprob_stage
+
+    failing_compile(monkeypatch)
+    params["winprob"].update(inference="compile-fp32", games=2)
+    winprob_stage(parse_params(params).winprob, "models/winprob", "results/winprob", progress=True, mlflow=False)
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("winprob: play on")]
+    assert line.endswith(" in fp32")
+
+
 @no_gpu
 def test_auto_beside_a_gpu_torch_cannot_use_says_what_to_run(project, params, capsys, monkeypatch):
     from stages.winprob import winprob_stage
