@@ -25,6 +25,7 @@ its lineage (``lineage.describe_version``).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import shutil
 import sys
@@ -263,9 +264,10 @@ def register_champion(model_dir: str | Path, tags: dict[str, Any]) -> str | None
                                        "against SL (results/duels/champion.json), as it plays (a searcher searches); "
                                        "its agent spec is the version's `spec` tag.")
     if is_search(spec):
-        from .champion_model import register_searcher
-
-        version = register_searcher(spec, tags, CHAMPION_MODEL)
+        # by name: the stages that log models (sl_train, rl_phase) never run this, so the search and agent code it
+        # loads is no dep of theirs (tests/setup/test_dvc_deps.py reads static imports); duels lists them all
+        searcher = importlib.import_module(f"{__package__}.champion_model")
+        version = searcher.register_searcher(spec, tags, CHAMPION_MODEL)
         if version is None:
             return None
     else:
