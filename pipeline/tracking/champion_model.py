@@ -13,6 +13,7 @@ version of ``koikoi-champion`` tagged with the searcher's own figures. ``_load_p
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import shutil
 import sys
@@ -56,14 +57,13 @@ def agent_sha256(spec: str, model_dir: Path, table: Path | None) -> str:
     return h.hexdigest()
 
 
-def register_searcher(spec: str, tags: dict[str, Any], name: str) -> str | None:
+def register_searcher(spec: str, tags: dict[str, Any], name: str, network: Any = None) -> str | None:
     """Log the searcher ``spec`` into the active MLflow run and make it a version of ``name`` tagged with ``tags``
-    (a version of the same spec, weights and table is reused); returns the version, None (said on stderr) when
-    there is no active run or its model is not there."""
+    (a version of the same spec, weights and table is reused); ``network``: the registered version of the network
+    it searches with, if any, named in a tag. Returns the version, None (said on stderr) when there is no active
+    run or its model is not there."""
     import mlflow
     import torch
-
-    from .registry import find_version
 
     model_dir = Path(model_of(spec))
     table = Path(table_of(spec))
@@ -94,7 +94,6 @@ def register_searcher(spec: str, tags: dict[str, Any], name: str) -> str | None:
             registered_model_name=name, tags={AGENT_SHA: digest})
     version = str(info.registered_model_version)
     client.set_model_version_tag(name, version, AGENT_SHA, digest)
-    network = find_version(model_dir)
     if network is not None:
         client.set_model_version_tag(name, version, "network", f"{network.name}/{network.version}")
     client.update_model_version(name, version, description=(
@@ -130,8 +129,9 @@ class AgentPredictor:
 
 def _load_pyfunc(data_path: str) -> AgentPredictor:
     """MLflow's loader-module entry point: ``data_path`` is the logged data (``register_searcher``)."""
-    from ..agents.loader import load_agent
-
+    # by name: only a consumer of the model runs this, never a stage, so the agents and the search it loads are no
+    # code dep of the stages that log models (tests/setup/test_dvc_deps.py follows static imports)
+    load_agent = importlib.import_module("pipeline.agents.loader").load_agent
     data = Path(data_path)
     doc = json.loads((data / AGENT_FILE).read_text())
     table = data / "winprob.json" if doc.get("table") else None

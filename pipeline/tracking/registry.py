@@ -25,7 +25,6 @@ its lineage (``lineage.describe_version``).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import shutil
 import sys
@@ -36,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from ..agents.specs import is_search
+from ..agents.specs import is_search, model_of
 from ..engine import GameState
 from ..net.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode
 from ..net.model_dir import CONFIG_FILE, MODEL_FILE
+from .champion_model import register_searcher
 from .lineage import SHA_TAG, describe_version
 
 CHAMPION = "champion"  # the alias of koikoi-champion's version holding the duels' champion
@@ -264,10 +264,8 @@ def register_champion(model_dir: str | Path, tags: dict[str, Any]) -> str | None
                                        "against SL (results/duels/champion.json), as it plays (a searcher searches); "
                                        "its agent spec is the version's `spec` tag.")
     if is_search(spec):
-        # by name: the stages that log models (sl_train, rl_phase) never run this, so the search and agent code it
-        # loads is no dep of theirs (tests/setup/test_dvc_deps.py reads static imports); duels lists them all
-        searcher = importlib.import_module(f"{__package__}.champion_model")
-        version = searcher.register_searcher(spec, tags, CHAMPION_MODEL)
+        network = find_version(model_of(spec)) if (Path(model_of(spec)) / CONFIG_FILE).is_file() else None
+        version = register_searcher(spec, tags, CHAMPION_MODEL, network=network)
         if version is None:
             return None
     else:
