@@ -12,11 +12,13 @@ setup: $(STAMP)
 
 # torch first and pinned, so the rest finds it satisfied instead of pulling another build. TORCH picks
 # the build (docs/scaling.md); one asked for replaces the one installed:
-#   (unset)  keep the installed build; a new .venv gets the CPU build pip takes from this machine's disk
-#   cpu      the CPU build (this machine's disk, else PyTorch's CPU index)
+#   (unset)  keep the installed build; a new .venv gets cuda when nvidia-smi sees an NVIDIA GPU, else cpu
+#   cpu      the CPU build: the wheel pip's own configuration finds (a find-links folder, a local index), else
+#            PyTorch's CPU index (download.pytorch.org/whl/cpu); never PyPI's torch, which is the CUDA build
 #   cuda     PyPI's own Linux wheel, built for CUDA 13.0 (NVIDIA driver >= 580)
 #   cuXYZ    PyTorch's build for CUDA X.Y from download.pytorch.org/whl/cuXYZ (cu126: driver >= 525)
-# A +cpu wheel satisfies torch==2.13.0, hence the local labels and PyPI's exact === below.
+# A +cpu wheel satisfies torch==2.13.0, hence the local labels and PyPI's exact === below. The install says
+# which build it put in (torch's version, its CUDA, whether a GPU is usable).
 # -qq: errors only (one -q still prints the build backend's warnings and pip's notices).
 PIP_INSTALL := $(BIN)/pip install -qq --disable-pip-version-check
 TORCH ?=
@@ -24,20 +26,23 @@ TORCH_VERSION := 2.13.0
 ifneq ($(filter-out cpu cuda cu%,$(TORCH)),)
 $(error TORCH must be cpu, cuda or cuXYZ (e.g. cu126), got '$(TORCH)'; see docs/scaling.md)
 endif
-TORCH_STAMP := $(if $(TORCH),$(VENV)/.torch-$(TORCH),$(firstword $(wildcard $(VENV)/.torch-*) $(VENV)/.torch-default))
-torch_req = $(if $(filter default,$(1)),torch==$(TORCH_VERSION),$(if $(filter cpu,$(1)),torch==$(TORCH_VERSION)+cpu \
-  --extra-index-url https://download.pytorch.org/whl/cpu,$(if $(filter cuda,$(1)),torch===$(TORCH_VERSION),\
-  torch==$(TORCH_VERSION)+$(1) --extra-index-url https://download.pytorch.org/whl/$(1))))
+GPU_SEEN = $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo yes)
+TORCH_STAMP := $(if $(TORCH),$(VENV)/.torch-$(TORCH),$(firstword $(wildcard $(VENV)/.torch-*) \
+  $(VENV)/.torch-$(if $(GPU_SEEN),cuda,cpu)))
+CPU_INDEX := https://download.pytorch.org/whl/cpu
+# default: the stamp of a .venv made before the GPU check (PyPI's torch)
+torch_req = $(if $(filter default,$(1)),torch==$(TORCH_VERSION),$(if $(filter cuda,$(1)),torch===$(TORCH_VERSION),\
+  torch==$(TORCH_VERSION)+$(1) --extra-index-url https://download.pytorch.org/whl/$(1)))
 
 $(VENV)/.torch-%:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
-	$(PIP_INSTALL) $(call torch_req,$*)
-	$(if $(TORCH),$(BIN)/python -c $(TORCH_CHECK))
+	$(if $(filter cpu,$*),$(PIP_INSTALL) torch==$(TORCH_VERSION)+cpu 2>/dev/null || )$(PIP_INSTALL) $(call torch_req,$*)
+	$(BIN)/python -c $(TORCH_CHECK)
 	rm -f $(VENV)/.torch-*
 	touch $@
 
-# a build asked for by name says what it can do (`make setup` stays quiet otherwise)
+# what the install put in, in one line
 TORCH_CHECK := 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "GPU usable:", torch.cuda.is_available())'
 
 $(STAMP): pyproject.toml $(TORCH_STAMP)
@@ -72,8 +77,13 @@ test-durations: setup
 test-fast: setup
 	$(PYTEST) -m "not slow"
 
+# DVC sees the records' params, not records that change inside a folder outside the project (or
+# $KOIKOI_RECORDS): the records stage's --changed check does, and forces that stage first (docs/sl.md).
+DVC_PATH := PATH="$(CURDIR)/$(BIN):$$PATH"
 repro: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
+	@if $(DVC_PATH) $(BIN)/python -m stages.records data/records results/records/source.json --changed; then \
+	  $(DVC_PATH) $(BIN)/dvc repro --force --single-item records; fi
+	$(DVC_PATH) $(BIN)/dvc repro
 
 # Models and datasets a team shares through a DVC remote (docs/development.md, "Sharing models"): set one up
 # once with `dvc remote add -d shared /path/to/shared/folder`; REMOTE=name picks another.

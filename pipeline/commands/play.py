@@ -39,6 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the model directories offered are those under DIR (default: models/ of the current "
                         "directory); a client can choose no other path")
     p.add_argument("--threads", type=int, default=1, help="torch threads for model agents (default 1)")
+    p.add_argument("--think", metavar="TIME", default=None,
+                   help="extra thinking time per searched decision for the searchers the page offers and the "
+                        "champion, e.g. 0.5s (the search option think=, docs/search.md; the page shows it in their "
+                        "specs); default: none, each plays as the duels measured it")
     p.set_defaults(func=run)
 
 
@@ -103,18 +107,20 @@ def run(args: argparse.Namespace) -> int:
     models_root = args.models or MODELS_ROOT
     if args.models is not None and not Path(args.models).is_dir():
         raise UserError(f"--models {args.models}: no such directory")
-    opponent = args.opponent
+    opponent, blame = args.opponent, "--opponent"
     if opponent is None and args.models is None:
-        opponent, why = default_opponent()
+        opponent, why = default_opponent(think=args.think)
+        blame = f"the default opponent {opponent} (pass --opponent to choose another)"
         print(f"koikoi play: {why}", file=sys.stderr)
     elif opponent is None:
         opponent = next(iter(find_models(models_root)), "heuristic")
+        blame = f"the first model under --models {args.models}"
         print(f"koikoi play: playing {opponent}, the first model under --models {args.models}", file=sys.stderr)
-    games = Games(args.records, opponent, models_root=models_root)
+    games = Games(args.records, opponent, models_root=models_root, think=args.think)
     try:
-        agent = games.opponents.load(opponent, seed=0)  # a bad --opponent fails here, in one line, not in the page
+        agent = games.opponents.load(opponent, seed=0)  # a bad opponent fails here, in one line, not in the page
     except ValueError as e:
-        raise UserError(f"--opponent: {e}") from None
+        raise UserError(f"{blame}: {e}") from None
     set_torch_threads(args.threads)
     warm_up(agent)  # a compiled setup pays its compile now, not in the first replies
     try:

@@ -8,8 +8,11 @@ the second one of ``collectCard``/``collectCard2``.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,35 @@ def record_files(directory: str | Path) -> list[Path]:
         return (0, int(p.stem)) if p.stem.isdigit() else (1, p.stem)
 
     return sorted(d.glob("*.json"), key=key)
+
+
+ENV_VAR = "KOIKOI_RECORDS"  # names the records folder instead of sl_dataset.records_dir (records_folder)
+
+
+def records_folder(records_dir: str | None, project: str | Path = ".") -> tuple[Path | None, str]:
+    """The records folder the rule names and what named it (``$KOIKOI_RECORDS`` or ``sl_dataset.records_dir``):
+    the variable when set, else ``records_dir`` relative to ``project``; ``(None, ...)`` when neither names one
+    (``records_dir`` "" or null: the records are fetched). The folder may not exist."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(project, env).resolve(), f"${ENV_VAR}"
+    if records_dir:
+        return Path(project, records_dir).resolve(), "sl_dataset.records_dir"
+    return None, "sl_dataset.records_dir"
+
+
+def has_records(d: Path | None) -> bool:
+    return d is not None and d.is_dir() and any(d.glob("*.json"))
+
+
+def records_sha256(files: Sequence[Path]) -> str:
+    """The records' content hash: SHA-256 over each file's name and bytes, in the order given (``record_files``'s
+    natural order), so the same records hash alike wherever they lie (``sl_dataset.records_git.sha256``)."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def _get(obj: dict, key: str, path: Path, where: str) -> Any:

@@ -16,13 +16,15 @@ from .state import GameState
 
 @dataclass
 class ReplayReport:
-    """Totals of a replay and one line per mismatch."""
+    """Totals of a replay, one line per mismatch, and the unfinished games: a record saved mid-round whose
+    ``result.isOver`` is false (the public dataset's 201.json), replayed and checked up to its last turn."""
 
     games: int = 0
     rounds: int = 0
     turns: int = 0
     mismatches: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         return {"games": self.games, "rounds": self.rounds, "turns": self.turns,
@@ -34,6 +36,7 @@ class ReplayReport:
         self.turns += other.turns
         self.mismatches += other.mismatches
         self.errors += other.errors
+        self.unfinished += other.unfinished
 
 
 class _Mismatch(Exception):
@@ -157,6 +160,9 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
                 if done.koikoi is not koi:
                     mismatch(n, t, f"koi-koi is {done.koikoi} in the engine, {koi} in the record")
             if len(state.results) == results_before:
+                if n == len(rounds) and not _over(rec):  # saved mid-round: every turn it has was checked
+                    report.unfinished.append(f"{path}: round {n}: the game was saved unfinished (result.isOver false)")
+                    raise _Mismatch
                 mismatch(n, None, "the record ends the round, the engine does not")
                 raise _Mismatch
             res = state.results[-1]
@@ -182,6 +188,11 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
     except _Mismatch:
         pass
     return report
+
+
+def _over(rec: dict[str, Any]) -> bool:
+    result = rec.get("result")
+    return not isinstance(result, dict) or result.get("isOver") is not False
 
 
 def _names(mask: int) -> list[list[int]]:

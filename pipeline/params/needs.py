@@ -2,10 +2,12 @@
 
 ``params_check`` (the first stage) calls ``check_needs`` after ``load_params``, so that a param a stage would
 refuse only after DVC removed its outputs (a records directory or model that is not there, ``cuda`` on a
-machine without CUDA) stops ``dvc repro`` first. Only the stages that ``dvc.yaml`` beside the params file
-runs are checked, and a path counts as present when it exists or when a stage of that ``dvc.yaml`` makes
-it (``models/sl`` on a fresh clone: ``sl_train`` writes it before ``winprob`` reads it). A model param must name a
-model directory, or the one a training stage writes (``MODEL_STAGES``): not a path inside one, nor another output.
+machine without CUDA) stops ``dvc repro`` first; records that are absent are not refused while
+``sl_dataset.records_git`` says where to fetch them, nor wanted with ``sl_dataset.synthetic``. Only the stages
+that ``dvc.yaml`` beside the params file runs are checked, and a path counts as present when it exists or when a
+stage of that ``dvc.yaml`` makes it (``models/sl`` on a fresh clone: ``sl_train`` writes it before ``winprob`` reads
+it). A model param must name a model directory, or the one a training stage writes (``MODEL_STAGES``): not a path
+inside one, nor another output.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import yaml
 
 from ..agents.specs import BUILTIN, is_search, model_of
+from ..engine.records import ENV_VAR, has_records, records_folder
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
 from ..runtime.phase_pairs import phase_pair
@@ -89,11 +92,8 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         raise ParamError(f"{source}: {key} must be a model directory (model.pt + config.json) or the model a stage "
                          f"of dvc.yaml trains, got {spec!r}")
 
-    if "sl_dataset" in runs:
-        records = params.sl_dataset.records_dir
-        if records and not present(records, model=False):
-            raise ParamError(f"{source}: sl_dataset.records_dir must be a directory of game records (or \"\" to "
-                             f"find them), got {records!r}")
+    if "records" in runs and not params.sl_dataset.synthetic:
+        _check_records(params, project, source)
     if "winprob" in runs:
         need_model("winprob.agent", params.winprob.agent)
     if "duels" in runs:
@@ -114,6 +114,21 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         if duels.attention is not None:
             need_model("duels.attention.model", duels.attention.model)
     _check_devices(params, runs, source)
+
+
+def _check_records(params: Params, project: Path, source: str) -> None:
+    """The records stage's rule (``engine.records.records_folder``): a folder that is there must hold records; one
+    that is not is fetched from ``sl_dataset.records_git``, so without it the folder is missing."""
+    p = params.sl_dataset
+    folder, named_by = records_folder(p.records_dir, project)
+    value = os.environ.get(ENV_VAR) if named_by.startswith("$") else p.records_dir
+    if folder is not None and folder.exists():
+        if not has_records(folder):
+            raise ParamError(f"{source}: {named_by} must be a folder of *.json game records, got {value!r} "
+                             f"({folder} holds none)")
+    elif p.records_git is None:
+        raise ParamError(f"{source}: {named_by} must be a folder of game records, or sl_dataset.records_git must "
+                         f"say where to fetch them, got {value!r} and records_git null")
 
 
 def _check_devices(params: Params, runs: set[str], source: str) -> None:

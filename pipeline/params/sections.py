@@ -5,6 +5,7 @@ Every key is required: the values live in params.yaml only. The ranges are what 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -35,11 +36,52 @@ class EngineTestsParams(Section):
     seed: Seed = Field(description="seed of the timed games")
 
 
+GIT_SCHEMES = ("https", "http", "ssh", "git", "file")  # sl_dataset.records_git.url: transports that run no command
+
+
+class RecordsGitParams(Section):
+    url: str = Field(description="the git repository that holds the public records, fetched when the records folder "
+                     "is absent: an https, http, ssh, git or file URL (file:///path for a local copy)")
+    rev: str = Field(description="the commit fetched, pinned: its full 40-digit hex id")
+    path: str = Field(description="the records' folder inside the repository (its *.json files are the records)")
+    sha256: str = Field(description="the content hash the fetched records must have: "
+                        "SHA-256 over each *.json file's name and bytes, in natural order (docs/sl.md)")
+
+    @field_validator("url")
+    @classmethod
+    def _git_url(cls, v: str) -> str:
+        scheme, sep, rest = v.partition("://")
+        scp = re.fullmatch(r"[\w.-]+@[\w.-]+:[^\s]+", v)  # git@github.com:owner/repo.git
+        if not (sep and scheme in GIT_SCHEMES and rest and not re.search(r"\s", v)) and not scp:
+            raise ValueError(f"must be a git URL ({', '.join(GIT_SCHEMES)}, or user@host:path)")
+        return v
+
+    @field_validator("rev", "sha256")
+    @classmethod
+    def _hex(cls, v: str, info: Any) -> str:
+        digits = 40 if info.field_name == "rev" else 64
+        if not re.fullmatch(f"[0-9a-f]{{{digits}}}", v):
+            raise ValueError(f"must be {digits} lowercase hex digits" + (" (a full commit id, never a branch)"
+                                                                         if digits == 40 else ""))
+        return v
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, v: str) -> str:
+        parts = v.replace("\\", "/").split("/")
+        if not v.strip("/") or v.startswith("/") or ".." in parts or v.startswith("-"):
+            raise ValueError("must be a folder inside the repository (relative, no ..)")
+        return v.strip("/")
+
+
 class SLDatasetParams(Section):
-    records_dir: str | None = Field(description="the folder of human game records; dvc.yaml tracks it as the records "
-                                    "stage's dep (so the pipeline needs a folder that exists, also with synthetic); "
-                                    "\"\" or null outside the pipeline: $KOIKOI_RECORDS, ../shared/koikoi-records, "
-                                    "else a download; none found is an error")
+    records_dir: str | None = Field(description="the folder of human game records, relative to the project, used as it "
+                                    "is when it exists ($KOIKOI_RECORDS, when set, stands in for it); when it does "
+                                    "not exist, the records stage fetches sl_dataset.records_git into data/records "
+                                    "(docs/sl.md); \"\" or null: always fetch")
+    records_git: RecordsGitParams | None = Field(description="where the records come from when sl_dataset.records_dir "
+                                                 "is absent: the paper's public dataset at a pinned commit; null: "
+                                                 "a missing folder is an error")
     synthetic: bool = Field(description="learn from sl_dataset.synthetic_games heuristic self-play games instead "
                             "of human records (for a machine without them); false: human records or an error")
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(

@@ -33,7 +33,6 @@ MODELS_ROOT = "models"
 MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
 # ~100 MB each at the paper's sizes; a model agent holds one (more for a model of several networks)
 MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
-THINK = "0.5s"  # the page's searcher thinks at most this long per searched decision (unless its options say)
 
 
 def present_models(root: Path = Path(".")) -> list[str]:
@@ -46,15 +45,19 @@ def _strongest(candidates: list[str], ratings: dict[str, dict[str, float]]) -> s
     return strongest(candidates, {c: ratings[key_name(c)] for c in candidates if key_name(c) in ratings})
 
 
-def search_options(root: Path = Path(".")) -> str:
-    """The options of the searcher the duels stage rates (params.yaml ``duels.search.options``), with a think
-    budget per decision when they set none, so that a reply never waits long on a slow machine."""
+def search_options(root: Path = Path("."), think: str | None = None) -> str:
+    """The options of the searcher the duels stage rates (params.yaml ``duels.search.options``), as measured; with
+    ``think`` (``koikoi play --think``), that extra time per searched decision (``with_think``)."""
     try:
         search = load_params(root / "params.yaml").duels.search
         options = search.options if search is not None else ""
     except ParamError:
         options = ""  # no readable params: the search defaults
-    return with_think(options)
+    return with_think(options, think)
+
+
+def _search_spec(model: str, options: str) -> str:
+    return f"{PREFIX}{model}" + (f"?{options}" if options else "")
 
 
 def searcher(root: Path = Path("."), models: list[str] | None = None, options: str | None = None) -> str | None:
@@ -63,18 +66,19 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
     models = present_models(root) if models is None else models
     if not models:
         return None
-    return f"{PREFIX}{_strongest(models, read_ratings(root)[1])}?{search_options(root) if options is None else options}"
+    return _search_spec(_strongest(models, read_ratings(root)[1]), search_options(root) if options is None else options)
 
 
-def with_think(options: str) -> str:
-    """Search options with a think budget per searched decision (``THINK``) when they set none: a reply never
-    waits long on a slow machine, and ``deals`` stays the most per decision, so a fast one plays as the options say."""
-    return options if "think=" in options else "&".join(x for x in (options, f"think={THINK}") if x)
+def with_think(options: str, think: str | None) -> str:
+    """Search options with a think budget per searched decision added (``koikoi play --think``), unless ``think``
+    is None or they set one: without it a searcher plays as the duels measured it."""
+    return options if think is None or "think=" in options else "&".join(x for x in (options, f"think={think}") if x)
 
 
-def champion(root: Path = Path(".")) -> tuple[str, str] | None:
-    """The duels' champion (``results/duels/champion.json``) as the spec to serve (a searcher with a think budget,
-    ``with_think``) and one line saying what it is and its figure; None without one whose model is present."""
+def champion(root: Path = Path("."), think: str | None = None) -> tuple[str, str] | None:
+    """The duels' champion (``results/duels/champion.json``) as the spec to serve, the measured agent itself (a
+    searcher with ``think`` added when given, ``with_think``), and one line saying what it is and its figure; None
+    without one whose model is present."""
     try:
         doc = json.loads((root / CHAMPION).read_text())
         spec = doc["spec"]
@@ -84,17 +88,18 @@ def champion(root: Path = Path(".")) -> tuple[str, str] | None:
         return None
     if not isinstance(spec, str) or spec in BUILTIN or not is_model_dir(root / model_of(spec)):
         return None
-    served = f"{PREFIX}{split_spec(spec)[0]}?{with_think(split_spec(spec)[1])}" if is_search(spec) else spec
-    budget = f"; a think budget of {THINK} per searched decision" if served != spec else ""
-    return served, f"playing the duels' champion {spec}: {figure} ({CHAMPION}{budget})"
+    served = _search_spec(split_spec(spec)[0], with_think(split_spec(spec)[1], think)) if is_search(spec) else spec
+    extra = f"; served with --think {think} per searched decision, so not as measured" if served != spec else ""
+    return served, f"playing the duels' champion {spec}: {figure} ({CHAMPION}{extra})"
 
 
-def default_opponent(root: Path = Path(".")) -> tuple[str, str]:
+def default_opponent(root: Path = Path("."), think: str | None = None) -> tuple[str, str]:
     """The opponent to serve and one line saying which and why (``koikoi play`` prints it): the duels' champion
     (``champion``); without one, the strongest trained agent present by the duels' ratings (``duel.strongest``:
     of the agents whose intervals overlap the best rated one's, the first of RL-WP, RL-Point, SL, then the searcher
-    over the strongest model), without ratings RL-WP, RL-Point, SL in that order; else heuristic."""
-    crowned = champion(root)
+    over the strongest model), without ratings RL-WP, RL-Point, SL in that order; else heuristic. ``think``: the
+    extra time per searched decision of ``koikoi play --think`` (none: as measured)."""
+    crowned = champion(root, think)
     if crowned is not None:
         return crowned
     models = present_models(root)
@@ -102,7 +107,7 @@ def default_opponent(root: Path = Path(".")) -> tuple[str, str]:
         return "heuristic", (f"no trained model under {(root / MODELS_ROOT).resolve()} (run it in the project "
                              "directory, or pass --opponent DIR): playing the heuristic agent")
     ratings = read_ratings(root)[1]
-    spec = _strongest([*models, searcher(root)], ratings)
+    spec = _strongest([*models, searcher(root, options=search_options(root, think))], ratings)
     return spec, (f"no champion in {CHAMPION} (run the duels stage): playing {spec}, the strongest by "
                   f"{RATINGS if ratings else 'the fixed order (no ratings either)'}")
 
@@ -142,11 +147,12 @@ class Opponents:
     ``max_networks`` (counted by ``networks``), the least recently used model dropped first (the one just asked
     for stays, whatever it holds)."""
 
-    def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS) -> None:
+    def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS,
+                 think: str | None = None) -> None:
         self.default = default
         self.models_root = Path(models_root)
         self.max_networks = max_networks
-        self.search_options = search_options()  # params.yaml read once, not at every request
+        self.search_options = search_options(think=think)  # params.yaml read once, not at every request
         self._lock = threading.Lock()
         self._models: OrderedDict[tuple[str, str, int], tuple[Agent, int]] = OrderedDict()  # agent, networks
 

@@ -8,7 +8,6 @@ The split is by game, never by sample, so no game leaks between train and val.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine import Observation, RecordError, load_record, replay_record
-from ..engine.records import record_files
+from ..engine.records import record_files, records_sha256
 from ..net import encoding
 from ..runtime import atomic
 from ..runtime.progress import progress_bar
@@ -38,7 +37,7 @@ class GameDecisions:
 
 
 def game_decisions(rec: dict, path: str | Path) -> GameDecisions:
-    """Replay one record; ``RecordError`` if it is malformed or the engine disagrees with it."""
+    """Replay one record; ``RecordError`` if it is malformed, unfinished or the engine disagrees with it."""
     obs: list[Observation] = []
     actions: list[int] = []
 
@@ -50,6 +49,8 @@ def game_decisions(rec: dict, path: str | Path) -> GameDecisions:
     if report.mismatches:
         first = report.mismatches[0].removeprefix(f"{path}: ")
         raise RecordError(path, "record", f"does not replay through the engine ({first})")
+    if report.unfinished:  # the paper learns from the 200 finished games of its 201 records
+        raise RecordError(path, "result.isOver", "an unfinished game (saved mid-round): not learned from")
     return GameDecisions(Path(path).stem, obs, actions)
 
 
@@ -141,12 +142,9 @@ def fold_games(n_games: int, folds: int, seed: int) -> list[np.ndarray]:
 
 
 def records_fingerprint(files: Sequence[Path]) -> str:
-    """A short hash of the records' names and bytes (which data a dataset came from)."""
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    """A short hash of the records' names and bytes (which data a dataset came from): ``records_sha256``'s first
+    16 hex digits."""
+    return records_sha256(files)[:16]
 
 
 def save_split(path: Path, samples: SampleSet, layout: Layout) -> None:

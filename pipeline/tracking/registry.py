@@ -14,8 +14,9 @@ Registration happens only where a DVC stage asks for it (``registry.register`` i
 registered version carries the SHA-256 of its ``model.pt``, which is how the ``duels`` stage finds the
 version of each model it played and points that model's ``rated`` alias at it, tagged with its rating. The
 stage's champion (``duel.champion``: a model or a searcher over one) is a version of its own registered model,
-``koikoi-champion``, with the ``champion`` alias: its model directory, and its agent spec and figures as tags
-(``spec``, ``win_rate``, ...), so the MLflow UI shows what ``koikoi play`` serves. A logged model is named
+``koikoi-champion``, with the ``champion`` alias: the agent itself (a model directory's network, or a searcher's
+pyfunc that runs its search, ``champion_model``), its spec and its own figures as tags (``spec``, ``win_rate``, ...),
+so the MLflow UI shows what ``koikoi play`` serves. A logged model is named
 after its registered model (``koikoi-sl``, ``koikoi-rl-wp``; phase 1: ``koikoi-rl-wp-phase1``), and a
 registered version is made from the logged model of the run that trained its weights and described with
 its lineage (``lineage.describe_version``).
@@ -34,9 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from ..agents.specs import is_search, model_of
 from ..engine import GameState
 from ..net.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode
 from ..net.model_dir import CONFIG_FILE, MODEL_FILE
+from .champion_model import register_searcher
 from .lineage import SHA_TAG, describe_version
 
 CHAMPION = "champion"  # the alias of koikoi-champion's version holding the duels' champion
@@ -245,30 +248,40 @@ def set_rated(model_dirs: dict[str, dict[str, Any]]) -> dict[str, str]:
 
 
 def register_champion(model_dir: str | Path, tags: dict[str, Any]) -> str | None:
-    """Make the registered version holding ``model_dir``'s weights (the champion's model: for a searcher, the
-    one it searches with) a version of ``koikoi-champion`` too (the same logged model, so the same lineage),
-    tagged with ``tags`` (its ``spec`` and figures), and point the ``champion`` alias at it. A version of the
-    same model and spec is reused. Returns the version; None (said on stderr) without a registered version."""
+    """Register the champion as a version of ``koikoi-champion``, tagged with ``tags`` (its ``spec`` and its own
+    figures), and point the ``champion`` alias at it; returns the version, None (said on stderr) without one.
+
+    A model directory's champion is the registered version holding its weights (the same logged model, so the same
+    lineage). A searcher's (``tags["spec"]`` a ``search:`` spec, ``model_dir`` its model) is a model of its own that
+    runs the search (``champion_model.register_searcher``), never its bare network under the searcher's figure.
+    A version of the same model and spec is reused."""
     import mlflow
 
-    source = find_version(model_dir)
-    if source is None:
-        print(f"registry: no registered version holds the weights of {model_dir}; {CHAMPION_MODEL} not set "
-              "(was it trained with registry.register false, or into another MLflow store?)", file=sys.stderr)
-        return None
+    spec = str(tags.get("spec", model_dir))
     client = mlflow.MlflowClient()
     if not client.search_registered_models(f"name='{CHAMPION_MODEL}'"):
         client.create_registered_model(CHAMPION_MODEL, description="The duels stage's champion: the strongest agent "
-                                       "against SL (results/duels/champion.json); its agent spec is the version's "
-                                       "`spec` tag, the model it plays with the version's model.")
-    same = [v for v in client.search_model_versions(f"name='{CHAMPION_MODEL}'")
-            if v.source == source.source and v.tags.get("spec") == str(tags.get("spec"))]
-    if same:
-        version = str(max(int(v.version) for v in same))
+                                       "against SL (results/duels/champion.json), as it plays (a searcher searches); "
+                                       "its agent spec is the version's `spec` tag.")
+    if is_search(spec):
+        network = find_version(model_of(spec)) if (Path(model_of(spec)) / CONFIG_FILE).is_file() else None
+        version = register_searcher(spec, tags, CHAMPION_MODEL, network=network)
+        if version is None:
+            return None
     else:
-        version = str(client.create_model_version(CHAMPION_MODEL, source.source, run_id=source.run_id,
-                                                  tags={SHA_TAG: source.tags.get(SHA_TAG, "")}).version)
-        describe_version(client, CHAMPION_MODEL, version)
+        source = find_version(model_dir)
+        if source is None:
+            print(f"registry: no registered version holds the weights of {model_dir}; {CHAMPION_MODEL} not set "
+                  "(was it trained with registry.register false, or into another MLflow store?)", file=sys.stderr)
+            return None
+        same = [v for v in client.search_model_versions(f"name='{CHAMPION_MODEL}'")
+                if v.source == source.source and v.tags.get("spec") == spec]
+        if same:
+            version = str(max(int(v.version) for v in same))
+        else:
+            version = str(client.create_model_version(CHAMPION_MODEL, source.source, run_id=source.run_id,
+                                                      tags={SHA_TAG: source.tags.get(SHA_TAG, "")}).version)
+            describe_version(client, CHAMPION_MODEL, version)
     for k, value in tags.items():
         client.set_model_version_tag(CHAMPION_MODEL, version, k, str(value))
     client.set_registered_model_alias(CHAMPION_MODEL, CHAMPION, version)

@@ -18,6 +18,7 @@ from pipeline.engine import (
     replay_record,
     write_record,
 )
+from pipeline.engine.records import record_files, records_sha256
 from pipeline.sl.records_source import RECORDS_HELP, shared_records_dir
 
 RECORDS = shared_records_dir()
@@ -36,12 +37,47 @@ def _play(seed: int, koikoi_bias: float = 0.5, **kw) -> GameState:
     return s
 
 
+# The totals of the records folders this project knows, by content hash (records_sha256): the 160 games of
+# ../shared/koikoi-records, and the 201 of the public dataset at params.yaml's pinned commit (its 201.json is a
+# game saved unfinished in round 1). Other records (synthetic ones, in the engine_tests stage) replay too.
+KNOWN = {
+    "8b50aeffb9ba5577d81cdc4b1e8294f34ba3f33aaa860311531b691aedc1a4d7": ((160, 1266, 14197), 0),
+    "1b12c1d9f31ac8e7ce30a03f6505e450fd429741d31cb9ad28166ac329a72839": ((201, 1580, 17825), 1),
+}
+
+
 @needs_records
 def test_all_human_records_replay_without_mismatch():
     report = replay_dir(RECORDS)
     assert report.errors == []
     assert report.mismatches == []
-    assert report.summary() == {"games": 160, "rounds": 1266, "turns": 14197, "mismatches": 0}
+    known = KNOWN.get(records_sha256(record_files(RECORDS)))
+    if known is not None:
+        (games, rounds, turns), unfinished = known
+        assert report.summary() == {"games": games, "rounds": rounds, "turns": turns, "mismatches": 0}
+        assert len(report.unfinished) == unfinished
+
+
+def test_a_game_saved_unfinished_is_checked_up_to_its_last_turn_not_a_mismatch(tmp_path):
+    """The public dataset's 201.json: saved in round 1, ``result.isOver`` false. Its turns are checked; a finished
+    game cut the same way is still a mismatch."""
+    rec = game_to_record(_play(3))
+    last = rec["record"][f"round{len(rec['record'])}"]
+    for k in [k for k in last if k.startswith("turn")][4:]:
+        del last[k]
+    last["basic"].update(roundWinner=None, player1RoundPts=None, player2RoundPts=None)
+    path = tmp_path / "saved.json"
+    path.write_text(json.dumps(rec))
+    cut = replay_record(load_record(path), path)  # the record says the game is over: the cut is a mismatch
+    assert cut.unfinished == [] and "the record ends the round, the engine does not" in cut.mismatches[0]
+    rec["result"].update(isOver=False, gameWinner=None, player1EndPts=None, player2EndPts=None)
+    path.write_text(json.dumps(rec))
+    saved = replay_record(load_record(path), path)
+    assert saved.mismatches == [] and len(saved.unfinished) == 1 and "saved.json" in saved.unfinished[0]
+    assert saved.turns == cut.turns > 0  # the same turns checked
+    last["turn2"]["drawCard"] = [m for m in ([12, 4], [12, 3]) if m != last["turn2"]["drawCard"]][0]
+    path.write_text(json.dumps(rec))
+    assert replay_record(load_record(path), path).mismatches  # a wrong turn of an unfinished game is still one
 
 
 def test_engine_games_round_trip_through_the_record_format(tmp_path):

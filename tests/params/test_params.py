@@ -121,7 +121,7 @@ def test_a_missing_or_unreadable_file_is_one_line(tmp_path):
 
 def test_a_stage_prints_one_line_and_exits_2(tmp_path):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(with_overrides(DOC, {"sl_dataset.val_fraction": 1.5})))
-    proc = subprocess.run([sys.executable, "-m", "stages.sl_dataset", "data/sl", "results/sl_dataset"],
+    proc = subprocess.run([sys.executable, "-m", "stages.sl_dataset", "data/records", "data/sl", "results/sl_dataset"],
                           cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2

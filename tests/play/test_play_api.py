@@ -216,7 +216,7 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     assert default_opponent(tmp_path)[0] == "models/rl/point"  # RL before SL when unrated
     assert find_models(tmp_path / "models") == [str(tmp_path / m) for m in (  # the ranked first, then by name
         "models/rl/point", "models/sl", "models/aaa", "models/rl_phase1/point")]
-    searcher_spec = "search:models/rl/point?think=0.5s"  # over the strongest model; no params.yaml: a think budget only
+    searcher_spec = "search:models/rl/point"  # over the strongest model; no params.yaml: the search defaults
     assert searcher(tmp_path) == searcher_spec
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(tmp_path)  # the server's ratings and params.yaml are its working directory's: none here
@@ -227,10 +227,10 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
                                                "rl_wp": {"elo": 900.0}}}))
     assert default_opponent(tmp_path)[0] == "models/sl"  # rated stronger; rl_wp is rated but absent
-    assert searcher(tmp_path) == "search:models/sl?think=0.5s"
+    assert searcher(tmp_path) == "search:models/sl"
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
                                                "search_sl": {"elo": 340.0}}}))
-    assert default_opponent(tmp_path)[0] == "search:models/sl?think=0.5s"  # the searcher, when rated above them all
+    assert default_opponent(tmp_path)[0] == "search:models/sl"  # the searcher, when rated above them all
     ratings.write_text(json.dumps({"ratings": {  # intervals that overlap: the fixed order, not the higher Elo
         "sl": {"elo": 300.0, "elo_lo": 200.0, "elo_hi": 400.0}, "rl_point": {"elo": 290.0, "elo_lo": 190.0,
                                                                             "elo_hi": 390.0},
@@ -249,7 +249,7 @@ def test_the_page_and_its_files_are_served(client, tiny_model):
     deck = client.get("/api/cards").json()
     assert [c["id"] for c in deck] == list(range(48)) and deck[0] == {
         "id": 0, "card": [1, 1], "month": "Pine", "name": "Crane", "category": "light", "ribbon": None}
-    searcher_spec = f"search:{tiny_model}?decisions=koikoi&deals=32&think=0.5s"  # params.yaml's, with a think budget
+    searcher_spec = f"search:{tiny_model}?decisions=koikoi&deals=32"  # params.yaml's, as the duels measured it
     assert client.get("/api/opponents").json() == {"default": "random",
                                                    "choices": [tiny_model, searcher_spec, "heuristic", "random"]}
     assert "/api/games/{game_id}/actions" in client.get("/openapi.json").json()["paths"]

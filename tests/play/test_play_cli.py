@@ -94,3 +94,26 @@ def test_the_warm_up_meets_every_decision_type_at_two_batch_sizes():
     warm_up(agent)
     # a compile with dynamic batch sizes settles after two shapes; a searcher of any decision type searches one
     assert [len(b) for b in agent.batches] == [1, 7] and set(agent.batches[1]) == {0, 1, 2}
+
+
+def test_the_champion_is_served_as_measured_and_its_missing_table_blames_no_flag(tmp_path, tiny_model, monkeypatch,
+                                                                                 capsys):
+    """Issue 69: `koikoi play` served a searcher champion with think=0.5s added (not the agent measured), and a
+    champion whose win-probability table is missing was blamed on --opponent, which nobody gave."""
+    import shutil
+
+    from pipeline.play.opponents import champion
+
+    shutil.copytree(tiny_model, tmp_path / "models/rl/wp")
+    spec = "search:models/rl/wp?decisions=koikoi&deals=32"  # reward wp: reads models/winprob/winprob.json
+    (tmp_path / "results/duels").mkdir(parents=True)
+    (tmp_path / "results/duels/champion.json").write_text(json.dumps(
+        {"spec": spec, "win_rate": 0.59, "ci95": [0.568, 0.611], "against": "models/sl", "games": 2000}))
+    assert champion(tmp_path)[0] == spec  # the measured agent itself
+    served, why = champion(tmp_path, think="0.5s")
+    assert served == f"{spec}&think=0.5s" and "--think 0.5s" in why  # extra time only when asked, and said
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "--no-browser", "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"koikoi play: error: the default opponent {spec} (pass --opponent") and "win-probability" \
+        in err and "--opponent:" not in err, err

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -56,13 +57,17 @@ def test_a_metrics_file_holds_numbers_only(tmp_path):
 
 
 @pytest.mark.slow
-def test_other_records_make_dvc_build_the_dataset_again(tmp_path):
-    """The real params_check and records stages under a real `dvc repro`, with a stand-in for sl_dataset: the
-    records folder (``sl_dataset.records_dir``) is the records stage's dep, so `dvc status` is clean right after a
-    repro, a changed record or another folder reruns it, and the same records do not (issue 61)."""
+def test_a_machine_without_the_records_fetches_them_and_dvc_builds_the_dataset(tmp_path):
+    """Issue 69: a copy of the project whose records folder is absent, sl_dataset.records_git a local git repository
+    (file://, standing in for GitHub): a real `dvc repro sl_dataset` runs params_check, the records stage (the fetch),
+    and the real sl_dataset, which builds data/sl from the fetched records (engine_tests stands in: it runs the
+    engine's whole suite). `dvc status` is then clean; the same records in a folder that is there leave data/records as
+    it was; a record added in that folder is seen by `stages.records --changed` (what `make repro` runs)."""
     import os
     import shutil
     import sys
+
+    from records_repo import records_repo
 
     from pipeline.params import read_doc, with_overrides
     from pipeline.sl.records_source import synthesize_records
@@ -71,37 +76,43 @@ def test_other_records_make_dvc_build_the_dataset_again(tmp_path):
     for package in ("pipeline", "stages"):
         shutil.copytree(ROOT / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    dataset = {"cmd": "python -c \"import pathlib; p = pathlib.Path('data/sl.txt'); p.parent.mkdir(exist_ok=True); "
-                      "p.write_text(pathlib.Path('results/records/source.json').read_text())\"",
-               "deps": ["results/records/source.json"], "outs": ["data/sl.txt"]}
+    engine = {"cmd": "python -c \"import pathlib; p = pathlib.Path('results/engine'); p.mkdir(parents=True); "
+                     "(p / 'metrics.json').write_text('{}')\"", "deps": ["data/records"],
+              "outs": ["results/engine/metrics.json"]}
     (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
-        "params_check": stages["params_check"], "records": stages["records"], "sl_dataset": dataset}}))
-    a, b = tmp_path / "a", tmp_path / "b"
-    synthesize_records(a, 2, seed=0, progress=False)
-    synthesize_records(b, 2, seed=1, progress=False)
+        "params_check": stages["params_check"], "engine_tests": engine, "records": stages["records"],
+        "sl_dataset": stages["sl_dataset"]}}))
+    games = tmp_path / "games"
+    synthesize_records(games, 4, seed=0, progress=False)
+    pinned = records_repo(tmp_path / "repo", games)
     env = {k: v for k, v in os.environ.items() if k != "KOIKOI_RECORDS"}
     env.update({"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "DVC_NO_ANALYTICS": "1",
                 "PYTHONDONTWRITEBYTECODE": "1", "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path}/m.db"})
     dvc = str(Path(sys.executable).parent / "dvc")
 
-    def repro(records: Path) -> subprocess.CompletedProcess:
-        doc = with_overrides(read_doc(ROOT / "params.yaml"), {"sl_dataset.records_dir": str(records)})
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+
+    def repro(records_dir: str) -> subprocess.CompletedProcess:
+        doc = with_overrides(read_doc(ROOT / "params.yaml"), {
+            "sl_dataset.records_dir": records_dir, "sl_dataset.records_git": pinned,
+            "sl_dataset.val_fraction": 0.25})
         (project / "params.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-        return subprocess.run([dvc, "repro"], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        return run(dvc, "repro", "sl_dataset")
 
-    def status() -> str:
-        return subprocess.run([dvc, "status"], cwd=project, env=env, capture_output=True, text=True).stdout
-
-    assert subprocess.run([dvc, "init", "--no-scm", "-q"], cwd=project, env=env).returncode == 0
-    ran = "Running stage 'sl_dataset'"
-    first = repro(a)
-    assert first.returncode == 0 and ran in first.stdout, first.stderr
-    assert "Data and pipelines are up to date" in status()  # nothing always_changed
-    same = repro(a)
-    assert same.returncode == 0 and "Running stage" not in same.stdout, same.stdout  # the same records: up to date
-    other = repro(b)
-    assert other.returncode == 0 and ran in other.stdout, other.stdout  # another folder: built again
-    (b / "extra.json").write_text((a / sorted(p.name for p in a.glob("*.json"))[0]).read_text())
-    assert "records" in status()  # a record added: the records stage is stale
-    grown = repro(b)
-    assert grown.returncode == 0 and ran in grown.stdout, grown.stdout
+    assert run(dvc, "init", "--no-scm", "-q").returncode == 0
+    first = repro("../no-records-here")  # the default names ../shared/koikoi-records: absent on this machine
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert "fetched 4 records into data/records" in first.stderr
+    info = json.loads((project / "data/sl/info.json").read_text())
+    assert info["games"] == 4 and info["source"] == "git" and info["records_fingerprint"] == pinned["sha256"][:16]
+    assert "Data and pipelines are up to date" in run(dvc, "status").stdout  # nothing always_changed
+    same = repro(str(games))  # the same records, from a folder that is there: data/records unchanged
+    assert same.returncode == 0 and "Running stage 'records'" in same.stdout, same.stderr[-2000:]
+    assert "Stage 'engine_tests' didn't change" in same.stdout, same.stdout  # sl_dataset records the new origin
+    again = repro(str(games))
+    assert again.returncode == 0 and "Running stage" not in again.stdout, again.stdout
+    (games / "5.json").write_text((games / "1.json").read_text())  # a record added outside the project
+    assert "Data and pipelines are up to date" in run(dvc, "status").stdout  # DVC cannot see it ...
+    check = run(sys.executable, "-m", "stages.records", "data/records", "results/records/source.json", "--changed")
+    assert check.returncode == 0 and "running the stage again" in check.stderr  # ... the check does

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def project(tmp_path: Path, overrides: dict | None = None, dvc: bool = True) -> Path:
     """A project without outputs: params.yaml (with ``overrides``) and, unless ``dvc`` is false, dvc.yaml."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "records").mkdir(exist_ok=True)  # the records folder the default names lies beside the repository
+    # no records folder: a fresh machine, where the records stage fetches sl_dataset.records_git
     overrides = {"sl_dataset.records_dir": str(tmp_path / "records"), **(overrides or {})}
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), overrides),
@@ -46,7 +46,7 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
 
 
 @pytest.mark.parametrize("overrides, key", [
-    ({"sl_dataset.records_dir": "/nonexistent"}, "sl_dataset.records_dir"),
+    ({"sl_dataset.records_dir": "/nonexistent", "sl_dataset.records_git": None}, "sl_dataset.records_dir"),
     ({"winprob.agent": "models/nope"}, "winprob.agent"),
     ({"winprob.agent": "models"}, "winprob.agent"),  # a directory, but no model in it
     ({"duels.agents": ["models/nope", "random"]}, "duels.agents[0]"),
@@ -83,6 +83,7 @@ def test_a_phase_pair_no_stage_makes_is_named(tmp_path):
 def test_paths_that_exist_pass(tmp_path):
     records = tmp_path / "records"
     records.mkdir()
+    (records / "1.json").write_text("{}")
     own = tmp_path / "models/own"
     own.mkdir(parents=True)
     (own / "model.pt").write_bytes(b"x")
@@ -130,3 +131,37 @@ def test_the_stage_refuses_in_one_line_and_writes_nothing(tmp_path, capsys):
     assert not out.exists()
     params_check_main([str(project(tmp_path)), str(out)])
     assert out.read_text() == '{"valid": true}\n'  # unchanged for valid params
+
+
+def test_records_absent_are_fetched_unless_no_repository_is_named(tmp_path, monkeypatch):
+    """Issue 69: a missing records folder passes while sl_dataset.records_git says where to fetch them; without it
+    the error names the param and suggests no "" (an empty dep); synthetic records need no folder at all."""
+    monkeypatch.delenv("KOIKOI_RECORDS", raising=False)
+    needs(project(tmp_path))  # absent, records_git set: the records stage fetches them
+    with pytest.raises(ParamError) as e:
+        needs(project(tmp_path, {"sl_dataset.records_git": None}))
+    msg = str(e.value)
+    assert msg.startswith(f"{tmp_path / 'params.yaml'}: sl_dataset.records_dir must be a folder of game records")
+    assert "records_git" in msg and '""' not in msg and "\n" not in msg
+    needs(project(tmp_path, {"sl_dataset.records_git": None, "sl_dataset.synthetic": True}))
+    (tmp_path / "records").mkdir()  # a folder that is there is used as it is: it must hold records
+    with pytest.raises(ParamError, match=r"sl_dataset.records_dir must be a folder of \*.json game records"):
+        needs(project(tmp_path))
+    monkeypatch.setenv("KOIKOI_RECORDS", str(tmp_path / "elsewhere"))  # the variable stands in for the param
+    with pytest.raises(ParamError, match=r"params.yaml: \$KOIKOI_RECORDS must be a folder of game records"):
+        needs(project(tmp_path, {"sl_dataset.records_git": None}))
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("url", "ext::sh -c touch% /tmp/x", "must be a git URL"),
+    ("url", "-uhttps://x", "must be a git URL"),
+    ("url", "github.com/guansanghai/KoiKoi-AI", "must be a git URL"),
+    ("rev", "main", "must be 40 lowercase hex digits (a full commit id, never a branch)"),
+    ("path", "../outside", "must be a folder inside the repository"),
+    ("sha256", "abc", "must be 64 lowercase hex digits"),
+])
+def test_a_bad_records_repository_is_one_line_naming_the_param(tmp_path, key, value, says):
+    with pytest.raises(ParamError) as e:
+        load_params(project(tmp_path, {f"sl_dataset.records_git.{key}": value}))
+    assert str(e.value).startswith(f"{tmp_path / 'params.yaml'}: sl_dataset.records_git.{key} ")
+    assert says in str(e.value) and "\n" not in str(e.value)

@@ -25,7 +25,35 @@ def test_make_setup_runs_pip_at_errors_only():
     makefile = (ROOT / "Makefile").read_text()
     torch = makefile.split("$(VENV)/.torch-%:", 1)[1].split("\n\n", 1)[0]
     project = makefile.split("$(STAMP): pyproject.toml", 1)[1].split("\n\n", 1)[0]
-    assert torch.count("$(PIP_INSTALL)") == 2 and "pip install" not in torch  # pip, torch
+    # pip, then torch: for cpu the wheel pip's own configuration finds, else PyTorch's CPU index
+    assert torch.count("$(PIP_INSTALL)") == 3 and "pip install" not in torch
     assert project.count("$(PIP_INSTALL)") == 1 and "pip install" not in project  # the project
-    assert "$(if $(TORCH)," in torch  # only a build asked for by name prints what torch can do
+    assert "$(TORCH_CHECK)" in torch  # one line: the build it put in
     assert re.search(r"^PIP_INSTALL := \$\(BIN\)/pip install -qq ", makefile, re.M)
+
+
+def test_the_build_follows_the_gpu_seen_and_torch_overrides_it(tmp_path):
+    """Issue 69: a new .venv on a machine without an NVIDIA GPU gets the CPU build (never PyPI's torch, which is
+    the CUDA one); with one, PyPI's CUDA build; TORCH= overrides both (make -n: nothing runs)."""
+    import shutil
+    import subprocess
+
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "pyproject.toml").write_text("")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+
+    def dry(gpu: bool, *args: str) -> str:
+        smi = bin_dir / "nvidia-smi"
+        smi.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H100 (UUID: x)'\n" if gpu else "#!/bin/sh\nexit 9\n")
+        smi.chmod(0o755)
+        env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+        return subprocess.run(["make", "-n", "setup", *args], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, check=True).stdout
+
+    cpu = dry(False)
+    assert "torch==2.13.0+cpu 2>/dev/null ||" in cpu and "download.pytorch.org/whl/cpu" in cpu
+    assert "torch===2.13.0" not in cpu and "torch==2.13.0 " not in cpu
+    assert "torch===2.13.0" in dry(True) and "+cpu" not in dry(True)
+    assert "torch===2.13.0" in dry(False, "TORCH=cuda") and "+cu126" in dry(False, "TORCH=cu126")
+    assert "+cpu" in dry(True, "TORCH=cpu")

@@ -39,7 +39,7 @@ def _stage(project: Path, monkeypatch, name: str) -> None:
     if name == "sl_train":
         sl_train.main(["data/sl", "models/sl", "checkpoints/sl", "results/sl"])
     else:
-        sl_dataset.main(["data/sl", "results/sl_dataset"])
+        sl_dataset.main(["data/records", "data/sl", "results/sl_dataset"])
 
 
 def test_a_non_finite_loss_stops_the_stage_and_keeps_the_previous_model(synthetic_dataset, tmp_path, monkeypatch,
@@ -97,15 +97,14 @@ def test_a_bad_records_directory_leaves_the_previous_dataset(tmp_path, monkeypat
     old = tmp_path / "data/sl"
     old.mkdir(parents=True)
     (old / "info.json").write_text('{"old": true}\n')
-    bad = tmp_path / "bad-records"
+    bad = tmp_path / "data/records"
     bad.mkdir()
     for name in ("1.json", "2.json"):
         (bad / name).write_text('{"not": "a record"}')
-    monkeypatch.setenv("KOIKOI_RECORDS", str(bad))
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(with_overrides(read_doc(ROOT / "params.yaml"), dotted({
-        "records_dir": "", "val_fraction": 0.5, "seed": 0, "synthetic_games": 2}, "sl_dataset"))))
+        "val_fraction": 0.5, "seed": 0, "synthetic_games": 2}, "sl_dataset"))))
     with pytest.raises(SystemExit) as e:
         _stage(tmp_path, monkeypatch, "sl_dataset")
     assert json.loads((old / "info.json").read_text()) == {"old": True}
     assert str(e.value.code).startswith("sl_dataset: error: ") and "data/sl left as it was" in str(e.value.code)
-    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["sl"]  # no half-built directory left
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["records", "sl"]  # no half-built directory left

@@ -5,6 +5,7 @@ and a store whose artifacts stay beside it."""
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 import torch
 from tiny import TINY, assert_fp32_close, tiny_net
 
+from pipeline.lineup.loader import load_agent
 from pipeline.engine import GameState
 from pipeline.net.encoding import decisions, encode
 from pipeline.net.model import KoiKoiNet
@@ -80,7 +82,7 @@ def test_pyfunc_predicts_the_networks_values_and_carries_signature_and_code(stor
 
 
 @pytest.mark.slow
-def test_champion_loads_from_another_directory_without_the_project_installed(store, tmp_path):
+def test_a_searcher_champion_is_a_model_that_searches_loaded_elsewhere(store, tmp_path):
     wp, net = tiny_model(tmp_path / "models/rl/wp", 1, {"kind": "rl", "variant": "wp"})
     sl, _ = tiny_model(tmp_path / "models/sl", 2, {"kind": "sl"})
     info = log_in_run(wp, register=True)
@@ -90,23 +92,31 @@ def test_champion_loads_from_another_directory_without_the_project_installed(sto
     assert client.get_model_version("koikoi-rl-wp", "1").tags[SHA_TAG]
     assert set_rated({str(wp): {"duels.elo": 12.5}, str(sl): {}}) == {"koikoi-rl-wp": "1", "koikoi-sl": "1"}
     assert client.get_model_version_by_alias("koikoi-rl-wp", RATED).tags["duels.elo"] == "12.5"
-    spec = f"search:{wp}?decisions=koikoi"
+    spec = f"search:{wp}?decisions=koikoi,discard&deals=2&reward=point"
     assert register_champion(sl, {"spec": str(sl)}) == "1"
-    assert register_champion(wp, {"spec": spec, "win_rate": 0.6}) == "2"
-    assert register_champion(wp, {"spec": spec, "win_rate": 0.61}) == "2"  # the same model and spec: reused
+    with mlflow.start_run(experiment_id=setup_experiment("duels")):  # the duels stage's run logs the searcher
+        assert register_champion(wp, {"spec": spec, "win_rate": 0.6}) == "2"
+        assert register_champion(wp, {"spec": spec, "win_rate": 0.61}) == "2"  # the same model and spec: reused
     champion = client.get_model_version_by_alias(CHAMPION_MODEL, CHAMPION)
     assert str(champion.version) == "2" and champion.tags["spec"] == spec and champion.tags["win_rate"] == "0.61"
-    assert champion.run_id == find_version(wp).run_id and champion.tags[SHA_TAG] == find_version(wp).tags[SHA_TAG]
+    # the searcher itself, not RL-WP's bare network under the searcher's figure (issue 69)
+    network = find_version(wp)
+    assert champion.source != network.source and champion.run_id != network.run_id
+    assert champion.tags["network"] == "koikoi-rl-wp/1" and SHA_TAG not in champion.tags
+    assert client.get_model_version("koikoi-rl-wp", "1").tags.get("win_rate") is None  # no borrowed figure there
 
-    b = batch()
-    np.save(tmp_path / "x.npy", b["x"])
-    np.save(tmp_path / "d.npy", b["decision"])
+    s, obs = GameState(seed=4), []
+    while len(obs) < 12:
+        obs.append(s.observation(s.current_player))
+        s.step(s.legal_actions()[0])
+    (tmp_path / "obs.pkl").write_bytes(pickle.dumps(obs))
+    want = load_agent(spec, seed=0).act(obs)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     # A fresh interpreter in another directory, with this checkout's editable install switched off (a path
     # in a .pth file, or setuptools' finder): `pipeline` can come only from the code packed with the model.
     script = f"""
-import json, os, sys
+import json, os, pickle, sys
 sys.path = [p for p in sys.path if not os.path.isfile(os.path.join(p or ".", "pipeline", "__init__.py"))]
 sys.meta_path = [f for f in sys.meta_path if "Editable" not in getattr(f, "__name__", "")]
 try:
@@ -116,16 +126,29 @@ except ImportError:
     pass
 import mlflow, numpy as np
 m = mlflow.pyfunc.load_model("models:/{CHAMPION_MODEL}@{CHAMPION}")
-v = m.predict({{"x": np.load("{tmp_path}/x.npy"), "decision": np.load("{tmp_path}/d.npy")}})
-np.save("{tmp_path}/values.npy", v)
-print(json.dumps({{"module": sys.modules["pipeline"].__file__}}))
+obs = pickle.loads(open("{tmp_path}/obs.pkl", "rb").read())
+print(json.dumps({{"module": sys.modules["pipeline"].__file__, "actions": m.predict(obs).tolist(),
+                  "agent": type(m.get_raw_model()).__name__}}))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=elsewhere, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.splitlines()[-1])["module"].startswith(str(store / "artifacts"))
+    got = json.loads(out.stdout.splitlines()[-1])
+    assert got["module"].startswith(str(store / "artifacts")) and got["agent"] == "SearchAgent"
+    assert got["actions"] == want  # the champion plays as the duels' searcher plays
+
+
+@pytest.mark.slow
+def test_the_network_champion_is_its_registered_version(store, tmp_path):
+    sl, net = tiny_model(tmp_path / "models/sl", 2, {"kind": "sl"})
+    log_in_run(sl, register=True)
+    assert register_champion(sl, {"spec": str(sl), "win_rate": 0.5}) == "1"
+    champion = mlflow.MlflowClient().get_model_version_by_alias(CHAMPION_MODEL, CHAMPION)
+    assert champion.run_id == find_version(sl).run_id and champion.tags[SHA_TAG] == find_version(sl).tags[SHA_TAG]
+    b = batch()
+    values = mlflow.pyfunc.load_model(f"models:/{CHAMPION_MODEL}@{CHAMPION}").predict(b)
     with torch.inference_mode():
         want = net(torch.from_numpy(b["x"]), torch.from_numpy(b["decision"])).numpy()
-    assert_fp32_close(np.load(tmp_path / "values.npy"), want)
+    assert_fp32_close(values, want)
 
 
 def test_aliases_need_a_registered_version_with_the_same_weights(store, tmp_path, capsys):
