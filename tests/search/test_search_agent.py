@@ -244,3 +244,14 @@ def test_a_searcher_plays_the_pettingzoo_env(tiny_model):
         agent = searcher if name == "player_0" else other
         e.step(agent.act([e.unwrapped.engine_observation(name)])[0])
     assert "winner" in info and searcher.player.searched > 0
+
+
+def test_with_zero_deals_a_duel_against_its_network_is_a_mirror(tiny_model):
+    """``deals=0`` end to end: on duplicate deals the searcher and its network make the same moves from either seat,
+    so each deal's two games split evenly: exactly half the points, whatever the deals."""
+    searcher = load_agent(f"search:{tiny_model}?deals=0&reward=point", seed=0)
+    network = load_agent(tiny_model, seed=1)
+    from pipeline.duel.runner import play_duel
+
+    r = play_duel(searcher, network, games=8, seed=11, num_rounds=2)
+    assert r.games == 8 and r.win_rate == 0.5 and r.point_diff == 0.0 and searcher.player.searched == 0
