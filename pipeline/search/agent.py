@@ -47,7 +47,7 @@ def search_reward(spec: str, options: SearchOptions) -> RewardModel:
 
 def rollout_spec(spec: str, path: str) -> PlayerSpec:
     """The rollout policy of ``rollout=PATH``; ``ValueError`` naming the option."""
-    from ..net.rollout import load_rollout  # torch: loaded only when this runs
+    from ..rollout.rollout_player import load_rollout  # torch: loaded only when this runs
 
     try:
         return load_rollout(path)
