@@ -1,4 +1,5 @@
-"""A search agent through the play API: the page's reply times (p50/p95) and the time per searched decision.
+"""A search agent through the play API: the page's reply times (p50/p95) and the time per searched decision, by
+decision type.
 
 Plays ``--games`` games of the play page's API (FastAPI's test client, no network) against ``--agent``, the
 person's side choosing uniformly among the legal moves; a reply is one request (a move, or a new game the agent
@@ -11,14 +12,27 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 from ..cli_args import UserError, int_range
 from ..duel.runner import set_torch_threads
+from ..engine import DECISION_NAMES
 from ..play.games import Games
 from ..play.opponents import searcher, warm_up
+
+
+def by_type(recent: Iterable[tuple[int, int, float]]) -> dict[str, dict]:
+    """Searched decisions of one type per call (``SearchPlayer.recent``): their count and median and p95 ms, by
+    decision type."""
+    times: dict[str, list[float]] = {}
+    for kind, n, seconds in recent:
+        if kind >= 0:
+            times.setdefault(DECISION_NAMES[kind], []).append(seconds / n)
+    return {k: {"searched": len(v), "median_ms": round(1000 * float(np.median(v)), 1),
+                "p95_ms": round(1000 * float(np.percentile(v, 95)), 1)} for k, v in times.items()}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,11 +83,14 @@ def run(args: argparse.Namespace) -> dict:
            "reply_p50_s": round(float(np.percentile(replies, 50)), 4),
            "reply_p95_s": round(float(np.percentile(replies, 95)), 4), "reply_max_s": round(max(replies), 4),
            "warm_up_s": round(warm, 1)}
-    if before:  # a search agent: the time of each searched decision (one per call here)
-        per = [s / n for n, s in player.recent]
+    if before:  # a search agent: the time of each searched decision (one per call here), by decision type
+        per = [s / n for _, n, s in player.recent]
         searched, deals = player.searched - before["searched"], player.deals - before["deals"]
         out.update(searched=searched, changed=player.changed - before["changed"],
                    search_mean_s=round(float(np.mean(per)), 4) if per else None,
                    search_p95_s=round(float(np.percentile(per, 95)), 4) if per else None,
-                   deals_per_action=round(deals / searched, 1) if searched else None)
+                   deals_per_search=round(deals / searched, 1) if searched else None,
+                   playouts_per_search=(round((player.playouts - before["playouts"]) / searched, 1) if searched
+                                        else None),
+                   by_type=by_type(player.recent))
     return out

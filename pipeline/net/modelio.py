@@ -40,6 +40,8 @@ def load_config(directory: str | Path) -> tuple[ModelConfig, dict]:
         raise FileNotFoundError(f"not a model directory (needs {MODEL_FILE} and {CONFIG_FILE}): {d}")
     try:
         doc = json.loads((d / CONFIG_FILE).read_text())
+        if isinstance(doc, dict) and doc.get("kind") is not None:  # another network (the rollout stage's)
+            raise ValueError(f"it holds a {doc['kind']!r} model, not a KoiKoiNet")
         config = ModelConfig.from_dict(doc["config"])
         meta = dict(doc.get("meta", {}))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:

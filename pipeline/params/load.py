@@ -12,7 +12,15 @@ from pydantic import Field
 from ..runtime.paths import repo_root
 from .base import ParamError, Section, validated
 from .rl import RLParams, WinProbParams
-from .sections import DuelsParams, EngineTestsParams, RegistryParams, SLDatasetParams, SLTrainParams, TuneParams
+from .sections import (
+    DuelsParams,
+    EngineTestsParams,
+    RegistryParams,
+    RolloutParams,
+    SLDatasetParams,
+    SLTrainParams,
+    TuneParams,
+)
 
 PARAMS_FILE = "params.yaml"
 
@@ -28,6 +36,8 @@ class Params(Section):
     tune: TuneParams = Field(description="the frozen tune stage and koikoi tune: Optuna studies")
     winprob: WinProbParams = Field(description="the winprob stage: the win-probability table RL-WP is rewarded with")
     rl: RLParams = Field(description="the rl_phase1 and rl_phase2 stages: reinforcement learning")
+    rollout: RolloutParams = Field(description="the rollout stage: the searcher's cheap playout policy, distilled "
+                                   "from a network")
 
 
 def read_doc(path: str | Path = PARAMS_FILE) -> dict[str, Any]:

@@ -96,6 +96,8 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         _check_records(params, project, source)
     if "winprob" in runs:
         need_model("winprob.agent", params.winprob.agent)
+    if "rollout" in runs:
+        need_model("rollout.teacher", params.rollout.teacher)
     if "duels" in runs:
         duels = params.duels
         for i, spec in enumerate(duels.agents):

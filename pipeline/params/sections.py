@@ -1,4 +1,4 @@
-"""The params.yaml sections of the SL, duels, tune and bookkeeping stages (RL's are in ``rl.py``).
+"""The params.yaml sections of the SL, rollout, duels, tune and bookkeeping stages (RL's are in ``rl.py``).
 
 Every key is required: the values live in params.yaml only. The ranges are what the code can run.
 """
@@ -139,6 +139,32 @@ class AttentionParams(Section):
     model: str = Field(description="model directory whose attention is drawn")
     seed: Seed = Field(description="deal seed of the self-play game drawn")
     turn: Annotated[int, Field(ge=1, le=16)] = Field(description="the discard decision of this turn of round 1")
+
+
+class RolloutParams(Section):
+    teacher: str = Field(description="model directory of the network distilled into the rollout policy (the one "
+                         "the searcher searches with)")
+    games: Annotated[int, Field(ge=2, le=MAX_GAMES)] = Field(
+        description="games the teacher plays against itself; every decision with two or more legal actions is a "
+                    "position, labelled by the teacher's softmax over them")
+    epsilon: Unit = Field(description="share of the teacher's moves played uniformly at random instead, for more "
+                          "varied positions (each is labelled by the teacher all the same)")
+    val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(
+        description="share of the games (never of positions) held out for validation and the speed figures")
+    seed: Seed = Field(description="seed of the games' deals, the exploration, the weights and the batch order")
+    hidden: Positive = Field(le=MAX_WIDTH, description="units of each hidden layer of the rollout network")
+    layers: Annotated[int, Field(ge=1, le=MAX_LAYERS)] = Field(
+        description="hidden layers; the first mixes each token's features with its observation's")
+    epochs: Positive = Field(le=MAX_EPOCHS, description="training epochs")
+    lr: PositiveFloat = Field(description="Adam learning rate")
+    batch_size: Positive = Field(le=MAX_BATCH, description="positions per training batch")
+    threads: Annotated[int, Field(ge=1, le=256)] = Field(
+        description="torch threads of the teacher's games and of the training (the speed figures run on one)")
+    concurrency: Annotated[int, Field(ge=1, le=4096)] = Field(
+        description="teacher games played at once; each forward pass takes those waiting on one decision type")
+    inference: InferenceSetup = Field(description=INFERENCE_DOC)
+    timing_positions: Positive = Field(le=100_000, description="validation positions both policies are timed on "
+                                       "(µs per decision, in batches of 64 of one decision type, one thread)")
 
 
 Games = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is played twice, seats swapped

@@ -6,13 +6,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..agents.base import Agent
+from ..agents.base import Agent, PlayerSpec
 from ..agents.model_agent import ModelAgent
 from ..engine import Observation
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
 from .player import SearchPlayer, SearchSpec
-from .spec import SearchOptions, parse_search
+from .spec import SELF, SearchOptions, parse_search
 
 
 class SearchAgent(ModelAgent):
@@ -45,6 +45,16 @@ def search_reward(spec: str, options: SearchOptions) -> RewardModel:
     return RewardModel("wp", 10.0, table, 0.5)  # RL-WP's units; a scale changes no choice
 
 
+def rollout_spec(spec: str, path: str) -> PlayerSpec:
+    """The rollout policy of ``rollout=PATH``; ``ValueError`` naming the option."""
+    from ..rollout.rollout_player import load_rollout  # torch: loaded only when this runs
+
+    try:
+        return load_rollout(path)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"agent {spec!r}: search option rollout={path!r}: {e}") from None
+
+
 def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inference: str = "auto") -> SearchAgent:
     """The agent of a ``search:`` spec, its model loaded by ``load_base(model, seed=seed, inference=...)``
     (``agents.load_agent``); ``ValueError`` (one line) for a bad option or model."""
@@ -53,9 +63,11 @@ def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inf
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, options)
-    search = SearchSpec(spec, base.spec, reward, options, seed)
+    rollout = None if options.rollout == SELF else rollout_spec(spec, options.rollout)
+    search = SearchSpec(spec, base.spec, reward, options, seed, rollout=rollout)
     # the base agent's own player searches: its network is not loaded twice
-    player = SearchPlayer(base.player, reward, options, seed)
+    player = SearchPlayer(base.player, reward, options, seed,
+                          None if rollout is None else rollout.player(base.player.inference, "cpu"))
     agent = SearchAgent(base.net, name=spec, seed=seed, spec=search, player=player)
     agent.meta = getattr(base, "meta", {})
     return agent

@@ -1,13 +1,13 @@
 """The ``search:<model>?option=value&...`` agent spec, parsed and checked without loading anything.
 
-``search:models/rl/wp?deals=32&decisions=koikoi,discard`` is the model in ``models/rl/wp`` searching
-at its koi-koi and discard decisions on 32 deals per action (docs/search.md lists the options). A bad
-option is a ``ValueError`` of one line that names it.
+``search:models/rl/wp?k=4&deals=32&rollout=models/rollout`` is the model in ``models/rl/wp`` searching at
+every decision type (discard, pick, koi-koi) among its 4 likeliest actions on 32 deals, its playouts played by
+the rollout policy in ``models/rollout``. The options, their defaults and what each does are the fields of
+``SearchOptions`` below, and docs/search.md's table; a bad option is a ``ValueError`` of one line that names it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from urllib.parse import parse_qsl
@@ -15,22 +15,21 @@ from urllib.parse import parse_qsl
 from ..agents.specs import split_spec
 from ..engine import DECISION_NAMES
 
-THINK_DEALS = 256  # the most deals per action under a time budget when ``deals`` is not given
 WINPROB = "models/winprob/winprob.json"
+SELF = "self"  # ``rollout=self``: the playouts are played by the searched network itself
 
 
 @dataclass(frozen=True)
 class SearchOptions:
     """How a search agent searches (the spec's query options; these defaults where one is not given)."""
 
-    deals: int = 32  # deals per action (with ``think``: the most per action)
-    decisions: tuple[int, ...] = (2,)  # decision types searched (discard 0, pick 1, koikoi 2)
-    think: float | None = None  # seconds per searched decision: deals in waves while the budget lasts
-    top: int = 0  # search only the model's ``top`` best actions; 0: every legal action
-    margin: float = 1.0  # search only where the model's two best actions' probabilities differ by less
+    deals: int = 32  # deals drawn per searched decision, shared by every candidate; 0: no search (the network's move)
+    k: int = 4  # candidates: the network's k likeliest legal actions; 0: every legal action
+    z: float = 2.0  # standard errors of paired gain that one nat of the network's log-prior is worth (T = z * SE)
+    rollout: str = SELF  # who plays the playouts: self (the searched network) or a rollout model directory
+    decisions: tuple[int, ...] = (0, 1, 2)  # decision types searched (discard 0, pick 1, koikoi 2)
     reward: str = "wp"  # wp (the win-probability table's) | point
     winprob: str = WINPROB  # the win-probability table of the wp reward
-    confidence: float = 0.0  # leave the model's choice only for a paired gain of more than this many standard errors
 
     def query(self) -> str:
         """The options that differ from the defaults, as a spec's query (``deals=8&decisions=koikoi``)."""
@@ -42,8 +41,8 @@ class SearchOptions:
                 continue
             if f.name == "decisions":
                 v = ",".join(DECISION_NAMES[d] for d in v)
-            elif f.name == "think":
-                v = f"{v:g}s"
+            elif isinstance(v, float):
+                v = f"{v:g}"
             parts.append(f"{f.name}={v}")
         return "&".join(parts)
 
@@ -81,12 +80,10 @@ def parse_options(query: str) -> SearchOptions:
             values[name] = _PARSE[name](value)
         except ValueError as e:
             raise ValueError(f"search option {name}={value!r}: {e}") from None
-    if "think" in values and "deals" not in values:
-        values["deals"] = THINK_DEALS
     return SearchOptions(**values)
 
 
-def _int(low: int):
+def _int(low: int) -> Callable[[str], int]:
     def parse(v: str) -> int:
         try:
             n = int(v)
@@ -98,10 +95,10 @@ def _int(low: int):
     return parse
 
 
-def _top(v: str) -> int:
+def _k(v: str) -> int:
     n = _int(0)(v)
     if n == 1:
-        raise ValueError("must be 0 (every legal action) or >= 2 (one action leaves nothing to search)")
+        raise ValueError("must be 0 (every legal action) or >= 2 (one candidate leaves nothing to search)")
     return n
 
 
@@ -113,28 +110,14 @@ def _decisions(v: str) -> tuple[int, ...]:
     return tuple(sorted({DECISION_NAMES.index(x) for x in names}))
 
 
-def _think(v: str) -> float:
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s)?\s*", v)
-    if not m or float(m.group(1)) <= 0:
-        raise ValueError("must be a time > 0, e.g. 0.5s or 500ms")
-    return float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
-
-
-def _number(inside: Callable[[float], bool], words: str) -> Callable[[str], float]:
-    """A parser of a number in a range (``words`` says which; NaN is in none)."""
-    def parse(v: str) -> float:
-        try:
-            x = float(v)
-        except ValueError:
-            raise ValueError(f"must be a number {words}") from None
-        if not inside(x):
-            raise ValueError(f"must be a number {words}")
-        return x
-    return parse
-
-
-_fraction = _number(lambda x: 0.0 < x <= 1.0, "in (0, 1]")
-_nonnegative = _number(lambda x: 0.0 <= x < float("inf"), ">= 0")
+def _positive(v: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError("must be a number > 0") from None
+    if not 0.0 < x < float("inf"):  # NaN is refused too
+        raise ValueError("must be a number > 0")
+    return x
 
 
 def _reward(v: str) -> str:
@@ -149,5 +132,5 @@ def _path(v: str) -> str:
     return v
 
 
-_PARSE = {"deals": _int(1), "decisions": _decisions, "think": _think, "top": _top, "margin": _fraction,
-          "reward": _reward, "winprob": _path, "confidence": _nonnegative}
+_PARSE = {"deals": _int(0), "k": _k, "z": _positive, "rollout": _path, "decisions": _decisions,
+          "reward": _reward, "winprob": _path}

@@ -10,13 +10,12 @@ from tiny import assert_blind, tiny_net
 from pipeline.agents.base import legal_list
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.cli import main
-from pipeline.engine import DECISION_NAMES, GameState, determinize, ids_of
+from pipeline.engine import DECISION_NAMES, GameState, determinize
 from pipeline.lineup.loader import load_agent
 from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
-from pipeline.search.player import SearchPlayer
-from pipeline.search.spec import THINK_DEALS, SearchOptions, parse_options, parse_search
-from pipeline.selfplay.playout import branch, play_out
+from pipeline.search.player import SearchPlayer, anchored_scores, log_prior
+from pipeline.search.spec import SearchOptions, parse_options, parse_search
 from pipeline.selfplay.rewards import RewardModel
 
 ALL = tuple(range(len(DECISION_NAMES)))  # discard, pick, koikoi
@@ -25,11 +24,19 @@ ALL = tuple(range(len(DECISION_NAMES)))  # discard, pick, koikoi
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny nets: one torch thread (tests/conftest.py)
 
 
-def rollout_values(player: NetPlayer, actions: list[int], deals: list[GameState],
-                   reward: RewardModel) -> np.ndarray:
-    """The reference the searcher must match: each action played on each deal, then greedy play to the round's end,
-    ``(actions, deals)`` round rewards."""
-    return play_out([player], branch(deals, actions), reward).reshape(len(actions), len(deals))
+def reference_values(player: NetPlayer, actions: list[int], deals: list[GameState]) -> np.ndarray:
+    """The reference the searcher must match, written apart from its code (no ``branch``/``play_out``): each action
+    played on a copy of each deal, then the player's arg-max for both seats to the round's end; the round's points
+    for the player to act, ``(actions, deals)``."""
+    out = np.zeros((len(actions), len(deals)))
+    for i, a in enumerate(actions):
+        for j, d in enumerate(deals):
+            s, me, rnd = d.clone(), d.player, d.round
+            s.step(a)
+            while s.round == rnd and not s.is_over:
+                s.step(int(player.values([s.observation(s.player)])[0].argmax()))
+            out[i, j] = s.results[rnd - 1].points[me]
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -43,31 +50,31 @@ def tiny_model(net, tmp_path_factory) -> str:
 
 
 def test_options_parse_with_their_defaults():
-    model, o = parse_search("search:models/rl/wp?deals=8&decisions=koikoi,discard&top=3&margin=0.2&reward=point")
+    model, o = parse_search("search:models/rl/wp?deals=8&decisions=koikoi,discard&k=3&z=1.5&reward=point")
     assert model == "models/rl/wp"
-    assert o == SearchOptions(deals=8, decisions=(0, 2), top=3, margin=0.2, reward="point")
+    assert o == SearchOptions(deals=8, decisions=(0, 2), k=3, z=1.5, reward="point")
     assert parse_search("search:models/sl") == ("models/sl", SearchOptions())
-    assert parse_options("think=500ms") == SearchOptions(think=0.5, deals=THINK_DEALS)  # a budget, not a count
-    assert parse_options("think=0.25s&deals=16").deals == 16
-    for o in (SearchOptions(), SearchOptions(deals=4, decisions=ALL, think=0.5, top=2, reward="point")):
+    assert SearchOptions().decisions == ALL and SearchOptions().rollout == "self"  # every decision type by default
+    assert parse_options("deals=0").deals == 0 and parse_options("rollout=models/rollout").rollout == "models/rollout"
+    for o in (SearchOptions(), SearchOptions(deals=4, decisions=(2,), k=0, z=3.0, rollout="r", reward="point")):
         assert parse_options(o.query()) == o  # the query round-trips
 
 
 @pytest.mark.parametrize("spec, message", [
     ("search:", "a search agent needs a model directory"),
     ("search:?deals=8", "a search agent needs a model directory"),
-    ("search:m?deals=0", "search option deals='0': must be an integer >= 1"),
-    ("search:m?deals=many", "search option deals='many': must be an integer >= 1"),
-    ("search:m?deals=", "search option deals='': must be an integer >= 1"),
+    ("search:m?deals=-1", "search option deals='-1': must be an integer >= 0"),
+    ("search:m?deals=many", "search option deals='many': must be an integer >= 0"),
+    ("search:m?deals=", "search option deals='': must be an integer >= 0"),
     ("search:m?deals", "search options 'deals' must be name=value pairs joined by &"),
     ("search:m?decisions=koikoi,bluff", "search option decisions='koikoi,bluff': must be a comma-separated list of "
                                         "discard, pick, koikoi"),
-    ("search:m?think=0s", "search option think='0s': must be a time > 0, e.g. 0.5s or 500ms"),
-    ("search:m?think=soon", "search option think='soon': must be a time > 0"),
-    ("search:m?top=1", "search option top='1': must be 0 (every legal action) or >= 2"),
-    ("search:m?margin=1.5", "search option margin='1.5': must be a number in (0, 1]"),
+    ("search:m?k=1", "search option k='1': must be 0 (every legal action) or >= 2"),
+    ("search:m?z=0", "search option z='0': must be a number > 0"),
+    ("search:m?z=nan", "search option z='nan': must be a number > 0"),
+    ("search:m?rollout=", "search option rollout='': must be a file path"),
     ("search:m?reward=elo", "search option reward='elo': must be wp or point"),
-    ("search:m?depth=3", "unknown search option 'depth'; use deals, decisions, think"),
+    ("search:m?think=1s", "unknown search option 'think'; use deals, k, z, rollout"),
     ("search:m?deals=8&deals=9", "search option 'deals' given twice"),
     ("search:m?deals=8&&x", "must be name=value pairs joined by &"),
 ])
@@ -81,6 +88,7 @@ def test_a_bad_spec_is_one_line_naming_it(spec, message):
 def test_loading_names_a_bad_model_or_option(tiny_model, tmp_path):
     for spec, message in ((f"search:{tmp_path / 'none'}", "none': no such model directory"),
                           ("search:random?deals=2", "random is not a model directory"),
+                          (f"search:{tiny_model}?rollout={tmp_path / 'nope'}&reward=point", "search option rollout="),
                           (f"search:{tiny_model}?winprob={tmp_path / 'no.json'}", "set winprob=PATH or reward=point")):
         with pytest.raises(ValueError) as e:
             load_agent(spec)
@@ -88,9 +96,9 @@ def test_loading_names_a_bad_model_or_option(tiny_model, tmp_path):
 
 
 def test_the_duel_command_takes_a_search_spec(tiny_model, capsys):
-    assert main(["duel", f"search:{tiny_model}?deals=0", "random", "--games", "2"]) == 2
+    assert main(["duel", f"search:{tiny_model}?deals=-2", "random", "--games", "2"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("koikoi duel: error: agent ") and err.endswith("deals='0': must be an integer >= 1")
+    assert err.startswith("koikoi duel: error: agent ") and err.endswith("deals='-2': must be an integer >= 0")
     assert main(["duel", f"search:{tiny_model}?deals=2&decisions=koikoi,discard&reward=point", tiny_model,
                  "--games", "2", "--rounds", "2", "--workers", "0"]) == 0
     out = capsys.readouterr().out
@@ -113,54 +121,84 @@ def _decisions(seeds: range, rng: np.random.Generator, limit: int):
             return
 
 
-def test_a_searched_decision_is_the_rollouts_choice(net):
-    """On the same deals (the searcher's, from its seed and the observation), plain rollout values are the
-    searcher's values, and its choice is the searcher's choice."""
-    model, reward, k = NetPlayer(net), RewardModel("point"), 6
-    searcher = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL), seed=3)
+def test_every_candidate_plays_every_deal_and_the_prior_anchors_the_choice(net):
+    """With two candidates (one round, no halving), the searcher's score of each is the reference's: its log-prior
+    plus its mean paired gain over the anchor on the searcher's deals, in units of z standard errors; the choice
+    is its arg-max, and the legal actions it did not keep rank below, in prior order."""
+    model, k, z = NetPlayer(net), 6, 1.5
+    searcher = SearchPlayer(model, RewardModel("point"), SearchOptions(deals=k, k=2, z=z, reward="point"), seed=3)
     types = set()
     for s in _decisions(range(40), np.random.default_rng(1), limit=3):
         obs = s.observation(s.player)
+        scores = model.values([obs])[0]
+        logp = log_prior(scores)
         q = searcher.values([obs])[0]
+        cands = searcher.candidates(obs, scores)
+        if len(cands) < 2:
+            assert int(q.argmax()) == int(scores.argmax())
+            continue
         rng = searcher.rng(obs)
-        deals = [determinize(obs, rng) for _ in range(k)]
-        acts = legal_list(obs)
-        m = rollout_values(model, acts, deals, reward)
-        np.testing.assert_allclose(q[acts], m.mean(axis=1), rtol=1e-6, atol=1e-6)
-        assert int(q.argmax()) == acts[int(m.mean(axis=1).argmax())]
-        assert np.isneginf(np.delete(q, acts)).all()
+        m = reference_values(model, cands, [determinize(obs, rng) for _ in range(k)])
+        gain = m[1] - m[0]
+        se = max(gain.std(ddof=1) / np.sqrt(k), 1e-6)
+        np.testing.assert_allclose(q[cands], [logp[cands[0]], logp[cands[1]] + gain.mean() / (z * se)],
+                                   rtol=1e-4, atol=1e-4)
+        others = [a for a in legal_list(obs) if a not in cands]
+        assert all(q[a] < q[cands].min() for a in others)
+        assert [a for a in sorted(others, key=lambda a: -q[a])] == sorted(others, key=lambda a: (-logp[a], a))
         types.add(obs.decision)
-    assert types == set(ALL) and searcher.searched >= 9
+    assert types == set(ALL) and searcher.searched >= 6
 
 
-def test_confidence_leaves_the_model_only_for_a_sure_paired_gain(net):
-    """``confidence=z``: on plain rollout values of the same deals, the model's choice keeps its mean and every other
-    action is its mean less z standard errors of its per-deal gain over that choice; z=0 is the plain search."""
-    model, reward, k, z = NetPlayer(net), RewardModel("point"), 6, 1.5
-    plain = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL), seed=3)
-    sure = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL, confidence=z), seed=3)
-    never = SearchPlayer(model, reward, SearchOptions(deals=k, decisions=ALL, confidence=1e9), seed=3)
-    for s in _decisions(range(40), np.random.default_rng(1), limit=3):
+def test_with_zero_deals_it_plays_exactly_its_network(net):
+    """``deals=0``: the searcher's values are its network's, so its every move is the network's move."""
+    model = NetPlayer(net)
+    searcher = SearchPlayer(model, RewardModel("point"), SearchOptions(deals=0, k=0, reward="point"), seed=0)
+    states = list(_decisions(range(20), np.random.default_rng(3), limit=5))
+    obs = [s.observation(s.player) for s in states]
+    np.testing.assert_array_equal(searcher.values(obs), model.values(obs))
+    assert searcher.searched == 0
+
+
+def test_a_gain_within_the_noise_keeps_the_prior():
+    """The anchored score on made-up rewards: a gain under z standard errors per nat of prior keeps the anchor, a
+    gain beyond it wins; a close second (the network unsure) needs less; one deal gives no evidence."""
+    anchor = np.random.default_rng(0).normal(0, 1, 64)  # the deals' luck, shared by both candidates
+    pattern = np.r_[np.full(32, 0.5), np.full(32, -0.5)]  # the paired difference's spread about its mean
+    se = pattern.std(ddof=1) / 8  # its standard error over 64 deals
+    logp = np.log([0.6, 0.6 / np.e])  # the second one nat below the anchor
+    for gain, z, wins in ((1.5 * se, 2.0, False), (2.5 * se, 2.0, True), (1.5 * se, 1.0, True)):
+        v = np.stack([anchor, anchor + gain + pattern])
+        s = anchored_scores(logp, v, 0, z)
+        assert (int(np.argmax(s)) == 1) == wins, (gain / se, z, s)
+    close = np.log([0.5, 0.49])
+    v = np.stack([anchor, anchor + 0.5 * se + pattern])
+    assert int(np.argmax(anchored_scores(close, v, 0, 2.0))) == 1  # unsure network: half a standard error decides
+    assert int(np.argmax(anchored_scores(logp, v[:, :1] + [[0.0], [9.0]], 0, 2.0))) == 0  # one deal: the prior
+
+
+def test_sequential_halving_keeps_the_anchor_and_spends_the_deals(net):
+    """k=4 over 16 deals: two rounds of 8 deals, four candidates then two, the anchor among them; the deals spent
+    are the budget and the playouts 4 x 8 + 2 x 8."""
+    model = NetPlayer(net)
+    searcher = SearchPlayer(model, RewardModel("point"), SearchOptions(deals=16, k=4, reward="point"), seed=1)
+    for s in _decisions(range(60), np.random.default_rng(5), limit=40):
         obs = s.observation(s.player)
-        acts, base = legal_list(obs), int(model.values([obs])[0].argmax())
-        rng = plain.rng(obs)  # the searchers' deals: one generator per decision
-        m = rollout_values(model, acts, [determinize(obs, rng) for _ in range(k)], reward)
-        gain = m - m[acts.index(base)]
-        bound = m.mean(axis=1) - z * gain.std(axis=1, ddof=1) / np.sqrt(k)
-        np.testing.assert_allclose(sure.values([obs])[0][acts], bound, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(plain.values([obs])[0][acts], m.mean(axis=1), rtol=1e-5, atol=1e-5)
-        assert int(never.values([obs])[0].argmax()) == base  # no gain is sure enough: the model's choice
-    # a sure switch is a switch of the plain search too (its best mean beats the model's), not the other way round
-    assert sure.searched == plain.searched >= 9 and never.changed == 0 and sure.changed <= plain.changed
-    assert parse_options("confidence=2&decisions=discard") == SearchOptions(confidence=2.0, decisions=(0,))
-    with pytest.raises(ValueError, match="search option confidence='-1': must be a number >= 0"):
-        parse_options("confidence=-1")
+        scores = model.values([obs])[0]
+        if obs.decision == 0 and len(searcher.candidates(obs, scores)) == 4:
+            before = searcher.stats()
+            q = searcher.values([obs])[0]
+            kept = [a for a in legal_list(obs) if q[a] > -1e5]
+            assert len(kept) == 2 and int(scores.argmax()) in kept
+            assert searcher.deals - before["deals"] == 16 and searcher.playouts - before["playouts"] == 4 * 8 + 2 * 8
+            return
+    pytest.fail("no discard with four candidates in 60 games")
 
 
 def test_the_searcher_sees_only_its_observation(net):
     """Deal the cards its player cannot see again, at every one of its decisions: the searcher's values (and so its
     choice) do not change, so nothing hidden reaches it; its deals are its own, not the true one."""
-    searcher = SearchPlayer(NetPlayer(net), RewardModel("point"), SearchOptions(deals=3, decisions=ALL), seed=0)
+    searcher = SearchPlayer(NetPlayer(net), RewardModel("point"), SearchOptions(deals=3, k=0, reward="point"), seed=0)
     rng = np.random.default_rng(4)
     compared = redealt = peeked = 0
     for seed in range(2):
@@ -182,21 +220,12 @@ def test_the_searcher_sees_only_its_observation(net):
 
 
 def test_a_decision_is_the_same_whatever_it_is_batched_with(net):
-    searcher = SearchPlayer(NetPlayer(net), RewardModel("point"), SearchOptions(deals=3, decisions=ALL), seed=2)
+    searcher = SearchPlayer(NetPlayer(net), RewardModel("point"), SearchOptions(deals=3, k=0, reward="point"), seed=2)
     states = list(_decisions(range(10), np.random.default_rng(9), limit=2))
     obs = [s.observation(s.player) for s in states]
     together = searcher.values(obs)
     for o, row in zip(obs, together):
         np.testing.assert_allclose(searcher.values([o])[0], row, rtol=1e-5, atol=1e-5)
-
-
-def test_a_think_budget_bounds_the_deals(net):
-    searcher = SearchPlayer(NetPlayer(net), RewardModel("point"),
-                            SearchOptions(deals=THINK_DEALS, think=0.05, decisions=ALL), seed=0)
-    s = next(iter(_decisions(range(5), np.random.default_rng(0), limit=1)))
-    searcher.values([s.observation(s.player)])
-    assert searcher.searched == 1 and 8 <= searcher.deals < THINK_DEALS  # a wave at least, far from the cap
-    assert ids_of(s.hands[s.player])  # the position was real
 
 
 def test_a_searcher_plays_the_pettingzoo_env(tiny_model):
@@ -215,3 +244,14 @@ def test_a_searcher_plays_the_pettingzoo_env(tiny_model):
         agent = searcher if name == "player_0" else other
         e.step(agent.act([e.unwrapped.engine_observation(name)])[0])
     assert "winner" in info and searcher.player.searched > 0
+
+
+def test_with_zero_deals_a_duel_against_its_network_is_a_mirror(tiny_model):
+    """``deals=0`` end to end: on duplicate deals the searcher and its network make the same moves from either seat,
+    so each deal's two games split evenly: exactly half the points, whatever the deals."""
+    searcher = load_agent(f"search:{tiny_model}?deals=0&reward=point", seed=0)
+    network = load_agent(tiny_model, seed=1)
+    from pipeline.duel.runner import play_duel
+
+    r = play_duel(searcher, network, games=8, seed=11, num_rounds=2)
+    assert r.games == 8 and r.win_rate == 0.5 and r.point_diff == 0.0 and searcher.player.searched == 0

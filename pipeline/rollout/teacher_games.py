@@ -1,0 +1,98 @@
+"""Positions to distill from: games the teacher plays against itself, each decision labelled by its policy.
+
+Every decision of a game with two or more legal actions becomes a position: its rollout features
+(``features.featurize``, padded to ``MAX_LEGAL`` tokens) and the teacher's softmax over its legal tokens (its outputs
+are logits: SL's cross-entropy, RL's policy targets). The teacher plays its arg-max, or with ``epsilon`` a uniform
+legal action (coverage of positions it would not reach), from one generator seeded by ``seed``. The games advance
+together; each step asks the teacher about the largest group of games waiting on one decision type, so its forward
+passes are full batches of one network, as in the batched engine. Positions keep the index of their game: the
+train/validation split is by game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..agents.base import Player
+from ..engine import GAME_OVER, GameState, Observation
+from .features import MAX_LEGAL, featurize
+
+
+@dataclass
+class Positions:
+    """Labelled positions: ``x``, ``valid``, ``tokens``, ``g``, ``decision`` as in ``features.Features`` (padded to
+    ``MAX_LEGAL``), ``target`` float32 ``(N, MAX_LEGAL)``: the teacher's probability of each token (0 on padding),
+    ``game`` int64 ``(N,)``: the index of the game each comes from."""
+
+    x: np.ndarray
+    valid: np.ndarray
+    tokens: np.ndarray
+    g: np.ndarray
+    decision: np.ndarray
+    target: np.ndarray
+    game: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.decision)
+
+    def subset(self, keep: np.ndarray) -> Positions:
+        return Positions(*(a[keep] for a in (self.x, self.valid, self.tokens, self.g, self.decision, self.target,
+                                             self.game)))
+
+
+def game_seed(seed: int, i: int) -> int:
+    """The deal seed of game ``i`` of a run seeded ``seed`` (apart from the duels' and the RL loops' small seeds)."""
+    return 7_000_000_000 + seed * 1_000_003 + i
+
+
+def teacher_positions(teacher: Player, games: int, seed: int, epsilon: float = 0.0, concurrency: int = 128,
+                      num_rounds: int = 8, init_points: int = 30,
+                      keep_observations: Callable[[int], bool] | None = None,
+                      on_game: Callable[[], None] | None = None) -> tuple[Positions, list[Observation]]:
+    """Play ``games`` games of ``teacher`` against itself and label their positions; returns them, and the
+    observations of the positions of the games ``keep_observations(game index)`` selects (none by default: the
+    speed measurement's sample). ``on_game()`` is called as each game ends."""
+    rng = np.random.default_rng(seed)
+    todo = iter(range(games))
+    active: list[tuple[int, GameState]] = []
+    parts: list[tuple] = []
+    kept: list[Observation] = []
+    while True:
+        while len(active) < concurrency and (i := next(todo, None)) is not None:
+            active.append((i, GameState(seed=game_seed(seed, i), num_rounds=num_rounds, init_points=init_points)))
+        if not active:
+            break
+        kinds = [s.phase for _, s in active]  # the decision type each game waits on
+        kind = max(sorted(set(kinds)), key=kinds.count)
+        group = [(i, s) for (i, s), k in zip(active, kinds) if k == kind]
+        obs = [s.observation(s.player) for _, s in group]
+        values = teacher.values(obs)
+        actions = values.argmax(axis=1)
+        legal = np.isfinite(values)
+        explore = np.flatnonzero(rng.random(len(group)) < epsilon) if epsilon > 0 else ()
+        for j in explore:
+            actions[j] = rng.choice(np.flatnonzero(legal[j]))
+        chosen = np.flatnonzero(legal.sum(1) >= 2)
+        if len(chosen):
+            sub = [obs[j] for j in chosen]
+            f = featurize(sub, MAX_LEGAL)
+            logits = np.where(f.valid, np.take_along_axis(values[chosen], f.tokens, axis=1), -np.inf)
+            p = np.exp(logits - logits.max(1, keepdims=True))
+            games_of = np.array([group[j][0] for j in chosen], dtype=np.int64)
+            parts.append((f.x, f.valid, f.tokens, f.g, f.decision, (p / p.sum(1, keepdims=True)).astype(np.float32),
+                          games_of))
+            if keep_observations is not None:
+                kept += [o for o, gi in zip(sub, games_of) if keep_observations(int(gi))]
+        for (_, s), a in zip(group, actions):
+            s.step(int(a))
+        still = [(i, s) for i, s in active if s.phase != GAME_OVER]
+        if on_game is not None:
+            for _ in range(len(active) - len(still)):
+                on_game()
+        active = still
+    if not parts:
+        raise ValueError("teacher_positions: the games had no decision with two legal actions")
+    return Positions(*(np.concatenate(a) for a in zip(*parts))), kept
