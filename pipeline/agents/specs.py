@@ -4,11 +4,13 @@ or ``search:<model>?<options>`` (the model searching at decision time, ``pipelin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 BUILTIN = ("random", "heuristic")
 PREFIX = "search:"
 SEARCH = "search_"  # the key prefix of a search agent over a model (``search:models/rl/wp?...`` -> ``search_rl_wp``)
+OPTIONS = "__"  # between a searcher's model and its options in a key that keeps them (``duel_keys``)
 
 
 def is_search(spec: str) -> bool:
@@ -42,3 +44,17 @@ def key_name(spec: str) -> str:
     elif Path(p).is_absolute():
         p = Path(p).name
     return re.sub(r"[^A-Za-z0-9]+", "_", p).strip("_").lower() or "agent"
+
+
+def duel_keys(specs: Iterable[str]) -> dict[str, str]:
+    """Each distinct spec's key among ``specs``: ``key_name``, except that searchers over one model with different
+    options keep their options (``search_rl_wp__deals_8``), so that no searcher's results overwrite another's."""
+    specs = list(dict.fromkeys(specs))
+    plain = {s: key_name(s) for s in specs}
+    shared = {k for k in plain.values() if sum(v == k for v in plain.values()) > 1}
+    return {s: _with_options(s) if is_search(s) and k in shared else k for s, k in plain.items()}
+
+
+def _with_options(spec: str) -> str:
+    query = re.sub(r"[^A-Za-z0-9]+", "_", split_spec(spec)[1]).strip("_").lower()
+    return f"{key_name(spec)}{OPTIONS}{query}" if query else key_name(spec)

@@ -1,4 +1,5 @@
-"""``koikoi duel A B --games N --seed S``: duplicate-deal games of agent A against agent B."""
+"""``koikoi duel A B --games N --seed S [--sprt H0 H1]``: duplicate-deal games of agent A against agent B, a fixed
+number or, with ``--sprt``, until a sequential test on the pairs decides (``--games`` its cap)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli_args import UserError, int_range, worker_device
-from ..duel.journal import DuelJournal, other_blocks
-from ..duel.runner import duel_agents, set_torch_threads
+from ..cli_args import UserError, float_range, int_range, worker_device
+from ..duel.journal import BLOCK, DuelJournal, other_blocks
+from ..duel.runner import SPRT_BLOCK, duel_agents, journal_block, set_torch_threads
+from ..duel.sprt import Sprt
 from ..duel.stats import paired_difference
 from ..lineup.loader import load_agent
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
@@ -24,7 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                                           "search:<model>?<options> (docs/search.md)")
     p.add_argument("b", metavar="B", help="agent spec, as A")
     p.add_argument("--games", type=int_range(1), default=200,
-                   help="games to play, even: each deal twice (default 200)")
+                   help="games to play, even: each deal twice (default 200); with --sprt the most to play")
+    p.add_argument("--sprt", type=float_range(0.0, 1.0), nargs=2, default=None, metavar=("H0", "H1"),
+                   help="a sequential test of A's win rate H0 against H1 (e.g. 0.50 0.55) on the duplicate pairs, "
+                        f"looked at after each block of {SPRT_BLOCK} deals: the duel stops when it decides "
+                        "(docs/duels.md)")
+    p.add_argument("--alpha", type=float_range(0.0, 0.5), default=0.05,
+                   help="--sprt: the chance of accepting H1 when H0 holds (default 0.05)")
+    p.add_argument("--beta", type=float_range(0.0, 0.5), default=0.05,
+                   help="--sprt: the chance of accepting H0 when H1 holds (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="first deal seed; agents are seeded from it too")
     p.add_argument("--rounds", type=int_range(1, MAX_ROUNDS), default=8,
                    help=f"rounds per game, 1..{MAX_ROUNDS}: what the observation encoding covers (default 8)")
@@ -45,15 +55,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="B's setup, when it differs from --inference: the same weights in two setups duel "
                         "(`koikoi duel models/sl models/sl --inference bf16 --inference-b fp32`)")
     p.add_argument("--journal", type=Path, default=None, metavar="FILE",
-                   help="record each block of 200 games in FILE as it ends; the same command run again goes on "
-                        "where it stopped (two model or search agents only)")
+                   help=f"record each block of {2 * BLOCK} games ({2 * SPRT_BLOCK} with --sprt) in FILE as it ends; "
+                        "the same command run again goes on where it stopped (two model or search agents only)")
     p.add_argument("--paired", type=Path, nargs="+", default=[], metavar="FILE",
                    help="journals of other agents' duels against the same B on the same deals (--seed, --rounds, "
-                        "--points): A's win rate minus each one's, paired by blocks of 200 games (needs --journal)")
+                        "--points): A's win rate minus each one's, paired by the journals' blocks (needs --journal)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    sprt = None
+    if args.sprt is not None:
+        try:
+            sprt = Sprt(*args.sprt, alpha=args.alpha, beta=args.beta)
+        except ValueError as e:
+            raise UserError(f"--sprt: {e}") from None
     try:
         a = load_agent(args.a, seed=args.seed, inference=args.inference)
         b = load_agent(args.b, seed=args.seed + 1, inference=args.inference_b or args.inference)
@@ -78,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         duel = {"b": args.b, "seed": args.seed, "rounds": args.rounds, "points": args.points}
         header = {"a": args.a, **duel, "inference": [s.setup for s in setups]}
         try:
-            journal = DuelJournal(args.journal, header)
+            journal = DuelJournal(args.journal, header, journal_block(sprt is not None))
         except (JournalError, OSError) as e:
             raise UserError(f"--journal {e}" if isinstance(e, JournalError) else f"--journal {args.journal}: {e}") \
                 from None
@@ -86,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             if path.resolve() == args.journal.resolve():
                 raise UserError(f"--paired {path}: the --journal itself")
             try:
-                others[str(path)] = other_blocks(path, duel)
+                others[str(path)] = other_blocks(path, duel, journal.block)
             except JournalError as e:
                 raise UserError(f"--paired {e}") from None
         if journal.done:
@@ -96,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
                              workers=args.workers, progress=f"{args.a} vs {args.b}", device=device,
                              inference=setups[0], inference_b=setups[1] if args.inference_b else None,
-                             journal=journal)
+                             journal=journal, sprt=sprt)
     except ValueError as e:
         if journal is None:
             raise
@@ -104,11 +120,11 @@ def run(args: argparse.Namespace) -> int:
     out = result.summary()
     if any(x not in ("random", "heuristic") for x in (args.a, args.b)):  # what the model agents ran
         out["inference"] = [setup.setup for setup in setups]
-    out.update(seconds=round(result.seconds, 2), games_per_s=round(games / max(result.seconds, 1e-9), 1))
+    out.update(seconds=round(result.seconds, 2), games_per_s=round(result.games / max(result.seconds, 1e-9), 1))
     if result.search:  # a search agent played: its searched decisions, their time and deals
         out["search"] = result.search
     if others:  # this duel's blocks only (a journal may hold a longer one's)
-        mine = {b: r for b, (r, _) in journal.done.items() if args.seed <= b < args.seed + games // 2}
+        mine = {b: r for b, (r, _) in journal.done.items() if args.seed <= b < args.seed + result.games // 2}
         out["paired"] = {path: {"a": a, **paired_difference(mine, blocks)} for path, (a, blocks) in others.items()}
     print(json.dumps(out))
     return 0

@@ -1,43 +1,62 @@
-"""The champion: the strongest agent the pipeline can ship, by its duel against SL.
+"""The champion: the strongest agent the pipeline can ship, decided by sequential duels and measured on fresh deals.
 
-The candidates are the round-robin's models and the searchers; those with at least ``min_games`` games against
-SL qualify (a short duel's win rate is too loose to rank: 2,000 games tell it to about +-0.02), and the one with
-the best win rate is the champion. ``results/duels/champion.json`` holds it and every candidate's figures; ``koikoi
-play`` serves it by default and the duels stage registers it in MLflow (``tracking.registry.register_champion``).
+The candidates are the round-robin's models and searchers (SL aside: it is the yardstick) and the searchers of
+``duels.search``, in that order. The best so far starts as SL; each candidate plays the best so far in a sequential
+duel (``duels.sprt``; against SL that is its round-robin duel) and becomes the best when the test accepts H1 (it
+is stronger); H0 or no decision within the cap keeps the best. A candidate that never beat its way past SL leaves
+no champion. The champion's figure is then one fixed-size confirmation duel against SL (``duels.confirm_games``)
+on deals from ``duels.confirm_seed``, which played no part in the pick: the pick's own duels favour the candidate
+they picked (the best of several on the same deals is lucky on them). ``results/duels/champion.json`` holds it,
+its confirmation and every candidate's decision; ``koikoi play`` serves it by default and the duels stage
+registers it in MLflow (``tracking.registry.register_champion``).
 """
 
 from __future__ import annotations
 
-from ..agents.specs import is_model_spec, key_name
-from .duel_report import oriented
-from .runner import DuelResult
+from collections.abc import Callable
 
-SL = "sl"  # the key of the agent every candidate is measured against
+from ..agents.specs import key_name
+from .runner import DuelResult
+from .tournament import SL, is_candidate
+
 CHAMPION_FILE = "champion.json"
 
-
-def champion_doc(candidates: list[str], sl_spec: str | None, results: dict[tuple[str, str], DuelResult],
-                 min_games: int) -> dict:
-    """champion.json: ``{"spec", "win_rate", "ci95", "games", "point_diff", "against", "candidates"}``, the
-    champion's figures against ``sl_spec``; ``spec`` None (with a ``reason``) when no candidate qualifies."""
-    rows = []
-    for spec in candidates:
-        o = oriented(results, key_name(spec), SL) if sl_spec is not None else None
-        if o is not None:
-            w, p, (lo, hi), n = o
-            rows.append({"spec": spec, "win_rate": round(w, 4), "ci95": [round(lo, 4), round(hi, 4)], "games": n,
-                         "point_diff": round(p, 3)})
-    eligible = [r for r in rows if r["games"] >= min_games]
-    if not eligible:
-        return {"spec": None, "against": sl_spec, "candidates": rows,
-                "reason": f"no candidate played {min_games} games against SL (duels.champion_min_games)"}
-    best = max(eligible, key=lambda r: r["win_rate"])  # max keeps the first of equal win rates: the agents' order
-    return {**best, "against": sl_spec, "candidates": rows}
+Decide = Callable[[str, str], DuelResult]  # (candidate, best so far) -> their sequential duel, candidate as A
 
 
 def candidates_of(agents: list[str], searchers: list[str]) -> list[str]:
-    """The models of the round-robin (SL excepted: it is the yardstick) and the searchers."""
-    return [a for a in agents if is_model_spec(a) and key_name(a) != SL] + searchers
+    """The models and searchers of the round-robin (SL excepted: it is the yardstick), then ``searchers``."""
+    return list(dict.fromkeys([a for a in agents if is_candidate(a)] + searchers))
+
+
+def pick_champion(candidates: list[str], sl_spec: str, decide: Decide) -> tuple[str | None, list[dict]]:
+    """The champion among ``candidates`` (None when none beat SL) and each candidate's decision: ``{"spec",
+    "against", "games", "win_rate", "ci95", "sprt"}``. ``decide(candidate, best)`` gives their sequential duel."""
+    best, rows = sl_spec, []
+    for spec in candidates:
+        r = decide(spec, best)
+        s = r.summary()
+        rows.append({"spec": spec, "against": best, **{k: s[k] for k in ("games", "win_rate", "ci95")},
+                     "sprt": r.sprt})
+        if r.sprt is not None and r.sprt["decision"] == "H1":
+            best = spec
+    return (None if best == sl_spec else best), rows
+
+
+def champion_doc(spec: str | None, sl_spec: str | None, rows: list[dict], confirmation: DuelResult | None,
+                 confirm_seed: int) -> dict:
+    """champion.json: ``{"spec", "win_rate", "ci95", "games", "point_diff", "against", "confirmation",
+    "candidates"}``, the figures those of the confirmation duel against ``sl_spec`` (``confirmation: {win_rate,
+    ci95, games, seed}``); ``spec`` None, with a ``reason``, when no candidate beat SL."""
+    if spec is None or confirmation is None:
+        reason = ("no models/sl among duels.agents: no yardstick" if sl_spec is None else
+                  "no candidate beat SL in its sequential duel (duels.sprt)")
+        return {"spec": None, "against": sl_spec, "candidates": rows, "reason": reason}
+    s = confirmation.summary()
+    figures = {k: s[k] for k in ("win_rate", "ci95", "games", "point_diff")}
+    return {"spec": spec, **figures, "against": sl_spec,
+            "confirmation": {**{k: s[k] for k in ("win_rate", "ci95", "games")}, "seed": confirm_seed},
+            "candidates": rows}
 
 
 def sl_of(agents: list[str]) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..agents.specs import SEARCH
+from ..agents.specs import OPTIONS, SEARCH
 from .runner import DuelResult
 
 # Table II of the paper: (row agent, column agent) -> (win rate, point difference), 2,000 games each.
@@ -20,7 +20,8 @@ DISPLAY = {"rl_wp": "RL-WP", "rl_point": "RL-Point", "sl": "SL", "heuristic": "H
 
 def display_name(key: str) -> str:
     if key.startswith(SEARCH):
-        return f"{display_name(key[len(SEARCH):])} + search"
+        model, _, options = key[len(SEARCH):].partition(OPTIONS)
+        return f"{display_name(model)} + search" + (f" ({options})" if options else "")
     return DISPLAY.get(key, key)
 
 

@@ -1,6 +1,8 @@
 """Win rates and their intervals, the one way every duel and evaluation counts games: ``DuelResult``
-(running totals from A's side, draws half a win) and the Wilson score interval; the Student's t interval of a mean
-(``mean_ci``: paired block differences)."""
+(running totals from A's side, draws half a win, and the pentanomial counts of its duplicate pairs), the interval
+from the pairs (``sprt.pair_interval``) where every game has its pair and the Wilson score interval where games are
+not paired (a person's games on the play page); the Student's t interval of a mean (``mean_ci``: paired block
+differences)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .sprt import pair_category, pair_interval
 
 if TYPE_CHECKING:
     from ..engine import GameState
@@ -34,7 +38,9 @@ def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> t
 
 @dataclass
 class DuelResult:
-    """Outcome of a duel from A's side. ``win_rate`` counts a draw as half a win."""
+    """Outcome of a duel from A's side. ``win_rate`` counts a draw as half a win. ``pairs``: how many deals A scored
+    0, 0.5, 1, 1.5 and 2 over its two games (seats swapped), the pentanomial counts; a game whose deal's other game
+    is not counted yet waits in ``_open`` (by its deal's seed)."""
 
     games: int = 0
     wins: int = 0
@@ -43,6 +49,14 @@ class DuelResult:
     points: int = 0  # A's final points minus the initial points, summed over the games
     seconds: float = 0.0
     search: dict[str, dict] = field(default_factory=dict)  # "a"/"b": a search agent's counts (search_summary)
+    pairs: list[int] = field(default_factory=lambda: [0] * 5)
+    sprt: dict | None = None  # a sequential duel's test at its end (sprt.Sprt.decide)
+    _open: dict[int, float] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def paired(self) -> bool:
+        """Whether every game is in a duplicate pair (then the interval comes from the pairs)."""
+        return self.games > 0 and 2 * sum(self.pairs) == self.games
 
     @property
     def point_diff(self) -> float:
@@ -59,14 +73,20 @@ class DuelResult:
 
     @property
     def ci95(self) -> tuple[float, float]:
+        """The 95% interval of the win rate: from the pairs' variance when every game is paired, else Wilson's."""
+        if self.paired:  # pairs all alike: Wilson's over the pairs as trials
+            n = sum(self.pairs)
+            return pair_interval(self.pairs) or wilson_interval(self.win_rate * n, n)
         return wilson_interval(self.wins + 0.5 * self.draws, self.games)
 
-    def add(self, state: GameState, seat: int, init_points: int) -> None:
+    def add(self, state: GameState, seat: int, init_points: int, deal: int | None = None) -> None:
         """Count one finished game in which A sat in ``seat`` (running totals: no game is kept)."""
-        self.add_outcome(state.winner, seat, state.points[seat], init_points)
+        self.add_outcome(state.winner, seat, state.points[seat], init_points, deal)
 
-    def add_outcome(self, winner: int | None, seat: int, points: int, init_points: int) -> None:
-        """Count one game from its winner seat (None: a draw), A's seat and A's final points."""
+    def add_outcome(self, winner: int | None, seat: int, points: int, init_points: int,
+                    deal: int | None = None) -> None:
+        """Count one game from its winner seat (None: a draw), A's seat and A's final points; ``deal``: its seed,
+        which pairs it with the other game of that deal (None: a game without a pair)."""
         self.games += 1
         if winner is None:
             self.draws += 1
@@ -75,6 +95,13 @@ class DuelResult:
         else:
             self.losses += 1
         self.points += points - init_points
+        if deal is not None:
+            score = 0.5 if winner is None else float(winner == seat)
+            first = self._open.pop(deal, None)
+            if first is None:
+                self._open[deal] = score
+            else:
+                self.pairs[pair_category(first, score)] += 1
 
     def merge(self, other: DuelResult) -> None:
         """Add another part of the same duel's totals (a journalled block)."""
@@ -83,21 +110,29 @@ class DuelResult:
         self.losses += other.losses
         self.draws += other.draws
         self.points += other.points
+        self.pairs = [x + y for x, y in zip(self.pairs, other.pairs)]
 
     def add_outcomes(self, outcomes: Iterable[GameOutcome], init_points: int) -> None:
-        """Count the games of a self-play job (``rl.selfplay.GameOutcome``) with A as the job's player 0."""
+        """Count the games of a self-play job (``rl.selfplay.GameOutcome``) with A as the job's player 0, the two
+        games of a seed as a pair."""
         for o in outcomes:
             seat = o.seats.index(0)  # seats[k] is the player index in seat k
-            self.add_outcome(o.winner, seat, o.points[seat], init_points)
+            self.add_outcome(o.winner, seat, o.points[seat], init_points, deal=o.seed)
 
     def summary(self) -> dict:
-        """The JSON fields of ``koikoi duel`` and of the duels metrics."""
+        """The JSON fields of ``koikoi duel`` and of the duels metrics (``pairs``: the pentanomial counts, when
+        every game is paired; ``sprt``: a sequential duel's test)."""
         lo, hi = self.ci95
-        return {
+        out = {
             "games": self.games, "win_rate": round(self.win_rate, 4), "draw_rate": round(self.draw_rate, 4),
             "point_diff": round(self.point_diff, 3), "ci95": [round(lo, 4), round(hi, 4)],
             "wins": self.wins, "losses": self.losses, "draws": self.draws,
         }
+        if self.paired:
+            out["pairs"] = list(self.pairs)
+        if self.sprt is not None:
+            out["sprt"] = self.sprt
+        return out
 
 
 def search_summary(stats: dict[str, float]) -> dict:

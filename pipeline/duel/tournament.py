@@ -1,45 +1,75 @@
-"""The round-robin of the ``duels`` stage (``stages/duels.py``): every pairing on the same duplicate
-deals, the searcher's pairings after it, their metrics and their Bradley-Terry ratings."""
+"""The duels of the ``duels`` stage (``duel.duels_stage``): the round-robin, the searchers' and the phase pairings'
+duels, every pairing on the same duplicate deals; the pairings that decide something (a champion candidate
+against SL, phase 2 against phase 1) by the sequential test, the others for a fixed number of games; their
+metrics and their Bradley-Terry ratings."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from ..agents.specs import BUILTIN, PREFIX, is_model_spec, key_name
 from ..lineup.loader import load_agent
+from ..net.inference import Inference
 from ..runtime.phase_pairs import phase_pair
 from ..runtime.progress import progress_bar
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
+from .sprt import Sprt
 from .strongest import strongest
 
-
-def is_rl_vs_sl(a: str, b: str) -> bool:
-    """An RL model (``rl_*`` key) paired with the SL model: the comparisons the paper's Table II is about."""
-    return "sl" in {key_name(a), key_name(b)} and any(key_name(x).startswith("rl_") for x in (a, b))
+SL = "sl"  # the key of the agent every candidate is measured against
 
 
-def round_robin(specs: list[str], games: int, seed: int, rounds: int = 8, points: int = 30,
-                progress: bool = True, torch_threads: int = 1,
-                rl_vs_sl_games: int | None = None, workers: int = 0,
-                device: str = "cpu", inference: str = "auto") -> dict[tuple[str, str], DuelResult]:
-    """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by agent keys; model-vs-model
-    pairings on ``workers`` processes with their forward passes on ``device``, all in the ``inference`` setup.
+@dataclass(frozen=True)
+class Arena:
+    """How the stage's duels are played: deals from ``seed``, the game's rules, where and how the networks run,
+    and the sequential test (``sprt``, at most ``max_games``) of the duels that decide."""
 
-    RL-vs-SL pairings play ``rl_vs_sl_games`` (default ``games``); their first deals are the others' deals.
-    """
+    seed: int
+    rounds: int = 8
+    points: int = 30
+    workers: int = 0
+    device: str = "cpu"
+    inference: Inference | str = "auto"
+    sprt: Sprt | None = None
+    max_games: int = 2000
+    progress: bool = True
+
+    def duel(self, a: str, b: str, games: int, agent_seed: int, decide: bool = False, seed: int | None = None,
+             label: tuple[str, str] | None = None) -> DuelResult:
+        """``a`` against ``b``: ``games`` games, or with ``decide`` a sequential duel of at most ``max_games``; the
+        agents seeded from ``agent_seed``, the deals from ``seed`` (default the arena's)."""
+        agent_a = load_agent(a, seed=agent_seed, inference=self.inference)
+        agent_b = load_agent(b, seed=agent_seed + 1, inference=self.inference)
+        names = label or (key_name(a), key_name(b))
+        return duel_agents(agent_a, agent_b, self.max_games if decide else games,
+                           self.seed if seed is None else seed, self.rounds, self.points, self.workers,
+                           f"{names[0]} vs {names[1]}" if self.progress else None, self.device, self.inference,
+                           sprt=self.sprt if decide else None)
+
+
+def is_candidate(spec: str) -> bool:
+    """A champion candidate: a model directory or a searcher, not a built-in agent, not SL (the yardstick)."""
+    return spec not in BUILTIN and key_name(spec) != SL
+
+
+def round_robin(specs: list[str], games: int, arena: Arena, keys: Mapping[str, str], torch_threads: int = 1
+                ) -> dict[tuple[str, str], DuelResult]:
+    """Every pairing ``specs[i]`` vs ``specs[j]`` (i < j) on the same deal seeds, keyed by ``keys``. A candidate
+    paired with SL plays first (A) in a sequential duel that decides whether it beats SL; every other pairing
+    plays ``games``. Model-vs-model pairings run on the arena's workers and device."""
     results: dict[tuple[str, str], DuelResult] = {}
     if any(s not in BUILTIN for s in specs):
         import torch  # noqa: F401  (loaded anyway by the model agents; threads are set before they run)
 
         set_torch_threads(torch_threads)
-
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
-    for k, (a, b) in enumerate(progress_bar(pairs, enabled=progress, desc="duels", unit="pairing")):
-        agent_a = load_agent(a, seed=seed + 2 * k, inference=inference)
-        agent_b = load_agent(b, seed=seed + 2 * k + 1, inference=inference)
-        label = f"{key_name(a)} vs {key_name(b)}" if progress else None
-        n = rl_vs_sl_games if rl_vs_sl_games and is_rl_vs_sl(a, b) else games
-        results[(key_name(a), key_name(b))] = duel_agents(agent_a, agent_b, n, seed, rounds, points, workers, label,
-                                                          device, inference)
+    for k, (a, b) in enumerate(progress_bar(pairs, enabled=arena.progress, desc="duels", unit="pairing")):
+        decide = SL in (key_name(a), key_name(b)) and (is_candidate(a) or is_candidate(b))
+        if decide and key_name(a) == SL:
+            a, b = b, a  # the candidate is A: the test is of its win rate
+        results[(keys[a], keys[b])] = arena.duel(a, b, games, arena.seed + 2 * k, decide, label=(keys[a], keys[b]))
     return results
 
 
@@ -52,36 +82,30 @@ def strongest_model(specs: list[str], ratings: dict[str, dict]) -> str:
     return strongest(models, {m: ratings[key_name(m)] for m in models if key_name(m) in ratings})
 
 
-def search_duels(model: str, options: str, specs: list[str], games: int, sl_games: int, seed: int, rounds: int = 8,
-                 points: int = 30, workers: int = 0, progress: bool = True,
-                 inference: str = "auto") -> tuple[str, dict[tuple[str, str], DuelResult]]:
-    """The searcher over ``model`` against ``model`` (``games``) and against SL (``models/sl``'s key among ``specs``:
-    ``sl_games``, a champion candidate's duel), on the round-robin's first deals. Returns its spec and results."""
-    spec = f"{PREFIX}{model}?{options}" if options else f"{PREFIX}{model}"
-    sl = [(s, sl_games) for s in specs if key_name(s) == "sl"]
-    opponents = sl if sl and key_name(model) == "sl" else [(model, games), *sl]
+def search_spec(model: str, options: str) -> str:
+    return f"{PREFIX}{model}?{options}" if options else f"{PREFIX}{model}"
+
+
+def search_duels(spec: str, model: str, specs: list[str], games: int, arena: Arena, keys: Mapping[str, str]
+                 ) -> dict[tuple[str, str], DuelResult]:
+    """The searcher ``spec`` over ``model`` against ``model`` (``games``) and, in a sequential duel, against SL
+    (``models/sl``'s key among ``specs``: a champion candidate's duel), on the round-robin's first deals."""
+    sl = [s for s in specs if key_name(s) == SL]
+    opponents = [(s, True) for s in sl] if sl and key_name(model) == SL else [(model, False), *((s, True) for s in sl)]
     results = {}
-    for k, (other, n) in enumerate(opponents):
-        searcher = load_agent(spec, seed=seed + 1000 + 2 * k, inference=inference)  # seeds apart from the round-robin's
-        agent = load_agent(other, seed=seed + 1001 + 2 * k, inference=inference)
-        label = f"{key_name(spec)} vs {key_name(other)}" if progress else None
-        results[(key_name(spec), key_name(other))] = duel_agents(searcher, agent, n, seed, rounds, points,
-                                                                 workers, label, inference=inference)
-    return spec, results
+    for k, (other, decide) in enumerate(opponents):  # agent seeds apart from the round-robin's
+        results[(keys[spec], keys[other])] = arena.duel(spec, other, games, arena.seed + 1000 + 2 * k, decide,
+                                                        label=(keys[spec], keys[other]))
+    return results
 
 
-def phase_duels(variants: list[str], games: int, seed: int, rounds: int = 8, points: int = 30, workers: int = 0,
-                progress: bool = True, device: str = "cpu",
-                inference: str = "auto") -> dict[tuple[str, str], DuelResult]:
-    """Each variant's final model against its phase-1 model (``phase_pairs.phase_pair``), ``games`` games each."""
+def phase_duels(variants: list[str], arena: Arena) -> dict[tuple[str, str], DuelResult]:
+    """Each variant's final model against its phase-1 model (``phase_pairs.phase_pair``), a sequential duel each."""
     results = {}
     for k, variant in enumerate(variants):
         final, first = phase_pair(variant)
-        a = load_agent(final, seed=seed + 2000 + 2 * k, inference=inference)  # seeds apart from the others'
-        b = load_agent(first, seed=seed + 2001 + 2 * k, inference=inference)
-        label = f"{key_name(final)} vs {key_name(first)}" if progress else None
-        results[(key_name(final), key_name(first))] = duel_agents(a, b, games, seed, rounds, points, workers, label,
-                                                                  device, inference)
+        results[(key_name(final), key_name(first))] = arena.duel(final, first, 0, arena.seed + 2000 + 2 * k,
+                                                                 decide=True)
     return results
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ..agents.specs import BUILTIN, is_search, model_of
+from ..agents.specs import BUILTIN, is_model_spec, is_search, model_of
 from ..engine.records import ENV_VAR, has_records, records_folder
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
@@ -105,13 +105,13 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         for variant in duels.phase_pairs:
             for model in phase_pair(variant):
                 need_model("duels.phase_pairs", model)
-        if duels.search is not None and duels.search.games:
+        if duels.search is not None:
             for i, model in enumerate(duels.search.models):
                 if model != STRONGEST:
                     need_model(f"duels.search.models[{i}]", model)
-                elif all(a in BUILTIN for a in duels.agents):
+                elif not any(is_model_spec(a) for a in duels.agents):
                     raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
-                                     f"duels.agents (or duels.search.games 0), got {duels.agents!r}")
+                                     f"duels.agents (or duels.search null), got {duels.agents!r}")
 
         if duels.attention is not None:
             need_model("duels.attention.model", duels.attention.model)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..agents.specs import is_search, key_name
+from ..agents.specs import duel_keys, is_search, key_name
 from ..engine import DECISION_NAMES
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..net.limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
@@ -170,15 +170,26 @@ class RolloutParams(Section):
 Games = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is played twice, seats swapped
 
 
+class SprtParams(Section):
+    h0: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(description="the win rate of H0: A no stronger than this")
+    h1: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(description="the win rate of H1: A at least this strong")
+    alpha: Annotated[float, Field(gt=0.0, lt=0.5)] = Field(description="the chance of accepting H1 when H0 holds")
+    beta: Annotated[float, Field(gt=0.0, lt=0.5)] = Field(description="the chance of accepting H0 when H1 holds")
+    max_games: Games = Field(description="the most games a decided duel plays; undecided there, H0 stands")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SprtParams:
+        if self.h0 >= self.h1:
+            raise ValueError(f"h0 must be below h1, got h0 {self.h0} and h1 {self.h1}")
+        return self
+
+
 class SearchDuelsParams(Section):
     models: Annotated[list[str], Field(min_length=1)] = Field(
         description="model directories to search with, one searcher each; strongest: the round-robin's best "
                     "rated model (a model named twice plays once)")
     options: str = Field(description="the searchers' options, as in a search:<model>?<options> agent spec "
                          "(docs/search.md), e.g. decisions=koikoi&deals=32")
-    games: Annotated[int, Field(ge=0, le=MAX_GAMES, multiple_of=2)] = Field(
-        description="games of each searcher against models/sl, a champion candidate's duel (0: no searcher); "
-                    "against its own model it plays duels.games")
 
     @field_validator("options")
     @classmethod
@@ -194,13 +205,17 @@ class DuelsParams(Section):
     agents: Annotated[list[str], Field(min_length=2)] = Field(
         description="agent specs of the round-robin (random, heuristic, a model directory or "
         "search:<model>?<options>)")
-    games: Games = Field(description="games per pairing other than RL vs SL (each deal twice, seats swapped)")
-    rl_vs_sl_games: Games = Field(description="games of each RL model (models/rl/...) against models/sl")
+    games: Games = Field(description="games of each pairing that decides nothing (neither side is models/sl or a "
+                         "champion candidate; each deal twice, seats swapped)")
+    sprt: SprtParams = Field(description="the sequential test (SPRT on duplicate pairs, docs/duels.md) that decides "
+                             "each candidate against models/sl, phase 2 against phase 1, each candidate against "
+                             "the best so far")
     phase_pairs: list[Literal["point", "wp"]] = Field(
         description="RL variants whose final model (models/rl/<variant>) plays its phase-1 model "
-                    "(models/rl_phase1/<variant>) for duels.rl_vs_sl_games games")
-    champion_min_games: Games = Field(description="games against models/sl a candidate needs to be the champion "
-                                      "(results/duels/champion.json), the best win rate against SL among them")
+                    "(models/rl_phase1/<variant>), decided by duels.sprt")
+    confirm_games: Games = Field(description="games of the champion's confirmation duel against models/sl, its "
+                                 "reported figure")
+    confirm_seed: Seed = Field(description="first deal seed of the confirmation duel: deals no other duel plays")
     workers: Count = Field(description="processes for model-vs-model pairings (0: in this process)")
     seed: Seed = Field(description="first deal seed; agents are seeded from it too")
     rounds: Annotated[int, Field(ge=1, le=MAX_ROUNDS)] = Field(description="rounds per game")
@@ -213,8 +228,8 @@ class DuelsParams(Section):
     rl_curves: dict[str, str] = Field(description="RL training curves to plot, label: curve.csv path "
                                       "(plotted when present)")
     attention: AttentionParams | None = Field(description="the example attention figure; null for none")
-    search: SearchDuelsParams | None = Field(description="the searchers, each played against its model and SL "
-                                             "after the round-robin; null for none")
+    search: SearchDuelsParams | None = Field(description="the searchers, each played against its model and, as a "
+                                             "champion candidate, models/sl; null for none")
 
     @field_validator("anchor")
     @classmethod
@@ -234,16 +249,20 @@ class DuelsParams(Section):
 
     @model_validator(mode="after")
     def _agents_named(self) -> DuelsParams:
-        keys = [key_name(a) for a in self.agents]
+        keys = list(duel_keys(self.agents).values())
         if len(set(keys)) != len(keys):
             raise ValueError(f"agents names must be distinct, got {keys}")
         if self.anchor not in keys:
             raise ValueError(f"anchor {self.anchor!r} is not one of duels.agents")
         if len(set(self.phase_pairs)) != len(self.phase_pairs):
             raise ValueError(f"phase_pairs must be distinct, got {self.phase_pairs}")
-        if max(self.rl_vs_sl_games, self.search.games if self.search else 0) < self.champion_min_games:
-            raise ValueError(f"champion_min_games {self.champion_min_games} is more than any candidate plays "
-                             "against models/sl (duels.rl_vs_sl_games, duels.search.games)")
+        picked = range(self.seed, self.seed + max(self.games, self.sprt.max_games) // 2)
+        confirm = range(self.confirm_seed, self.confirm_seed + self.confirm_games // 2)
+        if confirm.start < picked.stop and picked.start < confirm.stop:
+            raise ValueError(f"confirm_seed {self.confirm_seed}: the confirmation's deals {confirm.start}.."
+                             f"{confirm.stop - 1} overlap those that pick the champion ({picked.start}.."
+                             f"{picked.stop - 1}, from duels.seed over duels.sprt.max_games); e.g. duels.seed + "
+                             "1000000")
         return self
 
 

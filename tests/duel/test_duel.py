@@ -34,10 +34,11 @@ class Recorder(Agent):
 def test_duplicate_deals_repeat_cards_with_seats_swapped():
     a, b = Recorder(HeuristicAgent(0)), Recorder(RandomAgent(1))
     games = list(duel_games(a, b, games=6, seed=40))
-    first = sorted((s for seat, s in games if seat == 0), key=lambda s: s.results[0].deal)
-    second = sorted((s for seat, s in games if seat == 1), key=lambda s: s.results[0].deal)
+    first = sorted((s for seat, _, s in games if seat == 0), key=lambda s: s.results[0].deal)
+    second = sorted((s for seat, _, s in games if seat == 1), key=lambda s: s.results[0].deal)
     assert len(first) == len(second) == 3
-    assert [seat for seat, _ in games] == [0, 0, 0, 1, 1, 1]  # every deal with A seated 0, then seated 1
+    assert [seat for seat, _, _ in games] == [0, 0, 0, 1, 1, 1]  # every deal with A seated 0, then seated 1
+    assert sorted(deal for seat, deal, _ in games if seat == 0) == [40, 41, 42]
     for g0, g1 in zip(first, second):
         r0, r1 = g0.results[0], g1.results[0]
         assert r0.deal == r1.deal  # same hands, field and stock order
@@ -74,17 +75,18 @@ def test_duel_counts_from_a_side():
     a, b = HeuristicAgent(0), RandomAgent(1)
     r = DuelResult()
     games = list(duel_games(a, b, games=10, seed=0))
-    for seat, state in games:
-        r.add(state, seat, 30)
-    assert r.games == 10 and r.wins + r.losses + r.draws == 10
-    assert r.points == sum(s.points[seat] - 30 for seat, s in games)
+    for seat, deal, state in games:
+        r.add(state, seat, 30, deal)
+    assert r.games == 10 and r.wins + r.losses + r.draws == 10 and sum(r.pairs) == 5
+    assert r.points == sum(s.points[seat] - 30 for seat, _, s in games)
     assert r.win_rate == pytest.approx((r.wins + 0.5 * r.draws) / 10)
     lo, hi = r.ci95
     assert lo <= r.win_rate <= hi
     # swapping the roles mirrors the result
     back = DuelResult()
-    for seat, state in games:
-        back.add(state, 1 - seat, 30)
+    for seat, deal, state in games:
+        back.add(state, 1 - seat, 30, deal)
+    assert back.pairs == r.pairs[::-1]
     assert back.wins == r.losses and back.point_diff == pytest.approx(-r.point_diff)
     # the same duel played again in one call: the same totals
     again = play_duel(HeuristicAgent(0), RandomAgent(1), games=10, seed=0)
@@ -241,3 +243,40 @@ def test_a_model_duels_forward_passes_stay_bounded_whatever_its_games(tmp_path, 
     torch.set_num_threads(threads)  # the command set one thread
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["games"] == 4 and out["a"] == str(model) and out["peak_rss_mb"] >= out["peak_rss_mb_before_play"] > 0
+
+
+def test_a_sequential_duel_looks_after_every_block_and_counts_none_past_its_decision():
+    from pipeline.duel.runner import play_blocks
+    from pipeline.duel.sprt import Sprt
+
+    jobs = []
+
+    def play(job: range, size: int):  # A wins both games of the even deals and of all from 32, loses the others
+        jobs.append((job.start, job.stop))
+        parts = []
+        for i in range(job.start, job.stop, size):
+            part = DuelResult()
+            for deal in range(i, min(i + size, job.stop)):
+                for seat in (0, 1):
+                    part.add_outcome(seat if deal >= 32 or deal % 2 == 0 else 1 - seat, seat, 30, 30, deal)
+            parts.append(part)
+        return parts, {"0.searched": float(len(job))}
+
+    result, stats = play_blocks(range(0, 400), 8, play, sprt=Sprt(0.5, 0.55), most=4)
+    # jobs of 1, 1, 1, 1, 2, 3 blocks (half those done, at most 4); the LLR crosses 2.944 after deal 63, in the
+    # middle of the last job: its last block (deals 64..71) was played but is not counted
+    assert jobs == [(0, 8), (8, 16), (16, 24), (24, 32), (32, 48), (48, 72)]
+    assert result.games == 2 * 64 and result.pairs == [16, 0, 0, 0, 48] and result.sprt["decision"] == "H1"
+    assert stats == {"0.searched": 72.0}  # the job's work, played past the decision, is counted as work
+    fixed, _ = play_blocks(range(0, 24), 8, play)  # no test: every block, one job each
+    assert fixed.games == 48 and fixed.sprt is None and jobs[-3:] == [(0, 8), (8, 16), (16, 24)]
+
+
+def test_the_command_stops_a_clear_duel_at_its_first_look(capsys):
+    assert main(["duel", "heuristic", "random", "--games", "400", "--rounds", "1", "--sprt", "0.5", "0.55"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["games"] == 32 and out["sprt"]["decision"] == "H1" and out["sprt"]["llr"] >= out["sprt"]["upper"]
+    assert set(out["sprt"]) == {"h0", "h1", "alpha", "beta", "llr", "lower", "upper", "decision"}
+    assert sum(out["pairs"]) == 16 and out["ci95"][0] <= out["win_rate"] <= out["ci95"][1]
+    assert main(["duel", "heuristic", "random", "--sprt", "0.55", "0.5"]) == 2
+    assert "--sprt: SPRT bounds must be 0 < H0 < H1 < 1" in capsys.readouterr().err

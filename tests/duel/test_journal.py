@@ -32,28 +32,27 @@ def totals(r) -> tuple:
     return r.games, r.wins, r.losses, r.draws, r.points
 
 
-def test_a_journal_cut_short_resumes_to_the_straight_duel(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "JOURNAL_BLOCK", 2)  # 4 deals: two blocks of 2
+def test_a_journal_cut_short_resumes_to_the_straight_duel(tmp_path):
     a, b = specs(0, 1)
     kw = dict(seed=5, num_rounds=3, workers=0, inference="fp32")
     straight = runner.play_model_duel(a, b, 8, **kw)
     path = tmp_path / "duel.jsonl"
-    journalled = runner.play_model_duel(a, b, 8, journal=DuelJournal(path, HEADER), **kw)
-    assert totals(journalled) == totals(straight)
+    journalled = runner.play_model_duel(a, b, 8, journal=DuelJournal(path, HEADER, block=2), **kw)
+    assert totals(journalled) == totals(straight) and journalled.pairs == straight.pairs
     header, first, second = path.read_text().splitlines()
     assert [json.loads(x)["block"] for x in (first, second)] == [5, 7]
 
     path.write_text(f"{header}\n{first}\n{second[:17]}")  # killed while writing the second block
-    journal = DuelJournal(path, HEADER)
+    journal = DuelJournal(path, HEADER, block=2)  # 4 deals: two blocks of 2
     assert list(journal.done) == [5] and path.read_text() == f"{header}\n{first}\n"
     assert totals(runner.play_model_duel(a, b, 8, journal=journal, **kw)) == totals(straight)
     assert len(path.read_text().splitlines()) == 3
 
     # every block is in the journal: nothing is played, so other players change nothing
     c, d = specs(2, 3)
-    assert totals(runner.play_model_duel(c, d, 8, journal=DuelJournal(path, HEADER), **kw)) == totals(straight)
+    assert totals(runner.play_model_duel(c, d, 8, journal=DuelJournal(path, HEADER, block=2), **kw)) == totals(straight)
     # a longer duel of the same options counts the blocks played already and plays the rest
-    longer = runner.play_model_duel(a, b, 12, journal=DuelJournal(path, HEADER), **kw)
+    longer = runner.play_model_duel(a, b, 12, journal=DuelJournal(path, HEADER, block=2), **kw)
     assert totals(longer) == totals(runner.play_model_duel(a, b, 12, **kw))
 
 
@@ -137,3 +136,38 @@ def test_the_command_pairs_a_duel_with_another_agents_on_the_same_deals(tmp_path
     paired = out["paired"][str(first)]
     assert (paired["a"], paired["blocks"], paired["games"]) == (a1, 2, 8)
     assert paired["minus"] == round(statistics.fmean(diffs), 4)
+
+
+def test_a_sequential_duel_resumes_from_its_journal_to_the_same_decision(tmp_path, monkeypatch):
+    from pipeline.duel.sprt import Sprt
+
+    monkeypatch.setattr(runner, "SPRT_BLOCK", 2)  # looks every 2 deals, jobs of up to 4 blocks
+    monkeypatch.setattr(runner, "SPRT_JOB", 8)
+    a, b = specs(0, 1)
+    kw = dict(seed=5, num_rounds=1, workers=0, inference="fp32", sprt=Sprt(0.05, 0.10))  # two equals: H1 soon
+    straight = runner.play_model_duel(a, b, 200, **kw)
+    assert straight.sprt["decision"] == "H1" and straight.games < 200 and straight.games % 4 == 0
+    assert sum(straight.pairs) == straight.games // 2
+    path = tmp_path / "sprt.jsonl"
+    journalled = runner.play_model_duel(a, b, 200, journal=DuelJournal(path, HEADER, block=2), **kw)
+    assert (totals(journalled), journalled.sprt) == (totals(straight), straight.sprt)
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["block"] == 2 and len(lines) - 1 >= straight.games // 4  # a job may play past it
+    path.write_text("\n".join(lines[:3]) + "\n")  # killed after two blocks
+    resumed = runner.play_model_duel(a, b, 200, journal=DuelJournal(path, HEADER, block=2), **kw)
+    assert (totals(resumed), resumed.sprt, resumed.pairs) == (totals(straight), straight.sprt, straight.pairs)
+    # run again whole: nothing is played, the journal decides as it did
+    c, d = specs(2, 3)
+    again = runner.play_model_duel(c, d, 200, journal=DuelJournal(path, HEADER, block=2), **kw)
+    assert (totals(again), again.sprt) == (totals(straight), straight.sprt)
+
+
+def test_a_journal_from_before_the_pairs_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps({"journal": "koikoi duel", **HEADER, "block": 100}) + "\n"
+                    + json.dumps({"block": 5, "games": 200, "wins": 100, "losses": 100, "draws": 0, "points": 0,
+                                  "seconds": 1.0, "stats": {}}) + "\n")
+    before = path.read_text()
+    with pytest.raises(ValueError, match=f"^{path}: a duel journal written before duels counted pairs"):
+        DuelJournal(path, HEADER)
+    assert path.read_text() == before
