@@ -16,8 +16,8 @@ import pytest
 import torch
 from tiny import TINY, assert_fp32_close, tiny_net
 
-from pipeline.lineup.loader import load_agent
 from pipeline.engine import GameState
+from pipeline.lineup.loader import load_agent
 from pipeline.net.encoding import decisions, encode
 from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
