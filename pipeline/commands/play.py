@@ -13,7 +13,7 @@ import time
 import webbrowser
 from pathlib import Path
 
-from ..cli_args import UserError
+from ..cli_args import UserError, int_range
 from ..duel.runner import set_torch_threads
 from ..play.games import Games
 from ..play.guard import LOOPBACK
@@ -39,10 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the model directories offered are those under DIR (default: models/ of the current "
                         "directory); a client can choose no other path")
     p.add_argument("--threads", type=int, default=1, help="torch threads for model agents (default 1)")
-    p.add_argument("--think", metavar="TIME", default=None,
-                   help="extra thinking time per searched decision for the searchers the page offers and the "
-                        "champion, e.g. 0.5s (the search option think=, docs/search.md; the page shows it in their "
-                        "specs); default: none, each plays as the duels measured it")
+    p.add_argument("--deals", metavar="N", type=int_range(0), default=None,
+                   help="deals per searched decision for the searchers the page offers and the champion: more "
+                        "thinking, or less (the search option deals=, docs/search.md; the page shows it in their "
+                        "specs); default: each plays as the duels measured it")
     p.set_defaults(func=run)
 
 
@@ -109,14 +109,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--models {args.models}: no such directory")
     opponent, blame = args.opponent, "--opponent"
     if opponent is None and args.models is None:
-        opponent, why = default_opponent(think=args.think)
+        opponent, why = default_opponent(deals=args.deals)
         blame = f"the default opponent {opponent} (pass --opponent to choose another)"
         print(f"koikoi play: {why}", file=sys.stderr)
     elif opponent is None:
         opponent = next(iter(find_models(models_root)), "heuristic")
         blame = f"the first model under --models {args.models}"
         print(f"koikoi play: playing {opponent}, the first model under --models {args.models}", file=sys.stderr)
-    games = Games(args.records, opponent, models_root=models_root, think=args.think)
+    games = Games(args.records, opponent, models_root=models_root, deals=args.deals)
     try:
         agent = games.opponents.load(opponent, seed=0)  # a bad opponent fails here, in one line, not in the page
     except ValueError as e:

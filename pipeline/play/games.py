@@ -24,11 +24,11 @@ class Games:
 
     def __init__(self, records_dir: str | Path, default_opponent: str, max_games: int = 256,
                  models_root: str | Path = MODELS_ROOT, max_unsaved: int = MAX_UNSAVED,
-                 think: str | None = None) -> None:
+                 deals: int | None = None) -> None:
         self.records_dir = Path(records_dir).resolve()
         self.max_games = max_games
         self.max_unsaved = max_unsaved
-        self.opponents = Opponents(default_opponent, models_root, think=think)  # think: koikoi play --think
+        self.opponents = Opponents(default_opponent, models_root, deals=deals)  # deals: koikoi play --deals
         self._lock = threading.Lock()
         self._games: OrderedDict[str, GameSession] = OrderedDict()  # live games, least recently used first
         self._unsaved: dict[str, GameSession] = {}  # dropped from the table, their record in memory only

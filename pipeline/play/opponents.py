@@ -15,6 +15,7 @@ import threading
 import time
 import types
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 
 from ..agents.base import Agent
@@ -25,6 +26,7 @@ from ..engine import random_observations
 from ..lineup.loader import load_agent
 from ..net.model_dir import MODEL_FILE, is_model_dir
 from ..params import ParamError, load_params
+from ..search.spec import parse_options
 
 # Trained models in the order the pipeline ranks them when no duel ratings say otherwise.
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
@@ -45,15 +47,15 @@ def _strongest(candidates: list[str], ratings: dict[str, dict[str, float]]) -> s
     return strongest(candidates, {c: ratings[key_name(c)] for c in candidates if key_name(c) in ratings})
 
 
-def search_options(root: Path = Path("."), think: str | None = None) -> str:
+def search_options(root: Path = Path("."), deals: int | None = None) -> str:
     """The options of the searcher the duels stage rates (params.yaml ``duels.search.options``), as measured; with
-    ``think`` (``koikoi play --think``), that extra time per searched decision (``with_think``)."""
+    ``deals`` (``koikoi play --deals``), that many deals per searched decision (``with_deals``)."""
     try:
         search = load_params(root / "params.yaml").duels.search
         options = search.options if search is not None else ""
     except ParamError:
         options = ""  # no readable params: the search defaults
-    return with_think(options, think)
+    return with_deals(options, deals)
 
 
 def _search_spec(model: str, options: str) -> str:
@@ -69,15 +71,21 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
     return _search_spec(_strongest(models, read_ratings(root)[1]), search_options(root) if options is None else options)
 
 
-def with_think(options: str, think: str | None) -> str:
-    """Search options with a think budget per searched decision added (``koikoi play --think``), unless ``think``
-    is None or they set one: without it a searcher plays as the duels measured it."""
-    return options if think is None or "think=" in options else "&".join(x for x in (options, f"think={think}") if x)
+def with_deals(options: str, deals: int | None) -> str:
+    """Search options with ``deals`` deals per searched decision (``koikoi play --deals``: more thinking than the duels
+    measured, or less); None: as they are, the searcher as measured. Options that do not parse are left as they are
+    (loading the agent names them)."""
+    if deals is None:
+        return options
+    try:
+        return replace(parse_options(options), deals=deals).query()
+    except ValueError:
+        return options
 
 
-def champion(root: Path = Path("."), think: str | None = None) -> tuple[str, str] | None:
+def champion(root: Path = Path("."), deals: int | None = None) -> tuple[str, str] | None:
     """The duels' champion (``results/duels/champion.json``) as the spec to serve, the measured agent itself (a
-    searcher with ``think`` added when given, ``with_think``), and one line saying what it is and its figure; None
+    searcher with ``deals`` set when given, ``with_deals``), and one line saying what it is and its figure; None
     without one whose model is present."""
     try:
         doc = json.loads((root / CHAMPION).read_text())
@@ -88,18 +96,18 @@ def champion(root: Path = Path("."), think: str | None = None) -> tuple[str, str
         return None
     if not isinstance(spec, str) or spec in BUILTIN or not is_model_dir(root / model_of(spec)):
         return None
-    served = _search_spec(split_spec(spec)[0], with_think(split_spec(spec)[1], think)) if is_search(spec) else spec
-    extra = f"; served with --think {think} per searched decision, so not as measured" if served != spec else ""
+    served = _search_spec(split_spec(spec)[0], with_deals(split_spec(spec)[1], deals)) if is_search(spec) else spec
+    extra = f"; served with --deals {deals} per searched decision, so not as measured" if served != spec else ""
     return served, f"playing the duels' champion {spec}: {figure} ({CHAMPION}{extra})"
 
 
-def default_opponent(root: Path = Path("."), think: str | None = None) -> tuple[str, str]:
+def default_opponent(root: Path = Path("."), deals: int | None = None) -> tuple[str, str]:
     """The opponent to serve and one line saying which and why (``koikoi play`` prints it): the duels' champion
     (``champion``); without one, the strongest trained agent present by the duels' ratings (``duel.strongest``:
     of the agents whose intervals overlap the best rated one's, the first of RL-WP, RL-Point, SL, then the searcher
-    over the strongest model), without ratings RL-WP, RL-Point, SL in that order; else heuristic. ``think``: the
-    extra time per searched decision of ``koikoi play --think`` (none: as measured)."""
-    crowned = champion(root, think)
+    over the strongest model), without ratings RL-WP, RL-Point, SL in that order; else heuristic. ``deals``: the
+    deals per searched decision of ``koikoi play --deals`` (none: as measured)."""
+    crowned = champion(root, deals)
     if crowned is not None:
         return crowned
     models = present_models(root)
@@ -107,7 +115,7 @@ def default_opponent(root: Path = Path("."), think: str | None = None) -> tuple[
         return "heuristic", (f"no trained model under {(root / MODELS_ROOT).resolve()} (run it in the project "
                              "directory, or pass --opponent DIR): playing the heuristic agent")
     ratings = read_ratings(root)[1]
-    spec = _strongest([*models, searcher(root, options=search_options(root, think))], ratings)
+    spec = _strongest([*models, searcher(root, options=search_options(root, deals))], ratings)
     return spec, (f"no champion in {CHAMPION} (run the duels stage): playing {spec}, the strongest by "
                   f"{RATINGS if ratings else 'the fixed order (no ratings either)'}")
 
@@ -148,11 +156,11 @@ class Opponents:
     for stays, whatever it holds)."""
 
     def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS,
-                 think: str | None = None) -> None:
+                 deals: int | None = None) -> None:
         self.default = default
         self.models_root = Path(models_root)
         self.max_networks = max_networks
-        self.search_options = search_options(think=think)  # params.yaml read once, not at every request
+        self.search_options = search_options(deals=deals)  # params.yaml read once, not at every request
         self._lock = threading.Lock()
         self._models: OrderedDict[tuple[str, str, int], tuple[Agent, int]] = OrderedDict()  # agent, networks
 
