@@ -151,38 +151,51 @@ def test_running_out_of_memory_is_no_compile_failure(trained, monkeypatch):
             NetPlayer(trained, inference=Inference("compile-fp32")).values(obs)
 
 
-def kernel_failing_under_compile(monkeypatch) -> list[int]:
-    """The fused encoder-layer kernel made to fail as torch 2.13's does under torch.compile (a stride check), and
-    to count its eager calls; returns the count."""
-    real, eager_calls = torch._transformer_encoder_layer_fwd, [0]
-
-    def kernel(*args, **kwargs):
-        if torch.compiler.is_compiling():
-            raise RuntimeError("expected stride to be 1 (the fused kernel under torch.compile)")
-        eager_calls[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(torch, "_transformer_encoder_layer_fwd", kernel)
-    return eager_calls
-
-
 def test_a_compiled_trunk_computes_what_the_eager_one_does(trained, monkeypatch):
-    """Dynamo really traces the trunks (dynamic batch sizes), off the fused kernel that fails under it (no
-    fallback noted), while the eager network keeps the kernel; the ``aot_eager`` backend keeps the test fast where
+    """Dynamo really traces the trunks (dynamic batch sizes); the ``aot_eager`` backend keeps the test fast where
     inductor would spend a minute generating C++."""
     real = torch.compile
     monkeypatch.setattr(torch, "compile", lambda fn, **kw: real(fn, backend="aot_eager", **kw))
     monkeypatch.setattr(inference, "_noted", set())
-    eager_calls = kernel_failing_under_compile(monkeypatch)
     obs, _ = heuristic_states(3, 11)
     player = NetPlayer(trained, inference=Inference("compile-fp32"))
     want = NetPlayer(trained).values(obs)
-    assert eager_calls[0] > 0  # the eager network runs the fused kernel
     for chunk in (obs[:1], obs[:7], obs):  # three batch sizes: one graph
         assert_fp32_close(player.values(chunk), want[:len(chunk)])
-    assert not inference._noted  # compiled, not fallen back to eager
+    assert not inference._noted
+
+
+def test_a_compiled_trunk_runs_off_the_fused_kernel_and_the_eager_ones_on_it(trained, monkeypatch):
+    """The fused encoder-layer kernel fails under torch.compile (a stride check, torch 2.13), so a compiled trunk's
+    layers must not take it, while eager networks keep it. Here the "compile" runs its function as it is, and the
+    kernel fails inside it (as the real one does where Dynamo traces it) and counts its other calls."""
+    compiling, eager_calls, real = [False], [0], torch._transformer_encoder_layer_fwd
+
+    def kernel(*args, **kwargs):
+        if compiling[0]:
+            raise RuntimeError("expected stride to be 1 (the fused kernel under torch.compile)")
+        eager_calls[0] += 1
+        return real(*args, **kwargs)
+
+    def compile(fn, **_):
+        def call(*args):
+            compiling[0] = True
+            try:
+                return fn(*args)
+            finally:
+                compiling[0] = False
+        return call
+
+    monkeypatch.setattr(torch, "_transformer_encoder_layer_fwd", kernel)
+    monkeypatch.setattr(torch, "compile", compile)
+    monkeypatch.setattr(inference, "_noted", set())
+    obs, _ = heuristic_states(1, 11)
+    want = NetPlayer(trained).values(obs)
+    assert eager_calls[0] > 0  # the eager network runs the fused kernel
+    assert_fp32_close(NetPlayer(trained, inference=Inference("compile-fp32")).values(obs), want)
+    assert not inference._noted  # the compiled trunks ran, off the kernel: no fallback
     before = eager_calls[0]
-    NetPlayer(trained).values(obs[:1])  # an eager network after it still has the kernel
+    NetPlayer(trained).values(obs)  # an eager network after it still has the kernel
     assert eager_calls[0] > before
 
 
