@@ -228,7 +228,9 @@ def play_job(job: PlayJob) -> PlayResult:
             found = search_targets(players[job.rollout.search], [obs[i] for i in branching])
             for i, f in zip(branching, found):
                 if f is not None:
-                    g, (actions[i], p) = group[i], f
+                    g, (a, p) = group[i], f
+                    if pi == 0:  # the searched network's own seat plays the choice (an SL seat keeps its move)
+                        actions[i] = a
                     g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
         elif branching:
             prior = values[branching]

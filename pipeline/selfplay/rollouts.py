@@ -33,7 +33,7 @@ class RolloutSpec:
     loss: str = "cross_entropy"  # cross_entropy (a distribution target) | logit_mse (a logit target, linear in rewards)
     samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again
     flat: bool = False  # no prior: the target is the rewards alone (softmax(reward / temperature), or their logits)
-    search: int | None = None  # the job's searcher (expert_it): picked decisions are searched, not branched
+    search: int | None = None  # the job's searcher over its player 0 (expert_it): picked decisions are searched
 
     def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
         """Whether this recorded decision branches (only where there is a choice)."""
