@@ -38,7 +38,10 @@ TINY_PARAMS = {
         "selfplay": {"workers": 0, "concurrency": 8, "inference": "fp32", "start_method": "spawn", "backend": "process",
                      "device": "cpu"},
         "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
-        "phase2": {"loops": 1, "self_play_fraction": 0.5, "pool_size": 2, "snapshot_every": 1},
+        "expert": {"decisions": ["discard", "pick", "koikoi"], "fraction": 0.2, "deals": 2, "k": 2, "z": 2.0,
+                   "rollout": "self", "anchor": "start", "anchor_weight": 1.0},
+        "phase2": {"loops": 1, "algorithm": "mc_dqn", "games_per_loop": 4, "self_play_fraction": 0.5, "pool_size": 2,
+                   "snapshot_every": 1, "pool_start": False, "gate_games": 0},
     },
 }
 

@@ -25,7 +25,7 @@ from .base import (
 )
 
 INITS = ("sl", "scratch")
-ALGORITHMS = ("mc_dqn", "rollout_pi")
+ALGORITHMS = ("mc_dqn", "rollout_pi", "expert_it")
 START_METHODS = ("spawn", "forkserver", "fork")
 BACKENDS = ("process", "ray")  # where self-play runs: local worker processes, or Ray tasks (executor.make_executor)
 EvalGames = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is played from both seats
@@ -84,6 +84,38 @@ class Rollout(Section):
         return [d for d in DECISION_NAMES if d in v]
 
 
+class Expert(Section):
+    """Expert iteration over the all-decision search (``expert_it``)."""
+
+    decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
+        description="decision types whose recorded decisions may be searched (expert_it)")
+    fraction: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
+        description="share of the recorded decisions of those types (with a choice) that are searched")
+    deals: Annotated[int, Field(ge=2, le=1024)] = Field(
+        description="deals a searched decision plays, shared by its candidates (the search's deals=)")
+    k: Annotated[int, Field(ge=0, le=50)] = Field(
+        description="candidates: the network's k likeliest legal actions (0: every one; the search's k=)")
+    z: PositiveFloat = Field(description="standard errors of paired gain worth one nat of prior (the search's z=)")
+    rollout: Annotated[str, Field(min_length=1)] = Field(
+        description="who plays the playouts: self (the searched network) or a rollout policy model directory")
+    anchor: Literal["start", "sl"] = Field(
+        description="the network the fit is anchored to by KL: the loop's starting network (start) or SL")
+    anchor_weight: Annotated[float, Field(ge=0.0, le=100.0)] = Field(
+        description="weight of KL(anchor || network) beside the cross-entropy to the improved policy")
+
+    @field_validator("decisions")
+    @classmethod
+    def _in_order(cls, v: list[str]) -> list[str]:
+        return [d for d in DECISION_NAMES if d in v]
+
+    @field_validator("k")
+    @classmethod
+    def _not_one(cls, v: int) -> int:
+        if v == 1:
+            raise ValueError("must be 0 (every legal action) or >= 2 (one candidate leaves nothing to search)")
+        return v
+
+
 class Epsilon(Section):
     start: Share = tuned({"low": 0.05, "high": 0.5}, ("mc_dqn",), description="exploration rate of the first loop")
     end: Share = tuned({"low": 0.0, "high": 0.05}, ("mc_dqn",), description="exploration rate of the last loop (linear "
@@ -113,16 +145,26 @@ class Phase1(Section):
 
 class Phase2(Section):
     loops: Count = Field(description="self-play loops (0: phase 1's model, evaluated and registered)")
+    algorithm: Literal[ALGORITHMS] = Field(description="phase 2's algorithm (rl.algorithm is phase 1's)")
+    games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        description="games played per phase-2 loop (rl.games_per_loop is phase 1's)")
     self_play_fraction: Share = Field(description="share of games against itself; the rest against a past "
                                       "snapshot")
     pool_size: Positive = Field(description="past snapshots kept as opponents")
-    snapshot_every: Positive = Field(description="loops between snapshots")
+    snapshot_every: Positive = Field(description="loops between snapshots (a snapshot is first played two loops on, "
+                                     "once the learner has moved from it)")
+    pool_start: bool = Field(description="the pool opens with the network phase 1 started from (SL under init: "
+                             "sl) beside phase 1's model")
+    gate_games: Annotated[int, Field(ge=0, le=MAX_GAMES, multiple_of=2)] = Field(
+        description="duplicate games a snapshot plays against the learner before it is first played; it stays in "
+                    "the pool only if it held its own (0: no duel, every snapshot stays)")
 
 
 class RLParams(Section):
     seed: Seed = Field(description="seed of deals, exploration, batch order and dropout (with phase and loop)")
     algorithm: Literal[ALGORITHMS] = Field(
-        description="rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN (docs/rl.md)")
+        description="phase 1's algorithm: rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN; "
+                    "expert_it: expert iteration over the search (docs/rl.md)")
     init: Literal[INITS] = Field(description="start from the SL weights, or from fresh weights (the paper)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([896, 1792, 3584],
                                                                      description="games played per loop")
@@ -135,6 +177,7 @@ class RLParams(Section):
     augment: bool = Field(description="relabel the interchangeable months (4/5, 6/10) in a random half of each "
                           "training batch")
     rollout: Rollout = Field(description="rollout targets (rollout_pi only)")
+    expert: Expert = Field(description="searched targets (expert_it only)")
     epsilon: Epsilon = Field(description="epsilon-greedy exploration of the learner")
     reward_scale: RewardScale = Field(description="round reward scale per reward model")
     wp_baseline: Share = Field(description="subtracted from P(win) in the RL-WP reward (the paper: 0)")
@@ -159,6 +202,14 @@ class RLParams(Section):
                              f"got {self.selfplay.workers}")
         return self
 
+    def algorithm_of(self, phase: int) -> str:
+        """The algorithm phase ``phase`` trains with."""
+        return self.algorithm if phase == 1 else self.phase2.algorithm
+
+    def games_of(self, phase: int) -> int:
+        """The games of one loop of phase ``phase``."""
+        return self.games_per_loop if phase == 1 else self.phase2.games_per_loop
+
     @property
     def total_loops(self) -> int:
         return self.phase1.loops + self.phase2.loops
@@ -171,7 +222,11 @@ class RLParams(Section):
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
         """What a checkpoint must match to be resumed: everything but budgets and how play is executed. The devices
         are in ``extra`` as resolved (``rl.execution.execution_key``): ``auto`` means another device elsewhere."""
-        d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"}, "phase2": {"loops"},
+        # phase 1 never reads phase 2's section (nor rl.expert unless it runs expert_it): a tuned phase 2 (a long
+        # profile) resumes a finished phase 1 instead of training it again
+        phase2_only = {"phase2": True, **({"expert": True} if self.algorithm != "expert_it" else {})}
+        d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"},
+                                     **(phase2_only if phase == 1 else {"phase2": {"loops"}}),
                                      "train_threads": True, "learner_device": True, "final_eval_games": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})

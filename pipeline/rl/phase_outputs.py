@@ -17,7 +17,7 @@ def finish_phase(c: PhaseConfig, algorithm: Algorithm, net: torch.nn.Module, sl_
     """Write the phase's outputs from its final state (``state.final``: the end-of-phase evaluation); returns the
     summary."""
     final = state.final
-    summary = {"phase": c.phase, "variant": c.variant, "algorithm": c.params.algorithm, "loops": state.loop,
+    summary = {"phase": c.phase, "variant": c.variant, "algorithm": c.params.algorithm_of(c.phase), "loops": state.loop,
                "games": state.games, "global_loops": state.loop_offset + state.loop,
                "global_games": state.games_offset + state.games, "win_rate": final["win_rate"],
                "ci95": [final["ci_low"], final["ci_high"]], "point_diff": final["point_diff"],

@@ -71,7 +71,8 @@ class LoopCounters:
     stop_reason: str = ""
     run_id: str | None = None
     winprob: dict | None = None
-    snapshots: list[int] = field(default_factory=list)
+    snapshots: list[int] = field(default_factory=list)  # phase 2's pool (``pool.SnapshotPool``)
+    gated: list[int] = field(default_factory=list)  # the pool's snapshots that held their own against the learner
     final: dict | None = None  # the end-of-phase evaluation (rl.final_eval_games), once made
     epsilon: float = 0.0
     seconds: float = 0.0
@@ -113,7 +114,7 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, dict |
     """Fresh start: the starting weights, state, optimizer state and replay (phase 2: phase 1's)."""
     state = LoopCounters(fingerprint=fp)
     opt_state, meta, replay = None, {}, []
-    algorithm = algorithm_for(cfg.params)
+    algorithm = algorithm_for(cfg.params, cfg.phase)
     if cfg.phase == 1:
         net = algorithm.initial_net(load_model(cfg.sl_dir)[0], cfg.params)
     else:
@@ -129,7 +130,8 @@ def _initial(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, dict |
         if prev is not None and prev.is_file() and (
                 ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
             opt_state = ck.get("optimizer")  # continue Adam's moments across the phase boundary
-            replay = ck.get("replay", [])  # phase 2 fits its samples beside phase 1's last loops'
+            if cfg.params.algorithm_of(2) == cfg.params.algorithm_of(1):  # targets of the same kind only
+                replay = ck.get("replay", [])  # phase 2 fits its samples beside phase 1's last loops'
             if _same_weights(ck["model"], net):  # phase 1's final evaluation, on the deals phase 2's would play:
                 state.final = ck["state"].get("final")  # kept while phase 2 trains no loop (cleared when it does)
     if cfg.variant == "wp":
@@ -152,20 +154,23 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool
                       read_training_state, usable=lambda c: c["state"]["loop"] <= cfg.budget)
     if ck is not None:
         # the SL architecture only (eval mode, as load_model gives it): the checkpoint's weights replace its own
-        net = algorithm_for(cfg.params).initial_net(KoiKoiNet(load_config(cfg.sl_dir)[0]).eval(), cfg.params)
+        algorithm = algorithm_for(cfg.params, cfg.phase)
+        net = algorithm.initial_net(KoiKoiNet(load_config(cfg.sl_dir)[0]).eval(), cfg.params)
         net.load_state_dict(ck["model"])
-        learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
+        learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm, augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
         return learner, LoopCounters(**ck["state"]), True, ck.get("replay", [])
     net, state, opt_state, replay = _initial(cfg, fp)
-    learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params), augment=cfg.params.augment)
+    learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params, cfg.phase),
+                            augment=cfg.params.augment)
     if opt_state is not None:
         learner.configure_optimizers().load_state_dict(opt_state)
     return learner, state, False, replay
 
 
 def snapshot_path(cfg: PhaseConfig, loop: int) -> Path:
-    return cfg.ckpt_dir / f"snapshot-{loop:05d}.pt"
+    """A snapshot's file: ``snapshot-<loop>.pt``, and ``snapshot-start.pt`` for the network phase 1 started from."""
+    return cfg.ckpt_dir / ("snapshot-start.pt" if loop < 0 else f"snapshot-{loop:05d}.pt")
 
 
 def save_snapshot(cfg: PhaseConfig, net: nn.Module, loop: int) -> None:

@@ -24,13 +24,13 @@ from .phase_state import RUN_RECORD, LoopCounters, PhaseConfig
 EXPERIMENT = "rl"
 
 
-def loss_units(p: RLParams, variant: str) -> dict[str, str]:
+def loss_units(p: RLParams, variant: str, phase: int = 1) -> dict[str, str]:
     """What ``loss/<decision>`` is measured in, per decision type, under these params and reward model."""
     scale = getattr(p.reward_scale, variant)
     reward = (f"round points x {scale:g}" if variant == "point"
               else f"(win probability after the round - {p.wp_baseline:g}) x {scale:g}")
     mse = f"mean squared error of the taken action's value against the round reward, in ({reward})^2"
-    return algorithm_for(p).loss_units(p, mse)
+    return algorithm_for(p, phase).loss_units(p, mse)
 
 
 class PhaseTracker:
@@ -52,10 +52,11 @@ class PhaseTracker:
             state.run_id = run_id
             mlflow.set_tag("resumed_after_loop", state.loop)
             return
-        units = loss_units(cfg.params, cfg.variant)
+        units = loss_units(cfg.params, cfg.variant, cfg.phase)
         tags = {**owner_tags(), **{f"units.loss/{d}": u for d, u in units.items()},
                 "mlflow.note.content": "\n".join(
-                    [f"RL phase {cfg.phase}, reward model {cfg.variant}, algorithm {cfg.params.algorithm}.", "",
+                    [f"RL phase {cfg.phase}, reward model {cfg.variant}, "
+                     f"algorithm {cfg.params.algorithm_of(cfg.phase)}.", "",
                      "`eval/win_rate`: greedy learner vs SL on `eval/games` duplicate-deal games, with its 95% "
                      "interval `eval/ci_low`..`eval/ci_high`; `eval/point_diff` in points per game.", ""]
                     + [f"- `loss/{d}`: {u}" for d, u in units.items()])}

@@ -1,7 +1,7 @@
 """The RL training loop: phase 1 against the frozen SL agent, phase 2 by self-play and past snapshots.
 
-A loop: play ``games_per_loop`` games epsilon-greedily (batched, on the executor's workers), turn
-each recorded round into samples, make ``rl.epochs`` Lightning passes over them and the last
+A loop: play ``games_per_loop`` games (phase 2: ``phase2.games_per_loop``) epsilon-greedily (batched, on the
+executor's workers), turn each recorded round into samples, make ``rl.epochs`` Lightning passes over them and the last
 ``rl.replay`` loops' samples (``experience.Replay``), then keep them for the replay or drop them. Every
 ``eval_every`` loops the greedy learner plays ``eval_games`` duplicate-deal games against the SL
 agent (each deal from both seats) for the learning curve (the paper's Fig. 6).
@@ -38,7 +38,7 @@ from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
 from .algorithms import algorithm_for
 from .devices import execution_key, resolve_devices
-from .evaluation import curve_row, evaluate
+from .evaluation import Evaluation, curve_row, evaluate
 from .experience import Replay
 from .learner import PolicyLearner, SampleBuffer, fit_pass
 from .phase_outputs import finish_phase
@@ -48,13 +48,23 @@ from .phase_state import (
     LoopCounters,
     PhaseConfig,
     eval_seed,
-    load_snapshot,
     loop_seed,
-    save_snapshot,
     snapshot_path,
     start_or_resume,
 )
 from .phase_tracking import PhaseTracker
+from .pool import SnapshotPool, held_its_own, snapshot_name
+
+
+def search_metrics(result: PlayResult) -> dict[str, float]:
+    """A loop's searched decisions (expert_it): how many, how many changed the network's move, seconds each."""
+    stats = {k.split(".", 1)[1]: v for k, v in result.player_stats.items()}
+    n = stats.get("searched", 0)
+    if not n:
+        return {}
+    return {"search/decisions": n, "search/changed": stats.get("changed", 0) / n,
+            "search/seconds_per_decision": stats.get("search_seconds", 0.0) / n}
+
 
 __all__ = ["CURVE_FILE", "STATE_FILE", "PhaseConfig", "PhaseRunner", "LoopCounters"]
 
@@ -78,7 +88,7 @@ class PhaseRunner:
         sp = self.p.selfplay
         self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, self.devices.play)
         self.sl_spec = NetSpec.from_net(self.sl_net, "sl")
-        self.algorithm = algorithm_for(self.p)
+        self.algorithm = algorithm_for(self.p, cfg.phase)
         self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them
 
     def _say(self, msg: str) -> None:
@@ -98,14 +108,16 @@ class PhaseRunner:
         games = []
         if c.phase == 1:
             players = (me, self.sl_spec)
-            for i in range(p.games_per_loop):
+            for i in range(p.games_of(1)):
                 seats = (0, 1) if i % 2 == 0 else (1, 0)
                 games.append(GameSpec(base + i, seats, (seats[0] == 0 or p.phase1.record_sl,
                                                         seats[1] == 0 or p.phase1.record_sl)))
         else:
-            pool = [self._player(load_snapshot(self.cfg, learner.net, s), f"snapshot-{s}") for s in state.snapshots]
+            pool = [self._player(net, snapshot_name(s)) for s, net in self.pool.opponents(
+                learner.net, lambda net, s: self._gate(learner, net, s, loop))]
+            self.loop_metrics.update({"pool/size": len(state.snapshots), "pool/opponents": len(pool)})
             players = (me, *pool)
-            for i in range(p.games_per_loop):
+            for i in range(p.games_of(2)):
                 if not pool or rng.random() < p.phase2.self_play_fraction:
                     games.append(GameSpec(base + i, (0, 0), (True, True)))
                 else:
@@ -114,16 +126,23 @@ class PhaseRunner:
                     games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = getattr(p.reward_scale, c.variant)
-        players, rollout = self.algorithm.rollout_spec(players, self.sl_spec, c.variant)
+        reward = RewardModel(c.variant, scale, table, p.wp_baseline)
+        players, rollout = self.algorithm.rollout_spec(players, self.sl_spec, c.variant, reward=reward,
+                                                       seed=loop_seed(p, c.phase, loop, 3))
         return PlayJob(players=players, games=tuple(games), inference=self.inference,
-                       concurrency=p.selfplay.concurrency, reward=RewardModel(c.variant, scale, table, p.wp_baseline),
-                       rollout=rollout, explore_seed=base)
+                       concurrency=p.selfplay.concurrency, reward=reward, rollout=rollout, explore_seed=base)
 
-    def _save_snapshot(self, learner: PolicyLearner, state: LoopCounters) -> None:
-        save_snapshot(self.cfg, learner.net, state.loop)
-        state.snapshots.append(state.loop)
-        while len(state.snapshots) > self.p.phase2.pool_size:  # files go after the next checkpoint no longer lists them
-            self._dropped.append(state.snapshots.pop(0))
+    def _gate(self, learner: PolicyLearner, net: torch.nn.Module, snapshot: int, loop: int) -> Evaluation:
+        """A snapshot's duel against the learner before it is first played (``pool``), logged."""
+        p = self.p
+        ev = evaluate(self.executor, self._player(net, snapshot_name(snapshot)), self._player(learner.net, "learner"),
+                      p.phase2.gate_games, loop_seed(p, self.cfg.phase, loop, 4), self.inference,
+                      p.selfplay.concurrency, self.cfg.progress, desc=f"{snapshot_name(snapshot)} vs learner")
+        lo, hi = ev.ci95
+        self._say(f"loop {loop}: {snapshot_name(snapshot)} vs learner {ev.win_rate:.3f} [{lo:.3f}, {hi:.3f}] over "
+                  f"{ev.result.games} games: {'kept' if held_its_own(ev) else 'dropped'}")
+        self.loop_metrics[f"pool/gate_win_rate/{snapshot_name(snapshot)}"] = ev.win_rate
+        return ev
 
     def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
         t0 = time.perf_counter()
@@ -184,8 +203,9 @@ class PhaseRunner:
                 tracker.metrics({f"eval/{k}": row[k] for k in ("win_rate", "point_diff", "ci_low", "ci_high")},
                                 row["loop"])
             self._checkpoint(learner, state)
-        if c.phase == 2 and not state.snapshots:
-            self._save_snapshot(learner, state)  # the phase-1 result opens the opponent pool
+        self.pool = SnapshotPool(c, state, self._dropped)
+        if c.phase == 2 and state.loop == 0 and not state.snapshots:  # phase 1's result (and start) open the pool
+            self.pool.open(learner.net, algorithm_for(p, 1).initial_net(self.sl_net, p))
 
         loops = progress_bar(total=budget, initial=state.loop, desc=f"rl_phase{c.phase}[{c.variant}] loops",
                              unit="loop", enabled=c.progress and budget > state.loop)  # a log's line a minute
@@ -194,21 +214,24 @@ class PhaseRunner:
             state.final = None  # a raised budget trains on: the old final evaluation no longer applies
             loop = state.loop + 1
             epsilon = p.epsilon_at(state.loop_offset + state.loop)
+            self.loop_metrics: dict[str, float] = {}
+            games = p.games_of(c.phase)
             result, play_s = self._play(self._loop_job(learner, state, loop, epsilon),
                                         f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
             buffer = SampleBuffer([*self.replay.samples(), *result.samples], self.replay.encoded())
             torch.manual_seed(loop_seed(p, c.phase, loop, 1))  # dropout
+            learner.algorithm.start_loop(learner.net, self.sl_net)  # e.g. expert_it's anchor: the loop's start
             losses = fit_pass(learner, buffer, p.batch_size, loop_seed(p, c.phase, loop, 2), self.train_precision,
                               progress=c.progress, epochs=p.epochs, accelerator=self.accelerator)
             n = len(result.samples)  # kept encoded with the replay: the loops that replay them encode them no more
             self.replay.add(result.samples, buffer.encode().since(len(buffer) - n) if n else None)
-            metrics = {**losses, "epsilon": epsilon, "play/games_per_s": p.games_per_loop / play_s,
-                       "play/samples": len(result.samples),
-                       "train/samples": len(buffer), "play/mean_batch": result.mean_batch}
+            metrics = {**losses, **learner.algorithm.fit_metrics(), **self.loop_metrics, **search_metrics(result),
+                       "epsilon": epsilon, "play/games_per_s": games / play_s, "play/samples": len(result.samples),
+                       "train/samples": len(buffer), "play/mean_batch": result.mean_batch, "play/seconds": play_s}
             del buffer, result  # beyond the replay's loops, samples are dropped: the next loop plays anew
-            state.loop, state.games, state.epsilon = loop, state.games + p.games_per_loop, epsilon
+            state.loop, state.games, state.epsilon = loop, state.games + games, epsilon
             if c.phase == 2 and loop % p.phase2.snapshot_every == 0:
-                self._save_snapshot(learner, state)
+                self.pool.add(learner.net, loop)  # first played two loops on, once the learner moved from it
             if loop % p.eval_every == 0 or loop == budget:
                 row = self._evaluate(learner, state, f"phase {c.phase} {c.variant} loop {loop} eval")
                 state.evals.append(row["win_rate"])
@@ -216,7 +239,7 @@ class PhaseRunner:
                 self._say(f"loop {loop}/{budget}: win rate {row['win_rate']:.3f} "
                           f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}], "
                           f"point diff {row['point_diff']:+.2f} vs SL, eps {epsilon:.3f}, "
-                          f"{p.games_per_loop / play_s:.1f} games/s")
+                          f"{games / play_s:.1f} games/s")
             state.seconds += time.perf_counter() - t0
             metrics["loop_seconds"] = time.perf_counter() - t0
             if tracker:

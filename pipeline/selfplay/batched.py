@@ -20,6 +20,10 @@ The sample's target is ``softmax(prior + reward / temperature)`` over the legal 
 being the recording player's own outputs at the decision (a soft policy-iteration step), or those of
 an anchor network (``RolloutSpec.anchor``: the SL policy, so the targets do not compound from loop
 to loop and the learner stays a KL-regularised improvement of SL).
+
+Searched targets (``RolloutSpec.search``, the ``expert_it`` algorithm): the picked decisions are searched by the
+job's searcher instead (``rollouts.search_targets``, all of a step's at once), the game plays the search's choice,
+and the sample's target is the softmax of the search's improved policy.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from ..net.inference import FP32, Inference
 from .playout import Playout, branch, finished, pending_groups
 from .reporting import report_progress
 from .rewards import RewardModel
-from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, target
+from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, search_targets, target
 
 
 class Sample(NamedTuple):
@@ -220,7 +224,15 @@ def play_job(job: PlayJob) -> PlayResult:
                         g.trace.append((g.state.round, g.state.player, o, actions[i]))
                     elif job.rollout.branches(o, g.rng):
                         branching.append(i)
-        if branching:
+        if branching and job.rollout.search is not None:  # expert_it: the search's choice, its policy the target
+            found = search_targets(players[job.rollout.search], [obs[i] for i in branching])
+            for i, f in zip(branching, found):
+                if f is not None:
+                    g, (a, p) = group[i], f
+                    if pi == 0:  # the searched network's own seat plays the choice (an SL seat keeps its move)
+                        actions[i] = a
+                    g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
+        elif branching:
             prior = values[branching]
             if job.rollout.anchor is not None:  # the targets tilt the anchor's outputs, not the player's
                 prior = players[job.rollout.anchor].values([obs[i] for i in branching])

@@ -1,4 +1,5 @@
-"""Rollout targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth.
+"""Rollout targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth;
+and the searched targets of ``expert_it`` (``search_targets``), kept as filled ``Pending`` decisions.
 
 ``batched.play_job`` clones a game once per legal action at a branching decision and plays the
 clones to the end of the round (``playout``, the rollout engine); this module holds the bookkeeping:
@@ -8,6 +9,8 @@ a :class:`Pending` decision with one reward slot per branched action, the :class
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -30,6 +33,7 @@ class RolloutSpec:
     loss: str = "cross_entropy"  # cross_entropy (a distribution target) | logit_mse (a logit target, linear in rewards)
     samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again
     flat: bool = False  # no prior: the target is the rewards alone (softmax(reward / temperature), or their logits)
+    search: int | None = None  # the job's searcher over its player 0 (expert_it): picked decisions are searched
 
     def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
         """Whether this recorded decision branches (only where there is a choice)."""
@@ -60,6 +64,28 @@ class Link(NamedTuple):
     slot: int
     round: int
     player: int
+
+
+def search_targets(searcher: Any, observations: Sequence[Observation]) -> list[tuple[int, Pending] | None]:
+    """Per observation, the search's choice and its improved policy as a filled ``Pending`` (prior: the policy's
+    logits over the legal actions, no reward: ``target`` is its softmax); None where the searcher has nothing to
+    search (one candidate). ``searcher``: a ``search.player.SearchPlayer``, its counters kept as its own searches'."""
+    scores = searcher.model.values(observations)
+    rows = [i for i, o in enumerate(observations) if searcher.searches(o, scores[i])]
+    out: list[tuple[int, Pending] | None] = [None] * len(observations)
+    if not rows:
+        return out
+    t0 = time.perf_counter()
+    choice, policy = searcher.improve([observations[i] for i in rows], scores[rows])
+    searcher.search_seconds += time.perf_counter() - t0
+    searcher.searched += len(rows)
+    searcher.changed += int((choice.argmax(axis=1) != scores[rows].argmax(axis=1)).sum())
+    for i, c, q in zip(rows, choice, policy):
+        legal = np.flatnonzero(np.isfinite(q)).tolist()
+        p = Pending(legal, q[legal].astype(np.float64))
+        p.left = 0
+        out[i] = (int(c.argmax()), p)
+    return out
 
 
 def round_reward(s: GameState, rnd: int, player: int, reward: RewardModel) -> float:

@@ -7,9 +7,12 @@ import torch
 from pipeline.params import parse_params
 from pipeline.params.rl import ALGORITHMS as PARAM_NAMES
 from pipeline.rl.algorithms import ALGORITHMS, algorithm_for
+from pipeline.rl.algorithms.expert_iteration import ExpertIteration
 from pipeline.rl.algorithms.mc_dqn import MonteCarloDQN
 from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.learner import collate
+from pipeline.search.player import SearchSpec
+from pipeline.selfplay.rewards import RewardModel
 
 
 def test_every_params_name_has_its_algorithm():
@@ -24,9 +27,12 @@ def test_the_params_pick_the_algorithm_and_its_rollouts(params, make_net):
     for name in ALGORITHMS:
         params["rl"]["algorithm"] = name
         algorithm = algorithm_for(parse_params(params).rl)
-        players, rollout = algorithm.rollout_spec((me,), sl, "point")
+        players, rollout = algorithm.rollout_spec((me,), sl, "point", reward=RewardModel("point"), seed=3)
         if name == "mc_dqn":
             assert isinstance(algorithm, MonteCarloDQN) and players == (me,) and rollout is None
+        elif name == "expert_it":  # a searcher over the learner rides along unseated; it picks no branch
+            assert isinstance(algorithm, ExpertIteration) and players[:1] == (me,) and rollout.search == 1
+            assert isinstance(players[1], SearchSpec) and players[1].base == me and players[1].seed == 3
         else:  # the SL net rides along unseated as the rollouts' prior (rl.rollout.prior: sl)
             assert isinstance(algorithm, RolloutPolicyIteration) and players == (me, sl) and rollout.anchor == 1
         assert set(algorithm.loss_units(parse_params(params).rl, "mse")) == {"discard", "pick", "koikoi"}

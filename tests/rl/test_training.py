@@ -132,9 +132,9 @@ def test_end_to_end_winprob_phase1_phase2_with_mlflow(project, params):
 def test_phase2_plays_itself_and_its_snapshots_never_sl(project, params, monkeypatch):
     from pipeline.rl import training
 
-    params["rl"]["algorithm"] = "rollout_pi"  # the defaults': SL rides along as the rollouts' prior
+    params["rl"]["algorithm"] = params["rl"]["phase2"]["algorithm"] = "rollout_pi"  # SL rides along as the prior
     params["rl"]["phase1"]["loops"] = 1
-    params["rl"]["phase2"]["loops"] = 2
+    params["rl"]["phase2"].update(loops=2, self_play_fraction=0.0)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     jobs = []
     original_play = training.PhaseRunner._play
@@ -146,6 +146,9 @@ def test_phase2_plays_itself_and_its_snapshots_never_sl(project, params, monkeyp
     assert run["games"] == 8 and run["eval_games"] == 4  # phase 2's own final evaluation, on its model
     seated = [job.players[i].name for job in jobs for g in job.games for i in g.seats]
     assert "sl" not in seated and "learner" in seated and "snapshot-0" in seated
+    # loop 1: the only snapshot is phase 1's model, the learner itself: no pool game; loop 2: it has moved on
+    assert [{job.players[i].name for g in job.games for i in g.seats} for job in jobs] == [
+        {"learner"}, {"learner", "snapshot-0"}]
     assert all(job.players[job.rollout.anchor].name == "sl" for job in jobs)  # unseated: the prior only
     rows = _curve(project / "results/rl/point/curve.csv")  # phase 1's curve, then phase 2's loops against SL
     assert [int(r["loop"]) for r in rows] == [0, 1, 2, 3] and [int(r["games"]) for r in rows] == [0, 4, 8, 12]

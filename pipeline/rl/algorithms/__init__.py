@@ -5,15 +5,18 @@ from __future__ import annotations
 
 from ...params import RLParams
 from .base import Algorithm
+from .expert_iteration import ExpertIteration
 from .mc_dqn import MonteCarloDQN
 from .rollout_pi import RolloutPolicyIteration
 
 ALGORITHMS = {  # rl.algorithm -> its class (``from_params(rl) -> Algorithm``)
     "mc_dqn": MonteCarloDQN,
     "rollout_pi": RolloutPolicyIteration,
+    "expert_it": ExpertIteration,
 }
 
 
-def algorithm_for(p: RLParams) -> Algorithm:
-    """The algorithm ``rl.algorithm`` names, configured by the ``rl`` section."""
-    return ALGORITHMS[p.algorithm].from_params(p)
+def algorithm_for(p: RLParams, phase: int = 1) -> Algorithm:
+    """The algorithm phase ``phase`` trains with (``rl.algorithm``, ``rl.phase2.algorithm``), configured by the ``rl``
+    section."""
+    return ALGORITHMS[p.algorithm_of(phase)].from_params(p)

@@ -1,7 +1,8 @@
 """What an RL algorithm is to the training loop: the network it fits and how that network plays, what self-play
 records for it, the loss its samples are fitted with, and what that loss is measured in.
 
-``PolicyAlgorithm`` is what the algorithms that fit the policy network itself share (``rollout_pi``, ``mc_dqn``):
+``PolicyAlgorithm`` is what the algorithms that fit the policy network itself share (``rollout_pi``, ``mc_dqn``,
+``expert_it``):
 the learner's network is the policy."""
 
 from __future__ import annotations
@@ -18,16 +19,25 @@ from ...net.model import KoiKoiNet
 from ...net.modelio import load_model, save_model
 from ...params import RLParams
 from ...selfplay.policies import NetSpec
+from ...selfplay.rewards import RewardModel
 from ...selfplay.rollouts import RolloutSpec
 
 
 class Algorithm(Protocol):
     """One ``rl.algorithm`` (a module of this package, named in ``ALGORITHMS``)."""
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec,
-                     variant: str) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
-        """A loop's players (``sl`` added where the algorithm needs it unseated) and the rollouts its games branch
-        into (``None``: plain games)."""
+    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                     seed: int = 0) -> tuple[tuple[PlayerSpec, ...], RolloutSpec | None]:
+        """A loop's players (``sl`` or a searcher added where the algorithm needs one unseated) and the rollouts or
+        searches its games make (``None``: plain games); ``reward`` and ``seed``: the loop's (a searcher's)."""
+        ...
+
+    def start_loop(self, net: nn.Module, sl: KoiKoiNet) -> None:
+        """Called before a loop's fit with the network it starts from (an anchor to keep)."""
+        ...
+
+    def fit_metrics(self) -> dict[str, float]:
+        """Metrics of the last fit beyond its per-type losses."""
         ...
 
     def loss(self, net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -59,6 +69,12 @@ class Algorithm(Protocol):
 
 class PolicyAlgorithm:
     """The hooks of an algorithm that fits the policy network itself (from the SL weights, or fresh ones)."""
+
+    def start_loop(self, net: nn.Module, sl: KoiKoiNet) -> None:
+        return None  # nothing kept between loops
+
+    def fit_metrics(self) -> dict[str, float]:
+        return {}
 
     def initial_net(self, sl: KoiKoiNet, p: RLParams) -> nn.Module:
         if p.init == "scratch":

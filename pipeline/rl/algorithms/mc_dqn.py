@@ -11,6 +11,7 @@ from ...engine import DECISION_NAMES
 from ...net.model import KoiKoiNet
 from ...params import RLParams
 from ...selfplay.policies import NetSpec
+from ...selfplay.rewards import RewardModel
 from ...selfplay.rollouts import RolloutSpec
 from .base import PolicyAlgorithm, taken_action_mse
 
@@ -21,8 +22,8 @@ class MonteCarloDQN(PolicyAlgorithm):
     def from_params(cls, p: RLParams) -> MonteCarloDQN:
         return cls()
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec,
-                     variant: str) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
+    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                     seed: int = 0) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
         return players, None
 
     def loss(self, net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:

@@ -20,6 +20,7 @@ from ...net.model import KoiKoiNet
 from ...params import RLParams
 from ...params.rl import Rollout
 from ...selfplay.policies import NetSpec
+from ...selfplay.rewards import RewardModel
 from ...selfplay.rollouts import RolloutSpec
 from .base import PolicyAlgorithm, taken_action_mse
 
@@ -33,8 +34,8 @@ class RolloutPolicyIteration(PolicyAlgorithm):
     def from_params(cls, p: RLParams) -> RolloutPolicyIteration:
         return cls(p.rollout.loss, p.rollout)
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec,
-                     variant: str) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
+    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                     seed: int = 0) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
         r = self.rollout
         anchor = None
         if r.prior == "sl":  # the SL net rides along unseated in phase 2
