@@ -1,4 +1,4 @@
-"""``koikoi tune``: an Optuna study over the SL (or RL) hyperparameters, tracked in MLflow.
+"""``koikoi tune``: an Optuna study over the SL (or RL) hyperparameters or a searcher's options, tracked in MLflow.
 
 Unset options come from the ``tune`` section of params.yaml. Running the same command again resumes
 the study. ``--apply`` merges the study's ``best_params.yaml`` into params.yaml (alone: without
@@ -21,9 +21,10 @@ from ..tune import apply
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tune", help="hyperparameter search (Optuna) over SL or RL params, tracked in MLflow",
+    p = sub.add_parser("tune", help="hyperparameter search (Optuna) over SL or RL params or a searcher's options, "
+                       "tracked in MLflow",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", choices=("sl", "rl"), help="what to tune (default: tune.target)")
+    p.add_argument("--target", choices=("sl", "rl", "search"), help="what to tune (default: tune.target)")
     p.add_argument("--trials", type=int_range(0), help="trials to add in this session; 0 rewrites the outputs only "
                    "(default: tune.trials, or none with --apply)")
     p.add_argument("--max-epochs", type=int_range(1), help="SL epochs per trial (default: tune.max_epochs)")
@@ -83,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
             best = report.read_best(out_root / cfg.study_name)
             print(f"best params: {out_root / cfg.study_name / report.BEST_FILE}")
             print(f"apply with `{apply_line(args, cfg.study_name)}`, or try them with\n  {apply.exp_run_line(best)}")
+            if cfg.target == "search" and "best_spec" in summary:  # picked on the trials' deals: confirm on fresh ones
+                print(f"confirm it on fresh deals with\n  "
+                      f"{apply.confirm_line(summary['best_spec'], summary['budget'], params)}")
     except (ValueError, FileNotFoundError) as e:
         raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
     print(json.dumps(summary))

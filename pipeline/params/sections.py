@@ -273,8 +273,39 @@ class TuneRLBudget(Section):
     variant: Literal["point", "wp"] = Field(description="the reward model RL trials train")
 
 
+TUNED_SEARCH = ("k", "deals", "z", "rollout")  # the search options a search study samples by default
+
+
+class TuneSearchParams(Section):
+    model: str = Field(description="model directory the tuned searcher searches with (search:<model>?...)")
+    opponent: str = Field(description="agent spec each trial's searcher duels (models/sl); the game format, "
+                          "device and inference setup are the duels stage's (duels.rounds, points, device, inference)")
+    games: Games = Field(description="games of each trial's duel, on the same deals for every trial (each deal twice, "
+                         "seats swapped)")
+    seed: Seed = Field(description="first deal seed of every trial's duel (the agents are seeded from it too): keep "
+                       "its deals apart from those that confirm the study's best (duels.seed)")
+    rollout: str | None = Field(description="rollout model directory a trial may play its playouts with "
+                                "(rollout=<it> or rollout=self); null: rollout=self only")
+    options: str = Field(description="search options every trial keeps, as in a search:<model>?<options> spec, e.g. "
+                         "decisions=discard,pick,koikoi&reward=wp (none of the tuned k, deals, z, rollout)")
+    workers: Count = Field(description="processes of each trial's duel (0: in this process)")
+
+    @field_validator("options")
+    @classmethod
+    def _options_parse(cls, v: str) -> str:
+        try:
+            parse_options(v)
+        except ValueError as e:
+            raise ValueError(f"is not valid: {e}") from None
+        named = [k for k in TUNED_SEARCH if any(part.split("=", 1)[0] == k for part in v.split("&"))]
+        if named:
+            raise ValueError(f"must not name {named[0]}, which the study samples (narrow or fix it in "
+                             f"tune.space.search), got {v!r}")
+        return v
+
+
 class TuneParams(Section):
-    target: Literal["sl", "rl"] = Field(description="what the study tunes")
+    target: Literal["sl", "rl", "search"] = Field(description="what the study tunes")
     trials: Count | None = Field(description="trials added per session; null: until timeout")
     max_epochs: Count | None = Field(description="SL epochs per trial; null: sl_train.max_epochs")
     study: str | None = Field(description="study name; null: the target's name")
@@ -284,9 +315,10 @@ class TuneParams(Section):
     startup_trials: Count = Field(description="random trials before TPE models the space; the median pruner "
                                   "waits as long")
     warmup_epochs: Count = Field(description="epochs a trial always gets before it can be pruned")
-    space: dict[Literal["sl", "rl"], dict[str, Any]] = Field(
+    space: dict[Literal["sl", "rl", "search"], dict[str, Any]] = Field(
         description="narrows the search per target: {target: {key: choices, range or value}}")
     rl: TuneRLBudget = Field(description="an RL trial's budget")
+    search: TuneSearchParams = Field(description="a search trial's duel: the searched model, its opponent, the deals")
 
     @property
     def study_name(self) -> str:

@@ -9,6 +9,7 @@ pass the params models before it is written.
 from __future__ import annotations
 
 import io
+import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,17 @@ def exp_run_line(updates: Mapping[str, Any]) -> str:
     return f"dvc exp run {sets}"
 
 
+CONFIRM_GAMES = 2000  # games of the duel that confirms a search study's best (issue 66: at least 2,000)
+
+
+def confirm_line(spec: str, budget: Mapping[str, Any], params: Any, games: int = CONFIRM_GAMES) -> str:
+    """The ``koikoi duel`` that confirms a search study's best ``spec`` against its opponent on fresh deals (from
+    the first after its trials' ``budget``), in the duels stage's game format (``params.duels``)."""
+    fresh = budget["seed"] + budget["games"] // 2
+    return shlex.join(["koikoi", "duel", spec, budget["opponent"], "--games", str(games), "--seed", str(fresh),
+                       "--rounds", str(params.duels.rounds), "--points", str(params.duels.points)])
+
+
 def budget_warnings(summary: Mapping[str, Any], params: Any) -> list[str]:
     """Why a study's winner (its ``summary.json``) may not be the best for the stage it is applied to: its trials
     had another budget than the stage has (SL epochs, RL loops), or too few completed for TPE to have modelled
@@ -95,6 +107,13 @@ def budget_warnings(summary: Mapping[str, Any], params: Any) -> list[str]:
     if not isinstance(budget, Mapping):
         out.append(f"study {name!r} does not say what budget its trials had (its summary.json predates it): "
                    "compare tune.max_epochs (or tune.rl.loops) with the stage's before trusting its winner")
+    elif summary.get("target") == "search":
+        games, seed = budget.get("games"), budget.get("seed")
+        spec = summary.get("best_spec")
+        out.append(f"study {name!r} picked its best of {summary.get('trials_complete', 0)} trials on the same {games} "
+                   f"games (deal seeds {seed} on): that pick flatters its win rate there; confirm it on fresh deals"
+                   + (f": {confirm_line(spec, budget, params)}" if spec and {"seed", "games", "opponent"} <= set(budget)
+                      else ""))
     elif summary.get("target") == "rl":
         loops, stage = budget.get("loops"), params.rl.phase1.loops
         if loops != stage:

@@ -8,7 +8,8 @@ the field is a float) or anything else (a fixed value). params.yaml ``tune.space
 or fix any field of the section; every value it names is checked against the field first. SL's ``width`` is
 sampled per head (``head_dim``) unless the space names ``width`` itself (a list of widths, each divisible by
 every ``heads`` value). ``derive`` turns a trial's sampled values into the nested keys of the section. Messages
-name ``source``, the params file the space came from.
+name ``source``, the params file the space came from. The ``search`` target samples a searcher's options, not a
+section's fields: ``search_space.py``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import optuna
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from ..params import ParamError, RLParams, SLTrainParams
+from ..params import DuelsParams, ParamError, RLParams, SLTrainParams
 from ..params.base import Section, leaf_tune, message, nested
 from ..selfplay.rewards import REWARD_MODELS
+from .search_space import search_space
 
 Space = Mapping[str, Any]
 # sl_train.width is sampled per head (width = heads x head_dim): it always divides by the heads, and every
@@ -42,7 +44,9 @@ class Target:
     model: type[Section]
 
 
-TARGETS = {"sl": Target("sl", "sl_train", SLTrainParams), "rl": Target("rl", "rl", RLParams)}
+# a search study's best is a duels.search.options string (search_space.py holds its space)
+TARGETS = {"sl": Target("sl", "sl_train", SLTrainParams), "rl": Target("rl", "rl", RLParams),
+           "search": Target("search", "duels", DuelsParams)}
 
 
 def _extra(f: FieldInfo) -> dict[str, Any]:
@@ -66,7 +70,9 @@ def _name(key: str) -> str:
 
 def default_space(target: str, variant: str = "point", algorithm: str = "rollout_pi") -> dict[str, Any]:
     """The target's tuned fields and their specs: of per-reward-model fields only ``variant``'s (the one run),
-    and only the fields ``algorithm`` (``rl.algorithm``) reads."""
+    and only the fields ``algorithm`` (``rl.algorithm``) reads. The search target's is ``search_space``'s."""
+    if target == "search":
+        return search_space()
     out = {}
     for key, _, extra in _fields(TARGETS[target].model):
         spec = extra.get("tune")
@@ -116,9 +122,12 @@ def _check_widths(out: Mapping[str, Any], source: str) -> None:
                                  f" choose widths that every heads value divides, or give head_dim")
 
 
-def merged_space(target: str, overrides: Space | None = None, variant: str = "point",
-                 source: str = "params.yaml", algorithm: str = "rollout_pi") -> dict[str, Any]:
-    """The target's default space with ``overrides`` (``tune.space.<target>`` of ``source``) on top."""
+def merged_space(target: str, overrides: Space | None = None, variant: str = "point", source: str = "params.yaml",
+                 algorithm: str = "rollout_pi", rollout: str | None = None) -> dict[str, Any]:
+    """The target's default space with ``overrides`` (``tune.space.<target>`` of ``source``) on top; ``rollout``:
+    the rollout model directory a search trial may choose (``tune.search.rollout``)."""
+    if target == "search":
+        return search_space(overrides, rollout, source)
     fields = {key: f for key, f, _ in _fields(TARGETS[target].model)}
     known = {_name(k): f for k, f in fields.items()}
     if target == "sl":

@@ -106,17 +106,29 @@ def open_study(cfg: TuneParams, pruner: optuna.pruners.BasePruner | None = None)
     return study
 
 
+def budget_of(cfg: TuneParams) -> dict[str, Any]:
+    """What each trial of a session is given: SL epochs (None: sl_train.max_epochs), RL loops and evaluation games,
+    a search trial's duel (games, first deal seed, model, opponent)."""
+    if cfg.target == "rl":
+        return {"loops": cfg.rl.loops, "eval_games": cfg.rl.eval_games}
+    if cfg.target == "search":
+        return cfg.search.model_dump(include={"games", "seed", "model", "opponent"})
+    return {"max_epochs": cfg.max_epochs}
+
+
 def run_tune(cfg: TuneParams, objective: Objective | None, out_root: str | Path,
-             pruner: optuna.pruners.BasePruner | None = None, progress: bool = True) -> dict[str, Any]:
+             pruner: optuna.pruners.BasePruner | None = None, progress: bool = True,
+             first: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run ``cfg.trials`` more trials (or until ``cfg.timeout``) and write the outputs to
     ``out_root/<study>/``; returns the study summary. ``objective`` may be None when no trial is to run
-    (``trials`` 0: only rewrite the outputs from storage)."""
+    (``trials`` 0: only rewrite the outputs from storage). ``first``: values the study's first trials play unless
+    a trial played them already (the knobs a search study starts from)."""
     study = open_study(cfg, pruner)
     url = cfg.storage or default_storage()
     tags = {"optuna.target": cfg.target, "optuna.storage": redact(url)}
-    params = cfg.model_dump(exclude={"space", "storage", "trials", "timeout", "rl"})
-    if cfg.target == "rl":
-        params.update({f"rl_{k}": v for k, v in cfg.rl.model_dump().items()})
+    params = cfg.model_dump(exclude={"space", "storage", "trials", "timeout", "rl", "search"})
+    if cfg.target in ("rl", "search"):
+        params.update({f"{cfg.target}_{k}": v for k, v in getattr(cfg, cfg.target).model_dump().items()})
     out = Path(out_root) / cfg.study_name
     run_trials = cfg.trials is None or cfg.trials > 0
     if run_trials and objective is None:
@@ -127,6 +139,8 @@ def run_tune(cfg: TuneParams, objective: Objective | None, out_root: str | Path,
     with runs.study_run(study, tags, params, url) as parent:
         try:
             if run_trials:
+                if first:
+                    study.enqueue_trial(first, skip_if_exists=True)
                 tracked = runs.tracked(objective, parent)
 
                 def counted(trial: optuna.Trial) -> float:
@@ -136,9 +150,7 @@ def run_tune(cfg: TuneParams, objective: Objective | None, out_root: str | Path,
                 study.optimize(counted, n_trials=cfg.trials, timeout=cfg.timeout,
                                callbacks=[runs.log_trial], show_progress_bar=progress and on_terminal())
         finally:  # an interrupted session still leaves its outputs
-            budget = ({"loops": cfg.rl.loops, "eval_games": cfg.rl.eval_games} if cfg.target == "rl"
-                      else {"max_epochs": cfg.max_epochs})  # None: sl_train.max_epochs
-            summary = report.write_outputs(study, cfg.target, out, budget)
+            summary = report.write_outputs(study, cfg.target, out, budget_of(cfg))
             summary["trials_this_session"] = len(mine)
             summary["session_trial_numbers"] = mine
             summary["storage"] = redact(url)

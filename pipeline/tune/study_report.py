@@ -21,6 +21,7 @@ BEST_FILE = "best_params.yaml"
 SUMMARY_FILE = "summary.json"
 HISTORY_PNG = "optimization_history.png"
 IMPORTANCE_PNG = "param_importances.png"
+SHOWN_ATTRS = ("spec", "duel")  # trial user attrs the summary shows of the best trial
 
 
 def counts(study: optuna.Study) -> dict[str, int]:
@@ -86,6 +87,9 @@ def write_outputs(study: optuna.Study, target: str, out: Path, budget: dict[str,
     best_file = out / BEST_FILE
     if best is not None:
         summary.update(best_value=round(float(study.best_value), 6), best_trial=study.best_trial.number)
+        # a search trial's spec and duel figures (search_objective): what the best played, and how fast
+        summary.update({f"best_{k}": study.best_trial.user_attrs[k] for k in SHOWN_ATTRS
+                        if k in study.best_trial.user_attrs})
         header = (f"# Best of study {study.study_name!r}: trial {study.best_trial.number}, "
                   f"value {study.best_value:.4f}.\n# Merge into params.yaml with `koikoi tune --apply "
                   f"--study {study.study_name}`.\n")

@@ -1,4 +1,4 @@
-"""From params to a finished session: the config, the target's objective, the run. Shared by
+"""From params to a finished session: the config, the target's objective (SL, RL or search), the run. Shared by
 ``koikoi tune`` and the ``tune`` stage."""
 
 from __future__ import annotations
@@ -31,7 +31,12 @@ def make_objective(cfg: TuneParams, params: Params, root: Path,
                    source: str = "params.yaml") -> Objective:
     """The target's objective over the project's data; a clear error when its input is missing. ``source``
     (the params file) is what messages about the space name."""
-    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant, source, params.rl.algorithm)
+    space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant, source, params.rl.algorithm,
+                         cfg.search.rollout)
+    if cfg.target == "search":
+        from .search_objective import SearchObjective  # torch: loaded only when this runs
+
+        return SearchObjective(cfg.search, params.duels, space, source)
     if cfg.target == "sl":
         ds = Path(dataset_dir) if dataset_dir else root / SL_DATASET
         if not (ds / "info.json").is_file():
@@ -61,6 +66,7 @@ def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: st
     out.mkdir(parents=True, exist_ok=True)
     # No DVC stage declares results/tune as an output (see dvc.yaml): keep it out of git by itself.
     atomic.write_text(out / ".gitignore", "*\n")
-    summary = run_tune(cfg, objective, out, progress=progress)
+    # a search study's first trial plays the knobs it starts from, on the same deals as every other
+    summary = run_tune(cfg, objective, out, progress=progress, first=getattr(objective, "first", None))
     summary["output_dir"] = str(out / cfg.study_name)
     return summary
