@@ -1,7 +1,7 @@
 """Stage rollout: distill the searched network (``rollout.teacher``, models/rl/wp) into the searcher's rollout policy.
 
 Usage: python -m stages.rollout MODEL_DIR RESULTS_DIR (dvc.yaml: models/rollout results/rollout). The teacher plays
-``rollout.games`` games against itself; a small network learns its policy on their positions (pipeline/rollout/).
+``rollout.games`` games against itself; a small network learns its policy on their positions (pipeline/distill/).
 metrics.json: validation agreement with the teacher's arg-max and KL (per decision type), both policies' µs per
 decision on the same observations and their ratio, positions and seconds; run.json: the teacher, its inference
 setup, the MLflow run.
@@ -23,7 +23,7 @@ def rollout_stage(params: Params, model_dir: str | Path, results_dir: str | Path
                   track: bool = True) -> dict:
     """``distill`` the teacher into ``model_dir``, then ``results_dir/metrics.json`` and ``run.json``; returns the
     metrics."""
-    from pipeline.rollout.distill import distill  # torch, lightning, mlflow: loaded only when this runs
+    from pipeline.distill.distill import distill  # torch, lightning, mlflow: loaded only when this runs
 
     result = distill(params.rollout, model_dir, progress=progress, track=track)
     return write_results(results_dir, result, info_keys=("games",))  # games: the param, echoed in run.json

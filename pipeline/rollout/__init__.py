@@ -4,8 +4,6 @@
 - ``network``: ``RolloutNet`` (a per-token MLP with a global embedding), its config and its model directory;
 - ``rollout_player``: ``RolloutPlayer`` (the engine's ``Player``), ``RolloutSpec`` (shipped to workers),
   ``load_rollout``;
-- ``teacher_games``: positions of the teacher's self-play games, labelled by its policy;
-- ``distill_module``: the Lightning fit of a ``RolloutNet`` to them, and how a fit is judged;
-- ``distill``: what the ``rollout`` stage runs: the games, the fit, the speed figures, the model directory;
-- ``speed``: microseconds per decision of any two players on the same observations.
+
+It plays; the ``rollout`` stage distills it (``pipeline.distill``).
 """

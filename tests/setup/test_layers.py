@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runtime",),  # what every process runs on, ParamError, curves, the phase pairs' paths
     ("engine",),  # the rules, pure Python
     ("net",),  # the encoding and the networks
-    ("agents", "env"),  # the agent vocabulary and kinds; the PettingZoo environment
+    ("agents", "env", "rollout"),  # the agent vocabulary and kinds; the PettingZoo environment; the rollout policy
     ("selfplay",),  # the batched game engine
     ("value",),  # the win-probability table
     ("search",),  # the searcher
@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("params",),  # the params models, checking specs, reward models and paths of the floors below
     ("tracking",),  # MLflow
     ("duel",),
-    ("sl",),
+    ("sl", "distill"),  # supervised learning; the rollout policy's distillation
     ("rl",),
     ("tune", "play", "cli_args"),
     ("benchmarks",),

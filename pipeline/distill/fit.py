@@ -12,7 +12,7 @@ from ..engine import DECISION_NAMES
 from ..net.encoding import CANONICAL_TOKEN
 from ..runtime.progress import on_terminal
 from ..runtime.train_guards import guards
-from .network import RolloutConfig, RolloutNet
+from ..rollout.network import RolloutConfig, RolloutNet
 from .teacher_games import Positions
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..agents.base import Player
 from ..engine import GAME_OVER, GameState, Observation
-from .features import MAX_LEGAL, featurize
+from ..rollout.features import MAX_LEGAL, featurize
 
 
 @dataclass

@@ -23,9 +23,9 @@ from ..runtime.progress import progress_bar
 from ..runtime.results import is_number
 from ..tracking.lifecycle import tracked_run
 from ..tracking.store import setup_experiment, tracking_uri
-from .distill_module import evaluate, fit_rollout
-from .network import RolloutConfig, save_rollout
-from .rollout_player import RolloutPlayer
+from .fit import evaluate, fit_rollout
+from ..rollout.network import RolloutConfig, save_rollout
+from ..rollout.rollout_player import RolloutPlayer
 from .speed import us_per_decision
 from .teacher_games import teacher_positions
 
