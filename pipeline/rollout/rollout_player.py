@@ -15,7 +15,7 @@ import torch
 from ..engine import Observation
 from ..net.encoding import NUM_TOKENS
 from ..net.inference import Inference
-from .features import featurize, scatter
+from .features import featurize
 from .network import RolloutConfig, RolloutNet, load_rollout_net
 
 
@@ -38,10 +38,14 @@ class RolloutPlayer:
             return np.zeros((0, NUM_TOKENS), dtype=np.float32)
         t0 = time.perf_counter()
         f = featurize(observations)
+        rows, _ = np.nonzero(f.valid)
+        x, g, owner, d = (torch.from_numpy(a) for a in (f.x[f.valid], f.g, rows, f.decision))
+        if self.device.type != "cpu":
+            x, g, owner, d = (t.to(self.device) for t in (x, g, owner, d))
         with torch.inference_mode():
-            v = self.net(torch.from_numpy(f.x).to(self.device), torch.from_numpy(f.g).to(self.device),
-                         torch.from_numpy(f.decision).to(self.device)).float().cpu().numpy()
-        q = scatter(v, f)
+            v = self.net.score_rows(x, g, owner, d).float().cpu().numpy()
+        q = np.full((len(observations), NUM_TOKENS), -np.inf, dtype=np.float32)
+        q[rows, f.tokens[f.valid]] = v
         self.forward_seconds += time.perf_counter() - t0
         self.forward_samples += len(observations)
         self.forward_calls += 1

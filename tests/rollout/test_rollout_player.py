@@ -15,6 +15,7 @@ from pipeline.engine import random_observations
 from pipeline.net.encoding import legal_masks
 from pipeline.net.inference import FP32
 from pipeline.net.modelio import load_model
+from pipeline.rollout.features import featurize, scatter
 from pipeline.rollout.network import RolloutConfig, RolloutNet, load_rollout_net, save_rollout
 from pipeline.rollout.rollout_player import RolloutPlayer, RolloutSpec, load_rollout
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
@@ -39,6 +40,11 @@ def test_values_are_finite_exactly_on_the_legal_tokens(observations):
     np.testing.assert_array_equal(np.isfinite(q), legal_masks(observations))
     assert player.values([]).shape == (0, 50)
     assert player.forward_calls == 1 and player.forward_samples == len(observations) and player.forward_seconds > 0
+    # the real tokens alone (play) get what the padded batch (training) gets
+    f = featurize(observations)
+    with torch.no_grad():
+        dense = scatter(player.net(*(torch.from_numpy(a) for a in (f.x, f.g, f.decision))).numpy(), f)
+    np.testing.assert_allclose(q, dense, rtol=1e-5, atol=1e-6)
     # each observation alone gets the values it gets in the batch (no padding or batch effect)
     for i in range(0, len(observations), 37):
         np.testing.assert_allclose(player.values([observations[i]])[0], q[i], rtol=1e-5, atol=1e-6)

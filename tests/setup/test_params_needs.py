@@ -49,6 +49,8 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"sl_dataset.records_dir": "/nonexistent", "sl_dataset.records_git": None}, "sl_dataset.records_dir"),
     ({"winprob.agent": "models/nope"}, "winprob.agent"),
     ({"winprob.agent": "models"}, "winprob.agent"),  # a directory, but no model in it
+    ({"rollout.teacher": "models/nope"}, "rollout.teacher"),
+    ({"rollout.teacher": "models/rollout"}, "rollout.teacher"),  # a stage's model, but not a network to distill
     ({"duels.agents": ["models/nope", "random"]}, "duels.agents[0]"),
     ({"duels.agents": ["random", "search:models/nope?deals=2"]}, "duels.agents[1]"),
     ({"duels.attention": {"model": "models/nope", "seed": 0, "turn": 3}}, "duels.attention.model"),
