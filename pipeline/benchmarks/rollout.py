@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli import UserError, int_range
+from ..cli_args import UserError, int_range
 from ..engine import random_observations
 from ..net.inference import checked, resolve_inference
 from ..net.model_dir import is_model_dir
