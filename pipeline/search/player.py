@@ -207,23 +207,18 @@ class SearchPlayer:
                                   opts.z, alive=list(range(len(cands))), values=[[] for _ in cands],
                                   completed=logp.copy()))
         for r in range(max(d.rounds for d in todo)):
-            # the playouts of each decision, by who plays them: the network at ``full`` types, else the rollout policy
-            items: dict[bool, list] = {False: [], True: []}
-            spans = []
+            items, spans = [], []
             for d in todo:
                 if r >= d.rounds or d.deals_left <= 0:
                     continue
                 w = d.next_deals(d.rounds - r)
                 d.deals_left -= w
                 deals = [determinize(d.obs, d.rng) for _ in range(w)]
-                full = d.obs.decision in opts.full
-                spans.append((d, w, full, len(items[full])))
-                items[full] += branch(deals, [d.cands[i] for i in d.alive])
-            values = {full: play_out([self.model if full else self.rollout], group, self.reward)
-                      for full, group in items.items() if group}
-            self.playouts += len(items[False]) + len(items[True])
-            for d, w, full, at in spans:
-                v = values[full]
+                spans.append((d, w, len(items)))
+                items += branch(deals, [d.cands[i] for i in d.alive])
+            v = play_out([self.rollout], items, self.reward)
+            self.playouts += len(items)
+            for d, w, at in spans:
                 block = v[at:at + len(d.alive) * w].reshape(len(d.alive), w)  # action-major, as ``branch`` lays out
                 for row, vals in zip(d.alive, block):
                     d.values[row] += vals.tolist()

@@ -27,7 +27,6 @@ class SearchOptions:
     k: int = 4  # candidates: the network's k likeliest legal actions; 0: every legal action
     z: float = 2.0  # standard errors of paired gain that one nat of the network's log-prior is worth (T = z * SE)
     rollout: str = SELF  # who plays the playouts: self (the searched network) or a rollout model directory
-    full: tuple[int, ...] = ()  # decision types whose playouts the searched network plays even with a rollout policy
     decisions: tuple[int, ...] = (0, 1, 2)  # decision types searched (discard 0, pick 1, koikoi 2)
     reward: str = "wp"  # wp (the win-probability table's) | point
     winprob: str = WINPROB  # the win-probability table of the wp reward
@@ -40,7 +39,7 @@ class SearchOptions:
             v = getattr(self, f.name)
             if v == getattr(default, f.name):
                 continue
-            if f.name in ("decisions", "full"):
+            if f.name == "decisions":
                 v = ",".join(DECISION_NAMES[d] for d in v)
             elif isinstance(v, float):
                 v = f"{v:g}"
@@ -111,11 +110,6 @@ def _decisions(v: str) -> tuple[int, ...]:
     return tuple(sorted({DECISION_NAMES.index(x) for x in names}))
 
 
-def _types(v: str) -> tuple[int, ...]:
-    """``_decisions``, or none (an empty value)."""
-    return _decisions(v) if v.strip() else ()
-
-
 def _positive(v: str) -> float:
     try:
         x = float(v)
@@ -138,5 +132,5 @@ def _path(v: str) -> str:
     return v
 
 
-_PARSE = {"deals": _int(0), "k": _k, "z": _positive, "rollout": _path, "full": _types, "decisions": _decisions,
+_PARSE = {"deals": _int(0), "k": _k, "z": _positive, "rollout": _path, "decisions": _decisions,
           "reward": _reward, "winprob": _path}

@@ -3,8 +3,6 @@ rollouts on its deals, and no hidden information."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 from tiny import assert_blind, tiny_net
@@ -257,17 +255,3 @@ def test_with_zero_deals_a_duel_against_its_network_is_a_mirror(tiny_model):
 
     r = play_duel(searcher, network, games=8, seed=11, num_rounds=2)
     assert r.games == 8 and r.win_rate == 0.5 and r.point_diff == 0.0 and searcher.player.searched == 0
-
-
-def test_full_types_play_out_with_the_network_and_the_rest_with_the_rollout_policy(net):
-    """``full``: at those decision types the network plays the playouts even with a rollout policy given, so with every
-    type full the searcher is the one without a rollout policy; with none full the other policy changes its values."""
-    model, other = NetPlayer(net), NetPlayer(tiny_net(7))
-    base = SearchOptions(deals=4, k=0, reward="point")
-    plain = SearchPlayer(model, RewardModel("point"), base, seed=2)
-    full = SearchPlayer(model, RewardModel("point"), replace(base, full=ALL), seed=2, rollout=other)
-    cheap = SearchPlayer(model, RewardModel("point"), base, seed=2, rollout=other)
-    obs = [s.observation(s.player) for s in _decisions(range(10), np.random.default_rng(9), limit=2)]
-    np.testing.assert_allclose(full.values(obs), plain.values(obs), rtol=1e-6, atol=1e-6)
-    assert not np.allclose(cheap.values(obs), plain.values(obs))
-    assert parse_options("full=koikoi").full == (2,) and parse_options("full=").full == ()
