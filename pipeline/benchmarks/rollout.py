@@ -10,11 +10,11 @@ import argparse
 from pathlib import Path
 
 from ..cli_args import UserError, int_range
+from ..distill.speed import us_per_decision
 from ..engine import random_observations
 from ..net.inference import checked, resolve_inference
 from ..net.model_dir import is_model_dir
 from ..params import load_params
-from ..distill.speed import us_per_decision
 from ..runtime.hardware import INFERENCE_CHOICES
 from .inference import cpu_summary
 

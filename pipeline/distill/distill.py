@@ -18,14 +18,14 @@ from ..net.inference import checked, resolve_inference
 from ..net.model_dir import need_model_dir
 from ..net.modelio import load_model
 from ..params import RolloutParams, dotted
+from ..rollout.network import RolloutConfig, save_rollout
+from ..rollout.rollout_player import RolloutPlayer
 from ..runtime.hardware import Placement, announce, placement_params
 from ..runtime.progress import progress_bar
 from ..runtime.results import is_number
 from ..tracking.lifecycle import tracked_run
 from ..tracking.store import setup_experiment, tracking_uri
 from .fit import evaluate, fit_rollout
-from ..rollout.network import RolloutConfig, save_rollout
-from ..rollout.rollout_player import RolloutPlayer
 from .speed import us_per_decision
 from .teacher_games import teacher_positions
 

@@ -10,9 +10,9 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from ..engine import DECISION_NAMES
 from ..net.encoding import CANONICAL_TOKEN
+from ..rollout.network import RolloutConfig, RolloutNet
 from ..runtime.progress import on_terminal
 from ..runtime.train_guards import guards
-from ..rollout.network import RolloutConfig, RolloutNet
 from .teacher_games import Positions
 
 

@@ -12,13 +12,13 @@ import torch
 from tiny import ROOT, tiny_net
 
 from pipeline.agents.model_agent import NetPlayer
-from pipeline.net.encoding import CANONICAL_TOKEN
-from pipeline.params import dotted, params_with
 from pipeline.distill.distill import split_games
 from pipeline.distill.fit import evaluate, fit_rollout
+from pipeline.distill.teacher_games import teacher_positions
+from pipeline.net.encoding import CANONICAL_TOKEN
+from pipeline.params import dotted, params_with
 from pipeline.rollout.network import RolloutConfig, RolloutNet
 from pipeline.rollout.rollout_player import load_rollout
-from pipeline.distill.teacher_games import teacher_positions
 from stages.rollout import rollout_stage
 
 TINY_ROLLOUT = {"games": 4, "epochs": 1, "hidden": 16, "layers": 1, "inference": "fp32", "threads": 1,
