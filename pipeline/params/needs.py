@@ -24,6 +24,7 @@ from ..engine.records import ENV_VAR, has_records, records_folder
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
 from ..runtime.phase_pairs import phase_pair
+from ..search.spec import SELF, parse_options, parse_search
 from .base import ParamError
 from .load import Params
 
@@ -87,10 +88,19 @@ def check_needs(params: Params, params_file: str | Path) -> None:
 
     def need_model(key: str, spec: str) -> None:
         model = model_of(spec) if is_search(spec) else spec
+        if is_search(spec):  # its rollout policy too (the spec's options parse: the params models checked them)
+            need_rollout(key, parse_search(spec)[1].rollout)
         if model in BUILTIN or present(model, model=True):
             return
         raise ParamError(f"{source}: {key} must be a model directory (model.pt + config.json) or the model a stage "
                          f"of dvc.yaml trains, got {spec!r}")
+
+    def need_rollout(key: str, rollout: str) -> None:
+        made_here = stages.get("rollout", [])[:1]  # the rollout stage's model
+        if rollout == SELF or os.path.normpath(rollout) in made_here or is_model_dir(project / rollout):
+            return
+        raise ParamError(f"{source}: {key}: search option rollout={rollout!r} must be a rollout model directory or "
+                         "the one the rollout stage of dvc.yaml writes (models/rollout), or self")
 
     if "records" in runs and not params.sl_dataset.synthetic:
         _check_records(params, project, source)
@@ -106,6 +116,7 @@ def check_needs(params: Params, params_file: str | Path) -> None:
             for model in phase_pair(variant):
                 need_model("duels.phase_pairs", model)
         if duels.search is not None:
+            need_rollout("duels.search.options", parse_options(duels.search.options).rollout)
             for i, model in enumerate(duels.search.models):
                 if model != STRONGEST:
                     need_model(f"duels.search.models[{i}]", model)

@@ -54,12 +54,16 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"duels.agents": ["models/nope", "random"]}, "duels.agents[0]"),
     ({"duels.agents": ["random", "search:models/nope?deals=2"]}, "duels.agents[1]"),
     ({"duels.attention": {"model": "models/nope", "seed": 0, "turn": 3}}, "duels.attention.model"),
-    ({"duels.search": {"models": ["strongest", "models/nope"], "options": "deals=2", "games": 2}},
+    ({"duels.search": {"models": ["strongest", "models/nope"], "options": "deals=2"}},
      "duels.search.models[1]"),
     ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.models"),
     # a searcher in the round-robin: its options, as duels.search's (issue 60)
     ({"duels.agents": ["random", "search:models/sl?deals=many"]}, "duels.agents"),
     ({"duels.agents": ["random", "search:models/sl?nosuchoption=1"]}, "duels.agents"),
+    # a searcher's rollout policy: the rollout stage's model or a directory that is there (issue 66)
+    ({"duels.agents": ["random", "search:models/sl?rollout=models/nope"]}, "duels.agents[1]: search option rollout="),
+    ({"duels.search": {"models": ["strongest"], "options": "rollout=models/sl/x"}},
+     "duels.search.options: search option rollout="),
     # a path inside a model a stage makes, or a stage's output that is not a model
     ({"winprob.agent": "models/sl/x"}, "winprob.agent"),
     ({"winprob.agent": "checkpoints/sl"}, "winprob.agent"),
@@ -69,7 +73,7 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
 def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):
     with pytest.raises(ParamError) as e:
         needs(project(tmp_path, overrides))
-    assert str(e.value).startswith(f"{tmp_path / 'params.yaml'}: {key} ") and "\n" not in str(e.value)
+    assert str(e.value).startswith(f"{tmp_path / 'params.yaml'}: {key}") and "\n" not in str(e.value)
 
 
 def test_a_phase_pair_no_stage_makes_is_named(tmp_path):
