@@ -136,11 +136,12 @@ class DuelResult:
 
 
 def search_summary(stats: dict[str, float]) -> dict:
-    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals per action, changes."""
+    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals, playouts, changes."""
     n = int(stats.get("searched", 0))
     return {"searched": n, "changed": int(stats.get("changed", 0)),
             "seconds_per_search": round(stats.get("search_seconds", 0.0) / n, 4) if n else None,
-            "deals_per_action": round(stats.get("deals", 0) / n, 1) if n else None}
+            "deals_per_search": round(stats.get("deals", 0) / n, 1) if n else None,
+            "playouts_per_search": round(stats.get("playouts", 0) / n, 1) if n else None}
 
 
 def mean_ci(x: Sequence[float]) -> tuple[float, float]:

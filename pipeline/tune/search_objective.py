@@ -82,12 +82,12 @@ class SearchObjective:
         return float(result.win_rate)
 
 
-SEARCH_KEYS = ("seconds_per_search", "searched_per_game", "changed_share", "deals_per_action")
+SEARCH_KEYS = ("seconds_per_search", "searched_per_game", "changed_share", "deals_per_search", "playouts_per_search")
 
 
 def duel_figures(result: Any) -> dict[str, float | None]:
     """A trial's figures from its ``DuelResult``: win rate, its 95% interval, point difference, seconds, and the
-    searcher's seconds per searched decision, searched decisions per game, share changed, deals per action."""
+    searcher's seconds per searched decision, searched decisions per game, share changed, deals and playouts per search."""
     lo, hi = result.ci95
     out: dict[str, float | None] = {"win_rate": round(result.win_rate, 4), "ci95_low": round(lo, 4),
                                     "ci95_high": round(hi, 4), "point_diff": round(result.point_diff, 3),
@@ -96,7 +96,7 @@ def duel_figures(result: Any) -> dict[str, float | None]:
     n = s.get("searched", 0)
     out.update(seconds_per_search=s.get("seconds_per_search"), searched_per_game=round(n / max(result.games, 1), 2),
                changed_share=round(s.get("changed", 0) / n, 4) if n else None,
-               deals_per_action=s.get("deals_per_action"))
+               deals_per_search=s.get("deals_per_search"), playouts_per_search=s.get("playouts_per_search"))
     return out
 
 

@@ -72,7 +72,7 @@ def test_bench_search_counts_the_games_searches_not_the_warm_ups(tiny_model, cap
     assert code == 0, err
     result = json.loads(out)
     # the warm-up searches 5 discards (of its 8 observations); one round has at most 8 of the agent's
-    assert result["warm_up_s"] > 0 and 0 < result["searched"] <= 8 and result["deals_per_action"] == 2
+    assert result["warm_up_s"] > 0 and 0 < result["searched"] <= 8 and result["deals_per_search"] == 2
 
 
 def test_replay_of_a_directory_without_records_is_an_error(tmp_path, capsys):
