@@ -87,7 +87,8 @@ SEARCH_KEYS = ("seconds_per_search", "searched_per_game", "changed_share", "deal
 
 def duel_figures(result: Any) -> dict[str, float | None]:
     """A trial's figures from its ``DuelResult``: win rate, its 95% interval, point difference, seconds, and the
-    searcher's seconds per searched decision, searched decisions per game, share changed, deals and playouts per search."""
+    searcher's seconds per searched decision, searched decisions per game, share changed,
+    deals and playouts per search."""
     lo, hi = result.ci95
     out: dict[str, float | None] = {"win_rate": round(result.win_rate, 4), "ci95_low": round(lo, 4),
                                     "ci95_high": round(hi, 4), "point_diff": round(result.point_diff, 3),
