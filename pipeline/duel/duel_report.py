@@ -38,7 +38,7 @@ def oriented(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> tupl
 
 
 def rl_vs_sl_sentence(results: dict[tuple[str, str], DuelResult]) -> str:
-    """A plain statement of where each RL variant stands against SL (a 95% Wilson interval decides)."""
+    """A plain statement of where each RL variant stands against SL (its 95% interval decides)."""
     parts = []
     for rl in ("rl_wp", "rl_point"):
         o = oriented(results, rl, "sl")
@@ -60,7 +60,7 @@ def rl_vs_sl_sentence(results: dict[tuple[str, str], DuelResult]) -> str:
 
 
 def search_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
-    """Where each searcher stands against its model and SL (a 95% Wilson interval decides); None without one."""
+    """Where each searcher stands against its model and SL (its 95% interval decides); None without one."""
     parts = []
     for a, b in results:
         if not a.startswith(SEARCH):
@@ -73,7 +73,7 @@ def search_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
 
 
 def phase_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
-    """Whether each RL variant's phase 2 beats its phase 1 (a 95% Wilson interval decides); None if not played."""
+    """Whether each RL variant's phase 2 beats its phase 1 (its 95% interval decides); None if not played."""
     parts = []
     for variant in ("wp", "point"):
         o = oriented(results, f"rl_{variant}", f"rl_phase1_{variant}")
@@ -109,12 +109,15 @@ def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
                 cell += f" (paper {pw:.3f} / {pp:+.2f})"
             cells.append(cell)
         lines.append(f"| {display_name(a)} | " + " | ".join(cells) + " |")
-    lines += ["", "## Pairings", "", "| A vs B | games | win rate of A | 95% CI (Wilson) | draws | point diff |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "## Pairings", "",
+              "95% intervals from the duplicate pairs; a decided pairing's SPRT: its hypotheses and decision.", "",
+              "| A vs B | games | win rate of A | 95% CI | draws | point diff | SPRT |", "|---|---|---|---|---|---|---|"]
     for (a, b), r in results.items():
         lo, hi = r.ci95
+        t = r.sprt
+        test = "-" if t is None else f"{t['h0']:.2f} vs {t['h1']:.2f}: {t['decision']} (LLR {t['llr']:+.2f})"
         lines.append(f"| {display_name(a)} vs {display_name(b)} | {r.games} | {r.win_rate:.3f} | "
-                     f"{lo:.3f}-{hi:.3f} | {r.draws} | {r.point_diff:+.2f} |")
+                     f"{lo:.3f}-{hi:.3f} | {r.draws} | {r.point_diff:+.2f} | {test} |")
     if ratings:
         lines += ["", "## Bradley-Terry ratings (Elo scale, 95% interval)", "",
                   "| agent | Elo | 95% interval |", "|---|---|---|"]

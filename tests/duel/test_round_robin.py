@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tiny import TINY, save_tiny
+from tiny import save_tiny
 
 from pipeline.cli import main
 from pipeline.params import read_doc, with_overrides
@@ -36,9 +36,8 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch,
     params = {"agents": [str(tiny_model), "heuristic", "random"], "games": 4, "seed": 1, "anchor": "random",
               "rl_curves": {"RL-Point": str(curve), "RL-WP": str(tmp_path / "absent.csv")},
               "attention": {"model": str(tiny_model), "seed": 0, "turn": 1},
-              "search": {"models": ["strongest"], "options": "decisions=koikoi,discard&deals=2&reward=point",
-                         "games": 4},
-              "phase_pairs": [], "champion_min_games": 4}
+              "search": {"models": ["strongest"], "options": "decisions=koikoi,discard&deals=2&reward=point"},
+              "phase_pairs": []}
     import mlflow
 
     from pipeline.tracking.registry import log_model
@@ -57,8 +56,7 @@ def test_tiny_round_robin_writes_every_output(tiny_model, tmp_path, monkeypatch,
     ratings = json.loads((out / "ratings.json").read_text())
     assert ratings["anchor"] == "random" and set(ratings["ratings"]) == {"tiny", "heuristic", "random", "search_tiny"}
     assert ratings["ratings"]["random"]["elo"] == 0.0
-    assert ratings["search"] == {"agents": [f"search:{tiny_model}?decisions=koikoi,discard&deals=2&reward=point"],
-                                 "games": 4}
+    assert ratings["search"] == {"agents": [f"search:{tiny_model}?decisions=koikoi,discard&deals=2&reward=point"]}
     assert json.loads((out / "champion.json").read_text())["spec"] is None  # no models/sl to measure against
     table = (out / "table.md").read_text()
     assert "| Heuristic |" in table and "RL against SL was not measured" in table
@@ -85,11 +83,13 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
     small = {"agents": ["heuristic", "random"], "attention": None, "phase_pairs": []}
     for over, message in (({"games": 3}, "duels.games must be even"), ({"gmes": 3}, "duels.gmes is an unknown key"),
                           ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents"),
-                          ({"champion_min_games": 4000}, "duels.champion_min_games 4000 is more than any candidate "
-                           "plays against models/sl"),
+                          ({"confirm_seed": 500}, "duels.confirm_seed 500: the confirmation's deals 500..999 "
+                           "overlap those that pick the champion (0..999"),
+                          ({"sprt": {"h0": 0.55, "h1": 0.5, "alpha": 0.05, "beta": 0.05, "max_games": 100}},
+                           "duels.sprt: h0 must be below h1, got h0 0.55 and h1 0.5"),
                           ({"phase_pairs": ["wp", "wp"]}, "duels.phase_pairs must be distinct"),
                           ({"phase_pairs": ["sl"]}, "duels.phase_pairs must be one of point, wp; got 'sl'"),
-                          ({"search": {"models": ["strongest"], "options": "deals=0", "games": 2}},
+                          ({"search": {"models": ["strongest"], "options": "deals=0"}},
                            "duels.search.options is not valid: search option deals='0': must be an integer >= 1, "
                            "got 'deals=0'")):
         with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
@@ -140,23 +140,20 @@ def test_the_attention_figure_names_what_the_outputs_are():
                                                                          "training units)")
 
 
-def test_rl_vs_sl_pairings_play_their_own_game_count(tmp_path):
-    from pipeline.duel.tournament import is_rl_vs_sl, round_robin
-    from pipeline.net.model import KoiKoiNet
-    from pipeline.net.modelio import save_model
+def test_a_candidate_against_sl_is_decided_with_it_as_a_and_the_rest_play_their_games(tmp_path, monkeypatch):
+    from pipeline.agents.specs import duel_keys
+    from pipeline.duel.sprt import Sprt
+    from pipeline.duel.tournament import Arena, is_candidate, round_robin
 
-    assert is_rl_vs_sl("models/rl/wp", "models/sl") and is_rl_vs_sl("models/sl", "models/rl/point")
-    assert not is_rl_vs_sl("models/rl/wp", "models/rl/point") and not is_rl_vs_sl("models/sl", "heuristic")
-    tiny = TINY
-    specs = [str(save_model(KoiKoiNet(tiny), tmp_path / "models" / d, {"kind": "rl"})) for d in ("rl/wp", "sl")]
-    specs = [s.replace(str(tmp_path) + "/", "") for s in specs]
-    import os
-
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        results = round_robin([*specs, "random"], games=2, seed=0, rounds=1, progress=False, rl_vs_sl_games=6)
-    finally:
-        os.chdir(cwd)
-    assert {k: r.games for k, r in results.items()} == {("rl_wp", "sl"): 6, ("rl_wp", "random"): 2,
-                                                         ("sl", "random"): 2}
+    assert is_candidate("models/rl/wp") and is_candidate("search:models/sl?deals=2")
+    assert not is_candidate("models/sl") and not is_candidate("heuristic")
+    for d, seed in (("models/rl/wp", 0), ("models/sl", 1)):
+        save_tiny(tmp_path / d, seed=seed)
+    monkeypatch.chdir(tmp_path)
+    specs = ["models/sl", "models/rl/wp", "random"]  # SL first: the candidate still plays as A
+    arena = Arena(seed=0, rounds=1, progress=False, sprt=Sprt(0.5, 0.55), max_games=64)
+    results = round_robin(specs, 2, arena, duel_keys(specs))
+    assert set(results) == {("rl_wp", "sl"), ("sl", "random"), ("rl_wp", "random")}
+    decided = results[("rl_wp", "sl")]
+    assert decided.sprt is not None and decided.games in (32, 64)  # one look per block of 16 deals
+    assert results[("sl", "random")].games == 2 and results[("sl", "random")].sprt is None
