@@ -277,7 +277,7 @@ TUNED_SEARCH = ("k", "deals", "z", "rollout")  # the search options a search stu
 
 
 class TuneSearchParams(Section):
-    model: str = Field(description="model directory the tuned searcher searches with (search:<model>?...)")
+    model: str = Field(description="model directory the tuned searcher searches with (search:MODEL?OPTIONS)")
     opponent: str = Field(description="agent spec each trial's searcher duels (models/sl); the game format, "
                           "device and inference setup are the duels stage's (duels.rounds, points, device, inference)")
     games: Games = Field(description="games of each trial's duel, on the same deals for every trial (each deal twice, "
@@ -285,8 +285,8 @@ class TuneSearchParams(Section):
     seed: Seed = Field(description="first deal seed of every trial's duel (the agents are seeded from it too): keep "
                        "its deals apart from those that confirm the study's best (duels.seed)")
     rollout: str | None = Field(description="rollout model directory a trial may play its playouts with "
-                                "(rollout=<it> or rollout=self); null: rollout=self only")
-    options: str = Field(description="search options every trial keeps, as in a search:<model>?<options> spec, e.g. "
+                                "(rollout=DIR, or rollout=self); null: rollout=self only")
+    options: str = Field(description="search options every trial keeps, as in a search:MODEL?OPTIONS spec, e.g. "
                          "decisions=discard,pick,koikoi&reward=wp (none of the tuned k, deals, z, rollout)")
     workers: Count = Field(description="processes of each trial's duel (0: in this process)")
 

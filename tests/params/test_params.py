@@ -70,7 +70,7 @@ def test_nan_and_infinities_are_refused_by_name(key, value):
     ("duels.agents", "random", "must be a list, got 'random'"),
     ("winprob.inference", "fast", "must be one of auto, fp32, autocast, bf16, compile-fp32, compile-bf16; got 'fast'"),
     ("rl.selfplay", 2, "must be a mapping, got 2"),
-    ("tune.target", "both", "must be one of sl, rl; got 'both'"),
+    ("tune.target", "both", "must be one of sl, rl, search; got 'both'"),
     ("sl_train.yaku_cross", ["draw"], "must be one of discard, pick, koikoi; got 'draw'"),
 ])
 def test_a_wrong_type_is_named(key, value, what):
