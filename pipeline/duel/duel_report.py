@@ -111,7 +111,8 @@ def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
         lines.append(f"| {display_name(a)} | " + " | ".join(cells) + " |")
     lines += ["", "## Pairings", "",
               "95% intervals from the duplicate pairs; a decided pairing's SPRT: its hypotheses and decision.", "",
-              "| A vs B | games | win rate of A | 95% CI | draws | point diff | SPRT |", "|---|---|---|---|---|---|---|"]
+              "| A vs B | games | win rate of A | 95% CI | draws | point diff | SPRT |",
+              "|---|---|---|---|---|---|---|"]
     for (a, b), r in results.items():
         lo, hi = r.ci95
         t = r.sprt

@@ -52,7 +52,7 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"duels.agents": ["models/nope", "random"]}, "duels.agents[0]"),
     ({"duels.agents": ["random", "search:models/nope?deals=2"]}, "duels.agents[1]"),
     ({"duels.attention": {"model": "models/nope", "seed": 0, "turn": 3}}, "duels.attention.model"),
-    ({"duels.search": {"models": ["strongest", "models/nope"], "options": "deals=2", "games": 2}},
+    ({"duels.search": {"models": ["strongest", "models/nope"], "options": "deals=2"}},
      "duels.search.models[1]"),
     ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.models"),
     # a searcher in the round-robin: its options, as duels.search's (issue 60)
