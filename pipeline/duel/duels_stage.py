@@ -211,7 +211,8 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, champion: dict, out
         mlflow.log_params({"phase_pairs": ",".join(cfg.phase_pairs)})
         if champion["spec"] is not None:
             mlflow.set_tag("champion", champion["spec"])
-        flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k != "ci95"}
+        flat = {f"{pair}/{k}": v for pair, m in metrics.items() for k, v in m.items() if k not in ("ci95", "sprt")}
+        flat.update({f"{pair}/sprt_llr": m["sprt"]["llr"] for pair, m in metrics.items() if m.get("sprt")})
         flat.update({f"{pair}/ci95_lo": m["ci95"][0] for pair, m in metrics.items()})
         flat.update({f"{pair}/ci95_hi": m["ci95"][1] for pair, m in metrics.items()})
         flat.update({f"elo/{k}": v["elo"] for k, v in ratings.items()})

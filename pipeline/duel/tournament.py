@@ -110,7 +110,7 @@ def phase_duels(variants: list[str], arena: Arena) -> dict[tuple[str, str], Duel
 
 
 def metrics_of(results: dict[tuple[str, str], DuelResult]) -> dict[str, dict]:
-    keep = ("games", "win_rate", "draw_rate", "point_diff", "ci95")
+    keep = ("games", "win_rate", "draw_rate", "point_diff", "ci95", "sprt")  # sprt: run.json's
     return {f"{a}_vs_{b}": {k: v for k, v in r.summary().items() if k in keep} for (a, b), r in results.items()}
 
 

@@ -86,7 +86,7 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
                           ({"confirm_seed": 500}, "duels.confirm_seed 500: the confirmation's deals 500..999 "
                            "overlap those that pick the champion (0..999"),
                           ({"sprt": {"h0": 0.55, "h1": 0.5, "alpha": 0.05, "beta": 0.05, "max_games": 100}},
-                           "duels.sprt: h0 must be below h1, got h0 0.55 and h1 0.5"),
+                           "duels.sprt.h0 must be below h1, got h0 0.55 and h1 0.5"),
                           ({"phase_pairs": ["wp", "wp"]}, "duels.phase_pairs must be distinct"),
                           ({"phase_pairs": ["sl"]}, "duels.phase_pairs must be one of point, wp; got 'sl'"),
                           ({"search": {"models": ["strongest"], "options": "deals=0"}},
@@ -157,3 +157,22 @@ def test_a_candidate_against_sl_is_decided_with_it_as_a_and_the_rest_play_their_
     decided = results[("rl_wp", "sl")]
     assert decided.sprt is not None and decided.games in (32, 64)  # one look per block of 16 deals
     assert results[("sl", "random")].games == 2 and results[("sl", "random")].sprt is None
+
+
+def test_every_duel_of_the_stage_runs_on_its_device_in_its_checked_setup(monkeypatch):
+    from pipeline.duel import tournament
+    from pipeline.duel.sprt import Sprt
+    from pipeline.net.inference import Inference
+
+    calls = []
+    monkeypatch.setattr(tournament, "load_agent", lambda spec, seed, inference: (spec, inference))
+    monkeypatch.setattr(tournament, "duel_agents", lambda a, b, games, seed, rounds, points, workers, label, device,
+                        inference, sprt=None: calls.append((a, b, device, inference, sprt)))
+    setup = Inference("bf16")
+    arena = tournament.Arena(seed=0, device="cuda", inference=setup, sprt=Sprt(0.5, 0.53), progress=False)
+    spec = "search:models/rl/wp?deals=2"
+    keys = {spec: "search_rl_wp", "models/rl/wp": "rl_wp", "models/sl": "sl"}
+    tournament.search_duels(spec, "models/rl/wp", ["models/rl/wp", "models/sl"], 2, arena, keys)
+    tournament.phase_duels(["wp"], arena)
+    assert len(calls) == 3 and all(device == "cuda" and inference is setup for _, _, device, inference, _ in calls)
+    assert [sprt is not None for *_, sprt in calls] == [False, True, True]  # its own model: a fixed duel
