@@ -35,7 +35,7 @@ class SearchObjective:
 
     def __init__(self, cfg: TuneSearchParams, duels: DuelsParams, space: Mapping[str, Any],
                  source: str = "params.yaml") -> None:
-        from ..agents.loader import load_agent  # torch: loaded only when this runs
+        from ..lineup.loader import load_agent  # torch: loaded only when this runs
 
         self.cfg, self.duels, self.space = cfg, duels, dict(space)
         self.first = first_trial(space, cfg.options)
@@ -60,7 +60,7 @@ class SearchObjective:
     def __call__(self, trial: optuna.Trial, run_id: str) -> float:
         import mlflow
 
-        from ..agents.loader import load_agent
+        from ..lineup.loader import load_agent
         from ..duel.runner import duel_agents, set_torch_threads
         from .space import sample
 

@@ -213,7 +213,7 @@ def test_an_rl_evaluation_scores_like_the_duel_of_the_same_deals():
     a, b = (NetSpec.from_net(n, str(i)) for i, n in enumerate(nets))
     ev = evaluate(InlineExecutor(), a, b, 8, 5, inference=FP32, concurrency=8, progress=False)
     duel = play_duel(ModelAgent(nets[0], inference=FP32), ModelAgent(nets[1], inference=FP32), 8, seed=5).summary()
-    assert isinstance(ev, DuelResult) and ev.summary() == duel
+    assert isinstance(ev.result, DuelResult) and ev.result.summary() == duel
     assert curve_row(ev) == {"win_rate": duel["win_rate"], "point_diff": duel["point_diff"], "eval_games": 8,
                              "ci_low": duel["ci95"][0], "ci_high": duel["ci95"][1]}
 

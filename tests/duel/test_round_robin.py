@@ -89,9 +89,9 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
                            "duels.sprt.h0 must be below h1, got h0 0.55 and h1 0.5"),
                           ({"phase_pairs": ["wp", "wp"]}, "duels.phase_pairs must be distinct"),
                           ({"phase_pairs": ["sl"]}, "duels.phase_pairs must be one of point, wp; got 'sl'"),
-                          ({"search": {"models": ["strongest"], "options": "deals=0"}},
-                           "duels.search.options is not valid: search option deals='0': must be an integer >= 1, "
-                           "got 'deals=0'")):
+                          ({"search": {"models": ["strongest"], "options": "deals=-1"}},
+                           "duels.search.options is not valid: search option deals='-1': must be an integer >= 0, "
+                           "got 'deals=-1'")):
         with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
             _stage({**small, **over}, tmp_path, monkeypatch)
         assert e.value.code == 2 and capsys.readouterr().err.startswith(f"duels: error: params.yaml: {message}")

@@ -221,7 +221,7 @@ def test_default_opponent_is_the_strongest_model_present(tmp_path, tiny_model):
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(tmp_path)  # the server's ratings and params.yaml are its working directory's: none here
         offered = Opponents("heuristic", tmp_path / "models").offered()
-    assert offered[4].startswith(f"search:{tmp_path / 'models/rl/point'}?") and offered[5:] == ["heuristic", "random"]
+    assert offered[4] == f"search:{tmp_path / 'models/rl/point'}" and offered[5:] == ["heuristic", "random"]
     ratings = tmp_path / "results/duels/ratings.json"
     ratings.parent.mkdir(parents=True)
     ratings.write_text(json.dumps({"ratings": {"sl": {"elo": 300.0}, "rl_point": {"elo": 250.0},
@@ -249,7 +249,7 @@ def test_the_page_and_its_files_are_served(client, tiny_model):
     deck = client.get("/api/cards").json()
     assert [c["id"] for c in deck] == list(range(48)) and deck[0] == {
         "id": 0, "card": [1, 1], "month": "Pine", "name": "Crane", "category": "light", "ribbon": None}
-    searcher_spec = f"search:{tiny_model}?decisions=koikoi&deals=32"  # params.yaml's, as the duels measured it
+    searcher_spec = f"search:{tiny_model}?rollout=models/rollout"  # params.yaml's, as the duels measured it
     assert client.get("/api/opponents").json() == {"default": "random",
                                                    "choices": [tiny_model, searcher_spec, "heuristic", "random"]}
     assert "/api/games/{game_id}/actions" in client.get("/openapi.json").json()["paths"]

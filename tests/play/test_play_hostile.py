@@ -55,7 +55,7 @@ def test_the_reported_overflow_is_refused_and_the_largest_points_play(client, ti
 
 def test_only_the_offered_opponents_and_one_answer_for_every_other(client, tiny_model, tmp_path):
     offered = client.get("/api/opponents").json()["choices"]
-    assert offered == [tiny_model, f"search:{tiny_model}?decisions=koikoi&deals=32", "heuristic", "random"]
+    assert offered == [tiny_model, f"search:{tiny_model}?rollout=models/rollout", "heuristic", "random"]
     outside = tmp_path / "elsewhere" / "model"
     shutil.copytree(tiny_model, outside)  # a real model, but not under the server's models root
     (tmp_path / "empty").mkdir()

@@ -242,4 +242,6 @@ def test_no_loop_outlives_its_checkpoint(project, params, monkeypatch):
     monkeypatch.setattr(training, "release_free_memory", checked)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     loops = params["rl"]["phase1"]["loops"]
-    assert loops >= 2 and len(alive) >= 1 + loops and alive[0] == 0 and len(set(alive[1:])) == 1, alive
+    # counted from the start evaluation's (objects an earlier test of this process left are no loop's): the last
+    # loop's Trainer and its buffer, the same after every loop
+    assert loops >= 2 and len(alive) >= 1 + loops and len(set(alive[1:])) == 1 and alive[1] - alive[0] <= 2, alive
