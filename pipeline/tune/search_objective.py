@@ -60,8 +60,8 @@ class SearchObjective:
     def __call__(self, trial: optuna.Trial, run_id: str) -> float:
         import mlflow
 
-        from ..lineup.loader import load_agent
         from ..duel.runner import duel_agents, set_torch_threads
+        from ..lineup.loader import load_agent
         from .space import sample
 
         cfg, duels = self.cfg, self.duels
