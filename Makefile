@@ -60,8 +60,8 @@ system-packages:
 	fi
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist), a test file to each at a time, the longest files first
-# (tests/durations.json; --no-loadscope-reorder keeps that order): on a 2-core AMD EPYC (AVX512-BF16), idle,
-# two workers take 314 s (779 tests, 2026-11-28), `make test` 5.4 min once the venv is there.
+# (tests/durations.json; --no-loadscope-reorder keeps that order): on a 2-core Intel Xeon (Sapphire Rapids), idle,
+# two workers take 349 s (902 tests, 2026-11-28), `make test` 8.1 min on a fresh clone (venv included).
 TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: setup
