@@ -1,10 +1,12 @@
 """The suite's shared sizes and helpers, one home each: the tiny network (``TINY``), tiny SL params (``sl_params``),
 a tiny saved model (``save_tiny``), a free loopback port (``free_port``), a fresh MLflow store (``copy_store``),
-the check that no hidden card reaches a player (``assert_blind``) and the float32 comparison of one network's outputs
+the states of seeded uniform-random games (``random_states``), the check that no hidden card reaches a player
+(``assert_blind``) and the float32 comparison of one network's outputs
 computed two ways (``assert_fp32_close``). Fixtures over them are in ``tests/conftest.py``."""
 
 from __future__ import annotations
 
+import random
 import socket
 import sqlite3
 from collections.abc import Callable
@@ -16,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipeline.engine import GameState, resample_hidden
+from pipeline.engine import GAME_OVER, GameState, resample_hidden
 from pipeline.net.model import KoiKoiNet, ModelConfig
 from pipeline.net.modelio import save_model
 from pipeline.params import dotted, params_with
@@ -61,6 +63,20 @@ def sl_params(tiny: dict = SL_TINY, **over: Any):
     """The project's params.yaml sl_train section with ``tiny`` and ``over`` on top (checked: a ParamError if bad)."""
     return params_with(dotted({**tiny, **over}, "sl_train"), ROOT / "params.yaml").sl_train
 
+
+
+def random_states(games: int, seed: int, first_deal: int) -> list[tuple[GameState, Any]]:
+    """(state, observation of the player to act) at every decision of ``games`` uniform-random games on the deals
+    ``first_deal``, ``first_deal + 1``, ..., the moves drawn from ``random.Random(seed)``."""
+    rng = random.Random(seed)
+    out = []
+    for g in range(games):
+        s = GameState(seed=first_deal + g)
+        while s.phase != GAME_OVER:
+            out.append((s.clone(), s.observation(s.player)))
+            legal = s.legal_actions()
+            s.step(legal[rng.randrange(len(legal))])
+    return out
 
 def free_port() -> int:
     """A loopback port free now (a server started on it soon after gets it)."""

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 from tiny import assert_blind
+from tiny import random_states as random_games
 
-from pipeline.engine import GAME_OVER, KOIKOI_DECISION, PICK, GameState
+from pipeline.engine import KOIKOI_DECISION, PICK, GameState
 from pipeline.engine.cards import CATEGORIES, MONTH_MASK, YAKU_SETS
 from pipeline.net.encoding import (
     ATTRIBUTES,
@@ -29,16 +28,8 @@ POS = {p: ROWS["position"] + i for i, p in enumerate(POSITIONS)}
 
 
 def random_states(games: int = 6, seed: int = 0):
-    """(state, observation of the player to act) at every decision of seeded random games."""
-    rng = random.Random(seed)
-    out = []
-    for g in range(games):
-        s = GameState(seed=1000 + g)
-        while s.phase != GAME_OVER:
-            out.append((s.clone(), s.observation(s.player)))
-            legal = s.legal_actions()
-            s.step(legal[rng.randrange(len(legal))])
-    return out
+    """(state, observation of the player to act) at every decision of seeded uniform-random games."""
+    return random_games(games, seed, first_deal=1000)
 
 
 @pytest.fixture(scope="module")

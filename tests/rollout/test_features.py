@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 from tiny import assert_blind
+from tiny import random_states as random_games
 
-from pipeline.engine import GAME_OVER, GameState
 from pipeline.engine.cards import MONTH_MASK, YAKU_SETS
 from pipeline.net.encoding import ATTRIBUTES, legal_masks
 from pipeline.rollout.features import (
@@ -25,17 +23,9 @@ MONTHS = ATTR + ATTRIBUTES.shape[0]  # first month-count column
 PROGRESS = MONTHS + 5  # first yaku-progress column (my pile's)
 
 
-def random_states(games: int = 4, seed: int = 0) -> list[tuple[GameState, object]]:
+def random_states(games: int = 4, seed: int = 0):
     """(state, observation of the player to act) at every decision of seeded uniform-random games."""
-    rng = random.Random(seed)
-    out = []
-    for g in range(games):
-        s = GameState(seed=500 + g)
-        while s.phase != GAME_OVER:
-            out.append((s.clone(), s.observation(s.player)))
-            legal = s.legal_actions()
-            s.step(legal[rng.randrange(len(legal))])
-    return out
+    return random_games(games, seed, first_deal=500)
 
 
 @pytest.fixture(scope="module")

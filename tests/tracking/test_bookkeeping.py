@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pipeline.runtime.curves import write_curve
 from pipeline.tracking.bookkeeping import finish_run
-
-
-@pytest.fixture
-def store(tmp_path, new_store):
-    new_store(tmp_path / "mlflow.db")
-    from pipeline.tracking.store import setup_experiment
-
-    return setup_experiment("bookkeeping-test")
 
 
 def test_finish_run_logs_final_metrics_once_and_the_artifacts(store, tmp_path):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pipeline.runtime.fingerprints import fingerprint
 from pipeline.tracking.resume import continuable_run, resume_point
 
@@ -35,14 +33,6 @@ def test_resume_point_returns_a_matching_checkpoint_and_sets_a_stale_one_aside(t
     assert not path.exists() and not (tmp_path / "stale-bbb.pt").exists()
     path.write_text("ccc")  # unreadable: the loader said so and gave None; the file is the loader's business
     assert resume_point(path, "ccc", "who", lambda c: c["fp"], lambda p, w: None) is None and path.exists()
-
-
-@pytest.fixture
-def store(tmp_path, new_store):
-    new_store(tmp_path / "mlflow.db")
-    from pipeline.tracking.store import setup_experiment
-
-    return setup_experiment("bookkeeping-test")
 
 
 def test_continuable_run_only_for_a_live_run_of_the_experiment(store, tmp_path):
