@@ -53,14 +53,16 @@ class NetPlayer:
         return q
 
     def _forward(self, x_np: np.ndarray, d_np: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(x_np).to(self.device, self.inference.dtype)
-        d = torch.from_numpy(d_np).to(self.device)
         training = self.runner.training
         if training:  # dropout off for play; the learner's mode comes back below
             self.runner.eval()
         t0 = time.perf_counter()
         try:
             with self.inference.context(self.device.type):
+                # inputs made inside the context are inference tensors whether or not a caller's inference mode
+                # is on (a searcher's): a compiled trunk then never recompiles for the other kind of tensor
+                x = torch.from_numpy(x_np).to(self.device, self.inference.dtype)
+                d = torch.from_numpy(d_np).to(self.device)
                 q = self.runner(x, d).float().cpu().numpy()
         finally:
             if training:
@@ -72,9 +74,9 @@ class NetPlayer:
 
     def forward_throughput(self, x: torch.Tensor, decision: int, seconds: float = 2.0) -> float:
         """Pure forward passes per second on batch ``x`` (samples/s), for the self-play benchmark."""
-        x = x.to(self.device, self.inference.dtype)
-        d = torch.full((x.shape[0],), decision, dtype=torch.long, device=self.device)
         with self.inference.context(self.device.type):
+            x = x.to(self.device, self.inference.dtype).clone()  # an inference tensor, as in play (_forward)
+            d = torch.full((x.shape[0],), decision, dtype=torch.long, device=self.device)
             self.runner(x, d).float().cpu()  # warm-up (and a compile, once per process)
             n, t0 = 0, time.perf_counter()
             while time.perf_counter() - t0 < seconds:

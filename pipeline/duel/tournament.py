@@ -88,10 +88,12 @@ def search_spec(model: str, options: str) -> str:
 
 def search_duels(spec: str, model: str, specs: list[str], games: int, arena: Arena, keys: Mapping[str, str]
                  ) -> dict[tuple[str, str], DuelResult]:
-    """The searcher ``spec`` over ``model`` against ``model`` (``games``) and, in a sequential duel, against SL
-    (``models/sl``'s key among ``specs``: a champion candidate's duel), on the round-robin's first deals."""
+    """The searcher ``spec`` over ``model`` against SL in a sequential duel (``models/sl``'s key among ``specs``: a
+    champion candidate's duel), on the round-robin's first deals; without SL, ``games`` against ``model``. Its games
+    against its own network decide nothing (the champion's pick plays it against the best so far), so with SL there
+    are none: at a searched game's cost they were a twentieth of ``make repro``."""
     sl = [s for s in specs if key_name(s) == SL]
-    opponents = [(s, True) for s in sl] if sl and key_name(model) == SL else [(model, False), *((s, True) for s in sl)]
+    opponents = [(s, True) for s in sl] if sl else [(model, False)]
     results = {}
     for k, (other, decide) in enumerate(opponents):  # agent seeds apart from the round-robin's
         results[(keys[spec], keys[other])] = arena.duel(spec, other, games, arena.seed + 1000 + 2 * k, decide,

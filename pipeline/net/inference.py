@@ -141,8 +141,8 @@ def checked(setup: Inference, net: nn.Module, device: str = "cpu") -> Inference:
         return setup
     state = GameState(seed=0)
     obs = [state.observation(state.player)] * 2  # a batch of 2: 0 and 1 are sizes torch.compile specializes
-    x = torch.from_numpy(encode(obs)).to(device, setup.dtype)
-    with setup.context(device):
+    with setup.context(device):  # inputs made inside, as the players make theirs (agents.model_agent.NetPlayer)
+        x = torch.from_numpy(encode(obs)).to(device, setup.dtype)
         run(x, torch.from_numpy(decisions(obs)).to(device))
     if any(f.failed for f in compiled):
         return Inference(setup.setup.removeprefix("compile-"), auto=setup.auto)

@@ -108,6 +108,11 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         need_model("winprob.agent", params.winprob.agent)
     if "rollout" in runs:
         need_model("rollout.teacher", params.rollout.teacher)
+    rl = params.rl
+    searches_1 = "rl_phase1" in runs and rl.algorithm == "expert_it"
+    searches_2 = "rl_phase2" in runs and rl.phase2.loops > 0 and rl.phase2.algorithm == "expert_it"
+    if searches_1 or searches_2:
+        need_rollout("rl.expert.rollout", rl.expert.rollout)
     if "duels" in runs:
         duels = params.duels
         for i, spec in enumerate(duels.agents):

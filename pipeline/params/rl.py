@@ -148,6 +148,9 @@ class Phase2(Section):
     algorithm: Literal[ALGORITHMS] = Field(description="phase 2's algorithm (rl.algorithm is phase 1's)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
         description="games played per phase-2 loop (rl.games_per_loop is phase 1's)")
+    epochs: Annotated[int, Field(ge=1, le=100)] = Field(
+        description="optimization passes over each phase-2 loop's samples (rl.epochs is phase 1's): searched "
+                    "targets are many and already denoised, so fewer passes than phase 1's")
     self_play_fraction: Share = Field(description="share of games against itself; the rest against a past "
                                       "snapshot")
     pool_size: Positive = Field(description="past snapshots kept as opponents")
@@ -171,7 +174,8 @@ class RLParams(Section):
     batch_size: Positive = tuned([32, 64, 128, 256], le=MAX_BATCH, description="samples per training batch")
     lr: PositiveFloat = tuned({"low": 1.0e-4, "high": 1.0e-3, "log": True}, description="Adam learning rate")
     epochs: Annotated[int, Field(ge=1, le=100)] = tuned([4, 8, 12],
-        description="optimization passes over each loop's samples and the replay's")
+        description="optimization passes over each phase-1 loop's samples and the replay's "
+                    "(rl.phase2.epochs: phase 2's)")
     replay: Annotated[int, Field(ge=0, le=100)] = Field(
         description="past loops whose samples are fitted again with each new loop's")
     augment: bool = Field(description="relabel the interchangeable months (4/5, 6/10) in a random half of each "
@@ -209,6 +213,10 @@ class RLParams(Section):
     def games_of(self, phase: int) -> int:
         """The games of one loop of phase ``phase``."""
         return self.games_per_loop if phase == 1 else self.phase2.games_per_loop
+
+    def epochs_of(self, phase: int) -> int:
+        """The optimization passes of one loop of phase ``phase``."""
+        return self.epochs if phase == 1 else self.phase2.epochs
 
     @property
     def total_loops(self) -> int:

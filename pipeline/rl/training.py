@@ -222,7 +222,7 @@ class PhaseRunner:
             torch.manual_seed(loop_seed(p, c.phase, loop, 1))  # dropout
             learner.algorithm.start_loop(learner.net, self.sl_net)  # e.g. expert_it's anchor: the loop's start
             losses = fit_pass(learner, buffer, p.batch_size, loop_seed(p, c.phase, loop, 2), self.train_precision,
-                              progress=c.progress, epochs=p.epochs, accelerator=self.accelerator)
+                              progress=c.progress, epochs=p.epochs_of(c.phase), accelerator=self.accelerator)
             n = len(result.samples)  # kept encoded with the replay: the loops that replay them encode them no more
             self.replay.add(result.samples, buffer.encode().since(len(buffer) - n) if n else None)
             metrics = {**losses, **learner.algorithm.fit_metrics(), **self.loop_metrics, **search_metrics(result),

@@ -174,5 +174,5 @@ def test_every_duel_of_the_stage_runs_on_its_device_in_its_checked_setup(monkeyp
     keys = {spec: "search_rl_wp", "models/rl/wp": "rl_wp", "models/sl": "sl"}
     tournament.search_duels(spec, "models/rl/wp", ["models/rl/wp", "models/sl"], 2, arena, keys)
     tournament.phase_duels(["wp"], arena)
-    assert len(calls) == 3 and all(device == "cuda" and inference is setup for _, _, device, inference, _ in calls)
-    assert [sprt is not None for *_, sprt in calls] == [False, True, True]  # its own model: a fixed duel
+    assert len(calls) == 2 and all(device == "cuda" and inference is setup for _, _, device, inference, _ in calls)
+    assert [sprt is not None for *_, sprt in calls] == [True, True]  # SL there: no fixed duel with its own model

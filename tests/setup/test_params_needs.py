@@ -64,6 +64,7 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"duels.agents": ["random", "search:models/sl?rollout=models/nope"]}, "duels.agents[1]: search option rollout="),
     ({"duels.search": {"models": ["strongest"], "options": "rollout=models/sl/x"}},
      "duels.search.options: search option rollout="),
+    ({"rl.expert.rollout": "models/nope", "rl.phase2.algorithm": "expert_it"}, "rl.expert.rollout: search option"),
     # a path inside a model a stage makes, or a stage's output that is not a model
     ({"winprob.agent": "models/sl/x"}, "winprob.agent"),
     ({"winprob.agent": "checkpoints/sl"}, "winprob.agent"),
