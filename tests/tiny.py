@@ -64,7 +64,6 @@ def sl_params(tiny: dict = SL_TINY, **over: Any):
     return params_with(dotted({**tiny, **over}, "sl_train"), ROOT / "params.yaml").sl_train
 
 
-
 def random_states(games: int, seed: int, first_deal: int) -> list[tuple[GameState, Any]]:
     """(state, observation of the player to act) at every decision of ``games`` uniform-random games on the deals
     ``first_deal``, ``first_deal + 1``, ..., the moves drawn from ``random.Random(seed)``."""
@@ -77,6 +76,7 @@ def random_states(games: int, seed: int, first_deal: int) -> list[tuple[GameStat
             legal = s.legal_actions()
             s.step(legal[rng.randrange(len(legal))])
     return out
+
 
 def free_port() -> int:
     """A loopback port free now (a server started on it soon after gets it)."""

@@ -109,9 +109,8 @@ def check_needs(params: Params, params_file: str | Path) -> None:
     if "rollout" in runs:
         need_model("rollout.teacher", params.rollout.teacher)
     rl = params.rl
-    searches_1 = "rl_phase1" in runs and rl.algorithm == "expert_it"
-    searches_2 = "rl_phase2" in runs and rl.phase2.loops > 0 and rl.phase2.algorithm == "expert_it"
-    if searches_1 or searches_2:
+    phases = (1, 2) if rl.phase2.loops else (1,)  # phase 2 without a loop searches nothing
+    if any(f"rl_phase{phase}" in runs and rl.algorithm_of(phase) == "expert_it" for phase in phases):
         need_rollout("rl.expert.rollout", rl.expert.rollout)
     if "duels" in runs:
         duels = params.duels
