@@ -4,6 +4,7 @@ error, and the public record of play (``Turn``, ``RoundResult``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .deal import Deal
 
@@ -19,9 +20,9 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the current state."""
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One played turn, all public: what was played and drawn and what each captured."""
+class Turn(NamedTuple):
+    """One played turn, all public: what was played and drawn and what each captured (a named tuple: one is
+    made every turn and for every observation's turn in progress)."""
 
     player: int
     discard: int

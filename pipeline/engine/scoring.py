@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from .cards import (
 MAX_KOIKOI = 7  # eight turns a round, and the last one cannot claim koi-koi
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a hit costs a fifth of the sum; every observation asks twice
 def base_points(pile: int, koikoi_claimed: bool) -> int:
     """Yaku points of a pile mask before the koi-koi bonus (the engine's hot path).
 

@@ -147,30 +147,30 @@ class GameState(Rules):
         turns = tuple(s.turns)
         if s.phase != GAME_OVER and s.cur[1] >= 0:
             turns = turns + (Turn(*s.cur),)
-        return Observation(
-            player=player,
-            to_act=to_act,
-            decision=s.phase if to_act else None,
-            legal_mask=s.legal_mask() if to_act else 0,
-            hand=s.hands[player],
-            field=s.field,
-            my_pile=s.piles[player],
-            opp_pile=s.piles[opp],
-            opp_hand_count=s.hands[opp].bit_count(),
-            stock_count=len(s.stock),
-            round=s.round,
-            num_rounds=s.num_rounds,
-            turn=s.turn,
-            is_dealer=s.dealer == player,
-            my_points=s.points[player],
-            opp_points=s.points[opp],
-            my_koikoi=s.koikoi[player],
-            opp_koikoi=s.koikoi[opp],
-            my_yaku_points=s.yaku_points(player),
-            opp_yaku_points=s.yaku_points(opp),
-            pick_card=s.pick_card if s.phase == PICK else -1,
-            pick_from_draw=s.pick_from_draw if s.phase == PICK else False,
-            turns=turns,
+        return Observation(  # positionally, in the fields' order: a named tuple is built far faster so
+            player,  # player
+            to_act,  # to_act
+            s.phase if to_act else None,  # decision
+            s.legal_mask() if to_act else 0,  # legal_mask
+            s.hands[player],  # hand
+            s.field,  # field
+            s.piles[player],  # my_pile
+            s.piles[opp],  # opp_pile
+            s.hands[opp].bit_count(),  # opp_hand_count
+            len(s.stock),  # stock_count
+            s.round,  # round
+            s.num_rounds,  # num_rounds
+            s.turn,  # turn
+            s.dealer == player,  # is_dealer
+            s.points[player],  # my_points
+            s.points[opp],  # opp_points
+            s.koikoi[player],  # my_koikoi
+            s.koikoi[opp],  # opp_koikoi
+            s.yaku_points(player),  # my_yaku_points
+            s.yaku_points(opp),  # opp_yaku_points
+            s.pick_card if s.phase == PICK else -1,  # pick_card
+            s.pick_from_draw if s.phase == PICK else False,  # pick_from_draw
+            turns,  # turns
         )
 
 

@@ -169,6 +169,9 @@ class _CompiledForward:
         if not self.failed:
             import torch
 
+            # contiguous inputs: a transposed view (a one-decision batch) and a gathered copy (a mixed one) would
+            # otherwise be two graphs, and a duel's process of three models ran past torch's recompile limit
+            args = tuple(a.contiguous() for a in args)
             try:
                 return self.compiled(*args)
             except (torch.cuda.OutOfMemoryError, MemoryError):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import marshal
 from collections import deque
-from dataclasses import fields
 from operator import attrgetter
 
 import numpy as np
@@ -28,10 +27,10 @@ from ..engine import Observation, Turn
 from ..selfplay.batched import Sample
 from .batches import EncodedSamples
 
-_OBS_FIELDS = [f.name for f in fields(Observation)]
-_TURNS = _OBS_FIELDS.index("turns")  # the one field of nested dataclasses
+_OBS_FIELDS = list(Observation._fields)
+_TURNS = _OBS_FIELDS.index("turns")  # the one field of nested named tuples (marshal takes plain tuples only)
 _obs_values = attrgetter(*_OBS_FIELDS)  # a tuple of the fields in order, in one C call
-_turn_values = attrgetter(*(f.name for f in fields(Turn)))
+_turn_values = attrgetter(*Turn._fields)
 
 
 def _pack(s: Sample) -> tuple:

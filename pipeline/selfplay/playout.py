@@ -6,7 +6,7 @@ play the copies here:
 
 - :func:`pending_groups`: the pending decisions of many games and playouts grouped by (player, decision
   type), so that one forward pass serves a whole group (``play_job`` mixes its games and their
-  branches in these groups; :func:`play_out` serves every group of a pass, the largest first);
+  branches in these groups);
 - :func:`play_out`: playouts played greedily to the end of the round and each one's reward for the player
   it is played for.
 
@@ -77,8 +77,9 @@ def finished(p: Playout, reward: RewardModel) -> float | None:
 def play_out(players: Sequence[Player], items: Sequence[Playout], reward: RewardModel) -> np.ndarray:
     """Play every playout to its end, greedily, and return each one's reward for its player (float64).
 
-    Each pass serves every pending (player, decision type) group with one forward pass, the largest
-    first.
+    Each pass serves each player's pending playouts, whatever their decision types, with one call of its
+    ``values`` (a player takes a batch of any decision types; a pass per type cost the rollout policy, whose
+    per-call overhead is most of its cost, twice the calls).
     """
     out = np.zeros(len(items))
     live = list(range(len(items)))
@@ -92,8 +93,11 @@ def play_out(players: Sequence[Player], items: Sequence[Playout], reward: Reward
                 out[i] = r
         if not still:
             break
-        groups = pending_groups([items[i] for i in still])
-        for (pi, _), group in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        groups: dict[int, list[Playout]] = {}
+        for i in still:
+            s = items[i].state
+            groups.setdefault(items[i].seats[s.player], []).append(items[i])
+        for pi, group in groups.items():
             obs = [g.state.observation(g.state.player) for g in group]
             for g, a in zip(group, players[pi].values(obs).argmax(axis=1).tolist()):
                 g.state.step(a)

@@ -196,7 +196,6 @@ def test_dealt_rows_give_the_round_start(samples):
 
 def _relabel(o, perm):
     """``o`` with every card ``c`` renamed ``perm[c]``."""
-    import dataclasses
 
     def m(mask: int) -> int:
         return sum(1 << int(perm[c]) for c in range(48) if mask >> c & 1)
@@ -204,11 +203,11 @@ def _relabel(o, perm):
     def c(card: int) -> int:
         return int(perm[card]) if card >= 0 else card
 
-    turns = tuple(dataclasses.replace(t, discard=c(t.discard), captured=m(t.captured), draw=c(t.draw),
-                                      captured2=m(t.captured2)) for t in o.turns)
+    turns = tuple(t._replace(discard=c(t.discard), captured=m(t.captured), draw=c(t.draw),
+                           captured2=m(t.captured2)) for t in o.turns)
     legal = m(o.legal_mask & ((1 << 48) - 1)) | (o.legal_mask & ~((1 << 48) - 1))
-    return dataclasses.replace(o, hand=m(o.hand), field=m(o.field), my_pile=m(o.my_pile), opp_pile=m(o.opp_pile),
-                               legal_mask=legal, pick_card=c(o.pick_card), turns=turns)
+    return o._replace(hand=m(o.hand), field=m(o.field), my_pile=m(o.my_pile), opp_pile=m(o.opp_pile),
+                      legal_mask=legal, pick_card=c(o.pick_card), turns=turns)
 
 
 def test_swapping_month_rows_is_renaming_the_months_cards(samples):
