@@ -40,7 +40,7 @@ from .tournament import (
     phase_duels,
     ratings_of,
     round_robin,
-    search_duels,
+    search_duel,
     search_spec,
     strongest_model,
 )
@@ -104,8 +104,8 @@ def _keys(cfg: DuelsParams) -> dict[str, str]:
 
 
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
-    """Play the round-robin, then the searchers (``duels.search``) against their models and SL and the phase
-    pairings (``duels.phase_pairs``), decide the champion and confirm it, and write every output into
+    """Play the round-robin and the phase pairings (``duels.phase_pairs``), decide the champion among the models
+    and the searchers (``duels.search``) and confirm it, and write every output into
     ``out_dir``; returns the metrics. ``register`` (with ``track``) sets the ``rated`` aliases and registers the
     champion."""
     check_models(cfg)
@@ -129,13 +129,14 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
             spec = search_spec(model, cfg.search.options)
             searchers.append(spec)
             if spec not in cfg.agents:  # else the round-robin played it
-                results.update(search_duels(spec, model, cfg.agents, cfg.games, arena, keys))
+                if sl_of(cfg.agents) is None:  # with SL its duels are the champion's (_champion)
+                    results.update(search_duel(spec, model, cfg.games, arena, keys))
                 order.append(keys[spec])
     if cfg.phase_pairs:
         results.update(phase_duels(cfg.phase_pairs, arena))
         order += [key_name(phase_pair(v)[1]) for v in cfg.phase_pairs]
-    ratings = ratings_of(order, results, cfg.anchor)
     champion = _champion(cfg, arena, keys, results, searchers)
+    ratings = ratings_of(order, results, cfg.anchor)
     seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
     if champion["spec"] is not None:
@@ -164,22 +165,35 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
 
 
 def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dict, searchers: list[str]) -> dict:
-    """Each candidate against the best so far (against SL: its duel already played), then the champion's
-    confirmation against SL on the deals of ``duels.confirm_seed``: champion.json."""
+    """Each candidate against the best so far (against SL: its round-robin duel where it played one), then the
+    champion's confirmation against SL on the deals of ``duels.confirm_seed``: champion.json.
+
+    Only the games a decision needs are played (a searched game costs ten of two networks'): a searcher plays the
+    best so far and, when picked, its confirmation, which is then its row against SL in ``results`` (1,000 fixed
+    games say more than a sequential duel's few hundred). Each duel of a pairing the round-robin did not play
+    joins ``results``, so the table and the ratings hold it."""
     sl = sl_of(cfg.agents)
     if sl is None:
         return champion_doc(None, None, [], None, cfg.confirm_seed)
     candidates = candidates_of(cfg.agents, searchers)
 
+    def new_pairing(a: str, b: str) -> bool:
+        return (a, b) not in results and (b, a) not in results
+
     def decide(spec: str, best: str):
-        if best == sl:
-            return results[(keys[spec], SL)]
-        return arena.duel(spec, best, 0, cfg.seed + 3000 + 2 * candidates.index(spec), decide=True,
-                          label=(keys[spec], keys[best]))
+        pair = (keys[spec], keys[best])
+        if best == sl and pair in results:
+            return results[pair]
+        r = arena.duel(spec, best, 0, cfg.seed + 3000 + 2 * candidates.index(spec), decide=True, label=pair)
+        if new_pairing(*pair):
+            results[pair] = r
+        return r
 
     spec, rows = pick_champion(candidates, sl, decide)
     confirmation = None if spec is None else arena.duel(spec, sl, cfg.confirm_games, cfg.confirm_seed,
                                                         seed=cfg.confirm_seed, label=(keys[spec], SL))
+    if confirmation is not None and new_pairing(keys[spec], SL):
+        results[(keys[spec], SL)] = confirmation
     return champion_doc(spec, sl, rows, confirmation, cfg.confirm_seed)
 
 

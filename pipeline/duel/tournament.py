@@ -86,19 +86,13 @@ def search_spec(model: str, options: str) -> str:
     return f"{PREFIX}{model}?{options}" if options else f"{PREFIX}{model}"
 
 
-def search_duels(spec: str, model: str, specs: list[str], games: int, arena: Arena, keys: Mapping[str, str]
-                 ) -> dict[tuple[str, str], DuelResult]:
-    """The searcher ``spec`` over ``model`` against SL in a sequential duel (``models/sl``'s key among ``specs``: a
-    champion candidate's duel), on the round-robin's first deals; without SL, ``games`` against ``model``. Its games
-    against its own network decide nothing (the champion's pick plays it against the best so far), so with SL there
-    are none: at a searched game's cost they were a twentieth of ``make repro``."""
-    sl = [s for s in specs if key_name(s) == SL]
-    opponents = [(s, True) for s in sl] if sl else [(model, False)]
-    results = {}
-    for k, (other, decide) in enumerate(opponents):  # agent seeds apart from the round-robin's
-        results[(keys[spec], keys[other])] = arena.duel(spec, other, games, arena.seed + 1000 + 2 * k, decide,
-                                                        label=(keys[spec], keys[other]))
-    return results
+def search_duel(spec: str, model: str, games: int, arena: Arena, keys: Mapping[str, str]
+                ) -> dict[tuple[str, str], DuelResult]:
+    """The searcher ``spec`` against its own network ``model``, ``games`` games on the round-robin's first deals: its
+    row where there is no SL (no yardstick, so no champion's duels). With SL the searcher's duels are the champion's
+    (``duels_stage._champion``): one against the best so far, and its confirmation against SL when it is picked."""
+    return {(keys[spec], keys[model]): arena.duel(spec, model, games, arena.seed + 1000, False,
+                                                  label=(keys[spec], keys[model]))}
 
 
 def phase_duels(variants: list[str], arena: Arena) -> dict[tuple[str, str], DuelResult]:

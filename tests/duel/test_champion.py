@@ -99,7 +99,11 @@ def test_the_champion_is_decided_confirmed_written_registered_and_served(tmp_pat
     metrics = json.loads((tmp_path / "results/duels/metrics.json").read_text())
     assert metrics["champion"]["win_rate"] == champion["win_rate"]
     assert {"rl_wp_vs_rl_phase1_wp", "search_rl_wp_vs_sl", "rl_wp_vs_sl"} <= set(metrics)
-    assert "search_rl_wp_vs_rl_wp" not in metrics  # with SL there, the searcher plays no fixed duel with its network
+    # with SL there the searcher plays only what the pick needs: the best so far (its duel joins the table) and,
+    # picked after beating RL-WP, its confirmation, which is then its row against SL
+    assert ("search_rl_wp_vs_rl_wp" in metrics) == (rows[1]["against"] == "models/rl/wp")
+    if rows[1]["against"] == "models/rl/wp" and champion["spec"] == SEARCHER:
+        assert metrics["search_rl_wp_vs_sl"]["win_rate"] == champion["win_rate"]
     run = json.loads((tmp_path / "results/duels/run.json").read_text())
     assert run["rl_wp_vs_rl_phase1_wp"]["sprt"]["h1"] == 0.2 and run["rl_wp_vs_random"]["games"] == 2
     assert "## Phase 2 against phase 1" in (tmp_path / "results/duels/table.md").read_text()

@@ -172,7 +172,7 @@ def test_every_duel_of_the_stage_runs_on_its_device_in_its_checked_setup(monkeyp
     arena = tournament.Arena(seed=0, device="cuda", inference=setup, sprt=Sprt(0.5, 0.53), progress=False)
     spec = "search:models/rl/wp?deals=2"
     keys = {spec: "search_rl_wp", "models/rl/wp": "rl_wp", "models/sl": "sl"}
-    tournament.search_duels(spec, "models/rl/wp", ["models/rl/wp", "models/sl"], 2, arena, keys)
+    tournament.search_duel(spec, "models/rl/wp", 2, arena, keys)
     tournament.phase_duels(["wp"], arena)
     assert len(calls) == 2 and all(device == "cuda" and inference is setup for _, _, device, inference, _ in calls)
-    assert [sprt is not None for *_, sprt in calls] == [True, True]  # SL there: no fixed duel with its own model
+    assert [sprt is not None for *_, sprt in calls] == [False, True]  # the searcher's row without SL: fixed size
