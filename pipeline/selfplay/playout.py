@@ -16,7 +16,9 @@ the networks only, never on what it was batched with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -74,6 +76,21 @@ def finished(p: Playout, reward: RewardModel) -> float | None:
     return round_reward(p.state, p.round, p.me, reward)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the block: a playout pass allocates tens of thousands of short-lived
+    tuples and lists (observations, clones), each allocation counting toward a collection that then walks every
+    live object (the networks' included) and finds nothing, for the playouts make no cycles (refcounting frees
+    them). Measured on a duel's batches of 64 searched decisions: 26-31 ms a decision with it, 17 without."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def play_out(players: Sequence[Player], items: Sequence[Playout], reward: RewardModel) -> np.ndarray:
     """Play every playout to its end, greedily, and return each one's reward for its player (float64).
 
@@ -83,24 +100,24 @@ def play_out(players: Sequence[Player], items: Sequence[Playout], reward: Reward
     """
     out = np.zeros(len(items))
     live = list(range(len(items)))
-    while live:
-        still = []
-        for i in live:
-            r = finished(items[i], reward)
-            if r is None:
-                still.append(i)
-            else:
-                out[i] = r
-        if not still:
-            break
-        groups: dict[int, list[Playout]] = {}
-        for i in still:
-            s = items[i].state
-            groups.setdefault(items[i].seats[s.player], []).append(items[i])
-        for pi, group in groups.items():
-            obs = [g.state.observation(g.state.player) for g in group]
-            for g, a in zip(group, players[pi].values(obs).argmax(axis=1).tolist()):
-                g.state.step(a)
-        live = still
+    with _collector_paused():
+        while live:
+            still = []
+            for i in live:
+                r = finished(items[i], reward)
+                if r is None:
+                    still.append(i)
+                else:
+                    out[i] = r
+            if not still:
+                break
+            groups: dict[int, list[Playout]] = {}
+            for i in still:
+                s = items[i].state
+                groups.setdefault(items[i].seats[s.player], []).append(items[i])
+            for pi, group in groups.items():
+                obs = [g.state.observation(g.state.player) for g in group]
+                for g, a in zip(group, players[pi].values(obs).argmax(axis=1).tolist()):
+                    g.state.step(a)
+            live = still
     return out
-
