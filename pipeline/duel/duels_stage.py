@@ -30,7 +30,7 @@ from ..tracking.registry import CHAMPION, CHAMPION_MODEL, RATED, register_champi
 from ..tracking.store import setup_experiment
 from .attention import AttentionError, render_attention
 from .champion import CHAMPION_FILE, candidates_of, champion_doc, pick_champion, sl_of
-from .duel_report import table_markdown
+from .duel_report import oriented, table_markdown
 from .plots import rl_curves, winrate_matrix
 from .sprt import Sprt
 from .tournament import (
@@ -122,14 +122,14 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     results = round_robin(cfg.agents, cfg.games, arena, keys, cfg.torch_threads)
     order = [keys[a] for a in cfg.agents]
     ratings = ratings_of(order, results, cfg.anchor)
-    searchers = []
+    searchers, sl = [], sl_of(cfg.agents)
     if cfg.search is not None:
         models = [strongest_model(cfg.agents, ratings) if m == "strongest" else m for m in cfg.search.models]
         for model in dict.fromkeys(models):  # strongest may name a model listed too: it plays once
             spec = search_spec(model, cfg.search.options)
             searchers.append(spec)
             if spec not in cfg.agents:  # else the round-robin played it
-                if sl_of(cfg.agents) is None:  # with SL its duels are the champion's (_champion)
+                if sl is None:  # with SL its duels are the champion's (_champion)
                     results.update(search_duel(spec, model, cfg.games, arena, keys))
                 order.append(keys[spec])
     if cfg.phase_pairs:
@@ -177,22 +177,19 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
         return champion_doc(None, None, [], None, cfg.confirm_seed)
     candidates = candidates_of(cfg.agents, searchers)
 
-    def new_pairing(a: str, b: str) -> bool:
-        return (a, b) not in results and (b, a) not in results
-
     def decide(spec: str, best: str):
         pair = (keys[spec], keys[best])
         if best == sl and pair in results:
             return results[pair]
         r = arena.duel(spec, best, 0, cfg.seed + 3000 + 2 * candidates.index(spec), decide=True, label=pair)
-        if new_pairing(*pair):
+        if oriented(results, *pair) is None:  # a pairing the round-robin did not play
             results[pair] = r
         return r
 
     spec, rows = pick_champion(candidates, sl, decide)
     confirmation = None if spec is None else arena.duel(spec, sl, cfg.confirm_games, cfg.confirm_seed,
                                                         seed=cfg.confirm_seed, label=(keys[spec], SL))
-    if confirmation is not None and new_pairing(keys[spec], SL):
+    if confirmation is not None and oriented(results, keys[spec], SL) is None:
         results[(keys[spec], SL)] = confirmation
     return champion_doc(spec, sl, rows, confirmation, cfg.confirm_seed)
 
