@@ -5,7 +5,11 @@ concrete for this machine from ``rl.learner_device``, ``rl.train_precision``, ``
 The rule of ``auto`` (docs/scaling.md): the learner on the GPU where torch sees one; the players too, as long as
 they run on this machine (process backend, or a private local Ray). A CPU worker plays at about the rate of its
 pure forward passes (``koikoi bench selfplay``: ``decisions_vs_inference`` 0.78-1.04 on 2 cores), so they are most
-of its time, which a GPU serves in a fraction of that while the games stay on the workers' cores. The learner and
+of its time, which a GPU serves in a fraction of that while the games stay on the workers' cores. Except where the
+players search with a rollout policy (``expert_it`` with ``rl.expert.rollout`` a model): their playouts are many
+small forward passes of a small network, which one GPU shared by every worker serves far slower than the workers'
+own cores (phase 2 of RL-WP on an H200 with 16 Xeon cores, 14 workers: 3.1 games/s with the players on the GPU,
+11.8 on the CPUs; docs/rl-experiments.md#long-profile-gpu), so ``auto`` keeps those players on the CPUs. The learner and
 the players take turns (play, then fit), so they never compete for the card. On a Ray cluster (``RAY_ADDRESS``
 set), ``auto`` keeps the players on CPUs: a GPU share per task would leave the CPU-only nodes idle. ``cuda`` asks
 for the GPU there anyway.
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from ..net.inference import Inference, resolve_inference
 from ..params import RLParams
 from ..runtime.hardware import Placement, device_name, play_device, resolve_device, resolve_precision
+from ..search.spec import SELF
 
 
 @dataclass(frozen=True)
@@ -46,11 +51,19 @@ class PhaseDevices:
                 Placement("selfplay", self.play, self.inference.setup, self.auto[1])]
 
 
-def resolve_devices(p: RLParams) -> PhaseDevices:
-    """``p``'s devices and precisions on this machine; a ``ValueError`` naming the param where one cannot run here."""
+def searches_with_a_rollout_policy(p: RLParams, phase: int) -> bool:
+    """Whether phase ``phase``'s players search with playouts of a rollout policy model (``expert_it``)."""
+    return p.algorithm_of(phase) == "expert_it" and p.expert.rollout != SELF
+
+
+def resolve_devices(p: RLParams, phase: int = 1) -> PhaseDevices:
+    """``p``'s devices and precisions on this machine for phase ``phase``; a ``ValueError`` naming the param where one
+    cannot run here."""
     learner = resolve_device(p.learner_device, "rl.learner_device")
     precision = resolve_precision(p.train_precision, "gpu" if learner == "cuda" else "cpu", "rl.train_precision")
     play = play_device(p.selfplay.device, "rl.selfplay.device", p.selfplay.backend)
+    if p.selfplay.device == "auto" and searches_with_a_rollout_policy(p, phase):
+        play = "cpu"  # a rollout policy's playouts: the workers' cores beat one shared GPU (the module doc)
     inference = resolve_inference(p.selfplay.inference, play, "rl.selfplay.inference")
     return PhaseDevices(learner, precision, play, inference, (p.learner_device == "auto", p.selfplay.device == "auto"))
 

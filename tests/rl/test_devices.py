@@ -77,6 +77,22 @@ def test_auto_puts_the_learner_and_local_players_on_the_gpu_and_cluster_players_
     assert (d.learner, d.play, d.auto) == ("cpu", "cpu", (False, False))
 
 
+def test_auto_keeps_players_that_search_with_a_rollout_policy_on_the_cpus(params, fake_gpu):
+    """Many small forward passes of a small network: one shared GPU serves them slower than the workers' cores."""
+    params["rl"].update(learner_device="auto", train_precision="auto")
+    params["rl"]["selfplay"].update(device="auto", inference="auto")
+    params["rl"]["phase2"]["algorithm"] = "expert_it"
+    params["rl"]["expert"]["rollout"] = "models/rollout"
+    rl = parse_params(params).rl
+    assert (devices.resolve_devices(rl, 1).play, devices.resolve_devices(rl, 2).play) == ("cuda", "cpu")
+    assert devices.resolve_devices(rl, 2).learner == "cuda"
+    params["rl"]["expert"]["rollout"] = "self"  # the searched network's own playouts: the GPU's
+    assert devices.resolve_devices(parse_params(params).rl, 2).play == "cuda"
+    params["rl"]["expert"]["rollout"] = "models/rollout"
+    params["rl"]["selfplay"]["device"] = "cuda"  # asked for
+    assert devices.resolve_devices(parse_params(params).rl, 2).play == "cuda"
+
+
 def _cfg(project, params) -> PhaseConfig:
     p = PhasePaths.layout(1, "point")
     return PhaseConfig(1, "point", parse_params(params).rl, parse_params(params).winprob, p.sl, p.out, p.results,
