@@ -6,16 +6,20 @@ draw 0.5, loss 0): 0, 0.5, 1, 1.5 or 2, the five categories counted by ``Pentano
 is half of that (``PAIR_SCORES``), and the win rate is the mean per-game score over the pairs. Scoring pairs, not
 games, removes the luck of the deal from the variance: a deal that favours its holder gives one win to each side.
 
-The test is the generalized SPRT of fishtest and OpenBench on these counts, with the normal approximation of its
-log-likelihood ratio (fishtest's ``LLR_alt2``; M. Van den Bergh, "A GSPRT approximation",
-hardy.uhasselt.be/Fishtest/GSPRT_approximation.pdf):
+The test is the generalized SPRT of fishtest on these counts. Its log-likelihood ratio compares the likeliest
+pentanomial distribution whose mean is H1's win rate ``s1`` with the likeliest whose mean is H0's ``s0``, both
+fitted to the observed frequencies ``q`` (maximum likelihood under a mean constraint: ``p_i = q_i / (1 + lambda *
+(a_i - s))``, ``a_i`` the category's per-game score, ``lambda`` a root found by bisection):
 
-    LLR = N * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+    LLR = N * sum_i q_i * log(p1_i / p0_i)
 
-over N pairs, with ``mean`` and ``var`` those of the per-game pair score and ``s0``, ``s1`` the win rates of H0 and
-H1. An empty category is counted as 1e-3 pairs in the LLR (fishtest's ``regularize``), so that a run of identical
-pairs has a variance. The test stops at H1 when the LLR reaches ln((1 - beta) / alpha), at H0 when it falls to
-ln(beta / (1 - alpha)) (Wald's bounds), with error rates near alpha and beta whatever the number of looks.
+over N pairs. An empty category is counted as 1e-3 pairs (fishtest's ``regularize``), so that every mean can be
+fitted. Not the normal approximation ``N * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)`` (fishtest's
+``LLR_alt2``), which this test used first: with few pairs that all scored alike its variance is near zero and the
+ratio explodes (16 pairs of two networks that nearly always play alike, each pair one win a side: -184, a stop at
+H0 after 32 games, where the exact ratio is about -1); for many pairs the two agree. The test stops at H1 when
+the LLR reaches ln((1 - beta) / alpha), at H0 when it falls to ln(beta / (1 - alpha)) (Wald's bounds), with error
+rates near alpha and beta whatever the number of looks.
 """
 
 from __future__ import annotations
@@ -61,14 +65,35 @@ def _t975(df: int) -> float:
     return float(t.ppf(0.975, df))
 
 
+def _fitted(q: Sequence[float], mean: float) -> list[float]:
+    """The distribution over the categories nearest ``q`` (maximum likelihood) whose per-game mean is ``mean``:
+    ``q_i / (1 + lam * (a_i - mean))``, ``lam`` the root of sum_i q_i (a_i - mean) / (1 + lam (a_i - mean)), which
+    falls strictly between the poles -1 / (1 - mean) and 1 / mean (found by bisection; every q_i > 0)."""
+    d = [a - mean for a in PAIR_SCORES]
+
+    def excess(lam: float) -> float:
+        return sum(qi * di / (1.0 + lam * di) for qi, di in zip(q, d))
+
+    lo, hi = -1.0 / (1.0 - mean), 1.0 / mean  # excess falls from +inf to -inf in between
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+    lam = 0.5 * (lo + hi)
+    return [qi / (1.0 + lam * di) for qi, di in zip(q, d)]
+
+
 def llr(counts: Sequence[int], s0: float, s1: float) -> float:
-    """The log-likelihood ratio of H1 (win rate ``s1``) against H0 (``s0``) given the pentanomial ``counts``, by
-    the normal approximation (the module's formula; empty categories regularized); 0 without a pair."""
-    if sum(counts) == 0:
-        return 0.0
+    """The log-likelihood ratio of H1 (win rate ``s1``) against H0 (``s0``) given the pentanomial ``counts``: the
+    module's generalized ratio, empty categories regularized; 0 without a pair."""
     n = float(sum(counts))
-    _, mean, var = _moments([c if c > 0 else REGULARIZE for c in counts])
-    return n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+    if n == 0:
+        return 0.0
+    reg = [c if c > 0 else REGULARIZE for c in counts]
+    q = [c / sum(reg) for c in reg]
+    p0, p1 = _fitted(q, s0), _fitted(q, s1)
+    return n * sum(qi * math.log(b / a) for qi, a, b in zip(q, p0, p1))
 
 
 @dataclass(frozen=True)

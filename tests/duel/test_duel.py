@@ -251,14 +251,14 @@ def test_a_sequential_duel_looks_after_every_block_and_counts_none_past_its_deci
 
     jobs = []
 
-    def play(job: range, size: int):  # A wins both games of the even deals and of all from 32, loses the others
+    def play(job: range, size: int):  # A wins both games of the even deals and of all from 24, loses the others
         jobs.append((job.start, job.stop))
         parts = []
         for i in range(job.start, job.stop, size):
             part = DuelResult()
             for deal in range(i, min(i + size, job.stop)):
                 for seat in (0, 1):
-                    part.add_outcome(seat if deal >= 32 or deal % 2 == 0 else 1 - seat, seat, 30, 30, deal)
+                    part.add_outcome(seat if deal >= 24 or deal % 2 == 0 else 1 - seat, seat, 30, 30, deal)
             parts.append(part)
         return parts, {"0.searched": float(len(job))}
 
@@ -266,17 +266,17 @@ def test_a_sequential_duel_looks_after_every_block_and_counts_none_past_its_deci
     # jobs of 1, 1, 1, 1, 2, 3 blocks (half those done, at most 4); the LLR crosses 2.944 after deal 63, in the
     # middle of the last job: its last block (deals 64..71) was played but is not counted
     assert jobs == [(0, 8), (8, 16), (16, 24), (24, 32), (32, 48), (48, 72)]
-    assert result.games == 2 * 64 and result.pairs == [16, 0, 0, 0, 48] and result.sprt["decision"] == "H1"
+    assert result.games == 2 * 64 and result.pairs == [12, 0, 0, 0, 52] and result.sprt["decision"] == "H1"
     assert stats == {"0.searched": 72.0}  # the job's work, played past the decision, is counted as work
     fixed, _ = play_blocks(range(0, 24), 8, play)  # no test: every block, one job each
     assert fixed.games == 48 and fixed.sprt is None and jobs[-3:] == [(0, 8), (8, 16), (16, 24)]
 
 
-def test_the_command_stops_a_clear_duel_at_its_first_look(capsys):
+def test_the_command_stops_a_clear_duel_within_its_first_looks(capsys):
     assert main(["duel", "heuristic", "random", "--games", "400", "--rounds", "1", "--sprt", "0.5", "0.55"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["games"] == 32 and out["sprt"]["decision"] == "H1" and out["sprt"]["llr"] >= out["sprt"]["upper"]
+    assert out["games"] <= 64 and out["sprt"]["decision"] == "H1" and out["sprt"]["llr"] >= out["sprt"]["upper"]
     assert set(out["sprt"]) == {"h0", "h1", "alpha", "beta", "llr", "lower", "upper", "decision"}
-    assert sum(out["pairs"]) == 16 and out["ci95"][0] <= out["win_rate"] <= out["ci95"][1]
+    assert sum(out["pairs"]) == out["games"] // 2 and out["ci95"][0] <= out["win_rate"] <= out["ci95"][1]
     assert main(["duel", "heuristic", "random", "--sprt", "0.55", "0.5"]) == 2
     assert "--sprt: SPRT bounds must be 0 < H0 < H1 < 1" in capsys.readouterr().err

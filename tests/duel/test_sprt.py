@@ -15,34 +15,49 @@ def test_a_pair_scores_its_two_games():
         [0, 1, 2, 2, 3, 4]
 
 
-def test_the_llr_of_known_counts_by_hand():
+def _likeliest(q, mean):
+    """The likeliest distribution over the five categories with this per-game mean, by a general optimizer."""
+    from scipy.optimize import minimize
+
+    cons = ({"type": "eq", "fun": lambda p: p.sum() - 1},
+            {"type": "eq", "fun": lambda p: p @ np.array([0, 0.25, 0.5, 0.75, 1]) - mean})
+    r = minimize(lambda p: -np.dot(q, np.log(p)), np.full(5, 0.2), constraints=cons, bounds=[(1e-12, 1)] * 5,
+                 method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+    return r.x
+
+
+def test_the_llr_compares_the_likeliest_distributions_with_each_mean():
     counts = [1, 2, 3, 4, 5]  # 15 pairs scoring 0, 0.25, 0.5, 0.75 and 1 per game
-    mean = (0 * 1 + 0.25 * 2 + 0.5 * 3 + 0.75 * 4 + 1 * 5) / 15  # 2/3
-    var = (1 * (0 - mean) ** 2 + 2 * (0.25 - mean) ** 2 + 3 * (0.5 - mean) ** 2 + 4 * (0.75 - mean) ** 2
-           + 5 * (1 - mean) ** 2) / 15
-    assert mean == pytest.approx(2 / 3) and var == pytest.approx(7 / 72)
-    want = 15 * (0.55 - 0.50) * (2 * mean - 0.50 - 0.55) / (2 * var)  # 1.093
-    assert llr(counts, 0.50, 0.55) == pytest.approx(want) and want == pytest.approx(1.0929, abs=1e-4)
-    assert llr(counts[::-1], 0.50, 0.55) == pytest.approx(15 * 0.05 * (2 / 3 - 1.05) / (2 * var))  # mirrored: < 0
+    q = np.array(counts) / 15
+    p0, p1 = _likeliest(q, 0.50), _likeliest(q, 0.55)
+    want = 15 * float(np.dot(q, np.log(p1 / p0)))
+    assert llr(counts, 0.50, 0.55) == pytest.approx(want, abs=1e-4) and want == pytest.approx(0.8739, abs=1e-3)
+    assert llr(counts[::-1], 0.50, 0.55) < 0
     assert llr([0] * 5, 0.5, 0.55) == 0.0
+    # many pairs: the normal approximation N (s1 - s0)(2 mean - s0 - s1) / (2 var) says nearly the same
+    many = [57, 23, 708, 50, 162]
+    n, a = sum(many), np.array([0, 0.25, 0.5, 0.75, 1])
+    mean = np.dot(many, a) / n
+    var = np.dot(many, (a - mean) ** 2) / n
+    assert llr(many, 0.50, 0.53) == pytest.approx(n * 0.03 * (2 * mean - 1.03) / (2 * var), rel=0.05)
 
 
-def test_an_empty_category_counts_a_thousandth_of_a_pair():
-    counts = [0, 0, 0, 0, 10]  # ten pairs won twice: no spread of their own
-    n = 10 + 4e-3
-    mean = (1e-3 * (0 + 0.25 + 0.5 + 0.75) + 10) / n
-    var = (1e-3 * sum((s - mean) ** 2 for s in (0, 0.25, 0.5, 0.75)) + 10 * (1 - mean) ** 2) / n
-    assert llr(counts, 0.5, 0.55) == pytest.approx(10 * 0.05 * (2 * mean - 1.05) / (2 * var))
-    assert 100 < llr(counts, 0.5, 0.55) < math.inf
+def test_pairs_that_all_scored_alike_are_weak_evidence():
+    # 16 pairs of two networks that nearly always play alike, each pair one win a side: the normal approximation
+    # divided by a variance near zero (-184, a stop at H0 after 32 games); the likeliest distributions differ little
+    assert -1.5 < llr([0, 0, 16, 0, 0], 0.50, 0.53) < -0.5
+    assert Sprt(0.50, 0.53).decide([0, 0, 16, 0, 0])["decision"] == "none"
+    # ten pairs won twice: an empty category counts a thousandth of a pair, so each mean can be fitted
+    assert llr([0, 0, 0, 0, 10], 0.5, 0.55) == pytest.approx(10 * math.log(0.55 / 0.5), rel=0.05)
 
 
 def test_wald_bounds_and_the_decisions():
     t = Sprt(0.50, 0.55)
     assert t.lower == pytest.approx(math.log(0.05 / 0.95)) and t.upper == pytest.approx(math.log(0.95 / 0.05))
     assert Sprt(0.5, 0.55, alpha=0.01, beta=0.1).upper == pytest.approx(math.log(0.9 / 0.01))
-    assert t.decide([2, 4, 6, 8, 10])["decision"] == "none"  # 2.186 < 2.944
-    assert t.decide([3, 6, 9, 12, 15]) == {"h0": 0.5, "h1": 0.55, "alpha": 0.05, "beta": 0.05, "llr": 3.2786,
-                                           "lower": -2.9444, "upper": 2.9444, "decision": "H1"}
+    assert t.decide([3, 6, 9, 12, 15])["decision"] == "none"  # 2.622 < 2.944
+    assert t.decide([4, 8, 12, 16, 20]) == {"h0": 0.5, "h1": 0.55, "alpha": 0.05, "beta": 0.05, "llr": 3.4955,
+                                            "lower": -2.9444, "upper": 2.9444, "decision": "H1"}
     assert t.decide([15, 12, 9, 6, 3])["decision"] == "H0"
     for bad in ((0.55, 0.5), (0.5, 0.5), (0.0, 0.5)):
         with pytest.raises(ValueError, match="0 < H0 < H1 < 1"):
@@ -95,5 +110,5 @@ def test_in_simulation_the_test_keeps_its_error_rates_and_stops_early():
     assert h1_rate >= 0.90 and false_h1 <= 0.09  # 1 - beta and alpha, with room for 300 runs' noise
     # far fewer games than a fixed duel that tells 0.55 from 0.50 (2,000)
     assert np.mean([2 * n for _, n in at_h1]) < 1000 and np.mean([2 * n for _, n in at_h0]) < 1000
-    # a clear difference stops at the first look
-    assert _run(rng, (0.0, 0.0, 0.02, 0.08, 0.90), test)[1] == 16
+    # a clear difference stops within the first looks
+    assert _run(rng, (0.0, 0.0, 0.02, 0.08, 0.90), test)[1] <= 48
