@@ -18,6 +18,7 @@ from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..net.inference import checked, resolve_inference
 from ..runtime.hardware import INFERENCE_CHOICES, Placement, announce
 from ..runtime.resumable import JournalError
+from ..search.spec import play_device_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "and extra threads stall badly on a busy machine)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
                    help="where two model agents run their forward passes on --workers processes (default cpu; "
-                        "auto: cuda when torch sees a GPU)")
+                        "auto: cuda when torch sees a GPU, except for a searcher with a rollout policy, whose "
+                        "playouts the CPUs serve faster)")
     p.add_argument("--inference", choices=INFERENCE_CHOICES, default="auto",
                    help="how model agents run their forward passes (default auto: the fastest setup of this CPU or "
                         "GPU; docs/benchmarks.md)")
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
     set_torch_threads(args.threads)
 
-    device = worker_device(args.device, args.workers)
+    device = play_device_of((args.a, args.b), worker_device(args.device, args.workers), args.device == "auto")
     # a compiled setup that fails on an agent's network runs (and is recorded) uncompiled
     setups = [checked(resolve_inference(value, device), agent.net, device) if hasattr(agent, "net")
               else resolve_inference(value, device) for agent, value in ((a, args.inference),

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..agents.specs import BUILTIN, duel_keys, is_model_spec, key_name, model_of
+from ..agents.specs import BUILTIN, duel_keys, is_model_spec, is_search, key_name, model_of
 from ..net.inference import Inference, checked, resolve_inference
 from ..net.model_dir import is_model_dir
 from ..net.modelio import load_model
@@ -24,7 +24,7 @@ from ..runtime import atomic
 from ..runtime.hardware import Placement, announce, play_device
 from ..runtime.phase_pairs import phase_pair
 from ..runtime.results import write_results
-from ..search.spec import parse_options
+from ..search.spec import parse_options, play_device_of
 from ..tracking.lifecycle import tracked_run
 from ..tracking.registry import CHAMPION, CHAMPION_MODEL, RATED, register_champion, set_rated
 from ..tracking.store import setup_experiment
@@ -93,14 +93,20 @@ def checked_setup(cfg: DuelsParams, device: str) -> Inference:
     return checked(setup, load_model(models[0])[0], device) if models else setup
 
 
+def _searchers(cfg: DuelsParams) -> list[str]:
+    """Every searcher the stage may play: those of ``duels.agents`` and ``duels.search``'s over any model."""
+    specs = [a for a in cfg.agents if is_search(a)]
+    if cfg.search is not None:
+        models = [m for s in cfg.search.models for m in ([a for a in cfg.agents if is_model_spec(a)]
+                                                         if s == "strongest" else [s])]
+        specs += [search_spec(m, cfg.search.options) for m in models]
+    return specs
+
+
 def _keys(cfg: DuelsParams) -> dict[str, str]:
     """Every spec's key, the searchers the stage may play included: ``strongest`` is any model of the agents, so
     that a key never changes once results are stored under it."""
-    if cfg.search is None:
-        return duel_keys(cfg.agents)
-    models = [m for s in cfg.search.models for m in ([a for a in cfg.agents if is_model_spec(a)]
-                                                     if s == "strongest" else [s])]
-    return duel_keys([*cfg.agents, *(search_spec(m, cfg.search.options) for m in models)])
+    return duel_keys([*cfg.agents, *_searchers(cfg)])
 
 
 def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, register: bool = False) -> dict:
@@ -111,12 +117,17 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     check_models(cfg)
     device = play_device(cfg.device, "duels.device")
     setup = checked_setup(cfg, device)
-    placement = announce(STAGE, [Placement("play", device, setup.setup, cfg.device == "auto")])
+    places = [Placement("play", device, setup.setup, cfg.device == "auto")]
+    cpu_setup = None  # searchers with a rollout policy play on the CPUs where auto chose a GPU (Arena.cpu_inference)
+    if play_device_of(_searchers(cfg), device, cfg.device == "auto") == "cpu" and device == "cuda":
+        cpu_setup = checked_setup(cfg, "cpu")
+        places.append(Placement("search_play", "cpu", cpu_setup.setup, True))
+    placement = announce(STAGE, places)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = cfg.sprt
     arena = Arena(cfg.seed, cfg.rounds, cfg.points, cfg.workers, device, setup, Sprt(s.h0, s.h1, s.alpha, s.beta),
-                  s.max_games)
+                  s.max_games, cpu_inference=cpu_setup)
     keys = _keys(cfg)
     t0 = time.perf_counter()
     results = round_robin(cfg.agents, cfg.games, arena, keys, cfg.torch_threads)
@@ -169,8 +180,8 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
     champion's confirmation against SL on the deals of ``duels.confirm_seed``: champion.json.
 
     Only the games a decision needs are played (a searched game costs ten of two networks'): a searcher plays the
-    best so far and, when picked, its confirmation, which is then its row against SL in ``results`` (1,000 fixed
-    games say more than a sequential duel's few hundred). Each duel of a pairing the round-robin did not play
+    best so far and, when picked, its confirmation, which is then its row against SL in ``results`` (its fixed
+    ``duels.confirm_games`` on fresh deals say more than a sequential duel's few hundred). Each duel of a pairing the round-robin did not play
     joins ``results``, so the table and the ratings hold it."""
     sl = sl_of(cfg.agents)
     if sl is None:

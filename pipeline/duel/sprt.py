@@ -91,7 +91,8 @@ def llr(counts: Sequence[int], s0: float, s1: float) -> float:
     if n == 0:
         return 0.0
     reg = [c if c > 0 else REGULARIZE for c in counts]
-    q = [c / sum(reg) for c in reg]
+    total = sum(reg)
+    q = [c / total for c in reg]
     p0, p1 = _fitted(q, s0), _fitted(q, s1)
     return n * sum(qi * math.log(b / a) for qi, a, b in zip(q, p0, p1))
 

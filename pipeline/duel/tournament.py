@@ -13,6 +13,7 @@ from ..lineup.loader import load_agent
 from ..net.inference import Inference
 from ..runtime.phase_pairs import phase_pair
 from ..runtime.progress import progress_bar
+from ..search.spec import play_device_of
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
 from .sprt import Sprt
@@ -35,17 +36,22 @@ class Arena:
     sprt: Sprt | None = None
     max_games: int = 2000
     progress: bool = True
+    cpu_inference: Inference | None = None  # set where ``device`` is an auto GPU: searchers with a rollout policy
+    # play their pairings on the CPUs in this setup (``search.spec.play_device_of``)
 
     def duel(self, a: str, b: str, games: int, agent_seed: int, decide: bool = False, seed: int | None = None,
              label: tuple[str, str] | None = None) -> DuelResult:
         """``a`` against ``b``: ``games`` games, or with ``decide`` a sequential duel of at most ``max_games``; the
         agents seeded from ``agent_seed``, the deals from ``seed`` (default the arena's)."""
-        agent_a = load_agent(a, seed=agent_seed, inference=self.inference)
-        agent_b = load_agent(b, seed=agent_seed + 1, inference=self.inference)
+        device, inference = self.device, self.inference
+        if self.cpu_inference is not None and play_device_of((a, b), device, auto=True) == "cpu":
+            device, inference = "cpu", self.cpu_inference
+        agent_a = load_agent(a, seed=agent_seed, inference=inference)
+        agent_b = load_agent(b, seed=agent_seed + 1, inference=inference)
         names = label or (key_name(a), key_name(b))
         return duel_agents(agent_a, agent_b, self.max_games if decide else games,
                            self.seed if seed is None else seed, self.rounds, self.points, self.workers,
-                           f"{names[0]} vs {names[1]}" if self.progress else None, self.device, self.inference,
+                           f"{names[0]} vs {names[1]}" if self.progress else None, device, inference,
                            sprt=self.sprt if decide else None)
 
 

@@ -8,11 +8,11 @@ the rollout policy in ``models/rollout``. The options, their defaults and what e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from urllib.parse import parse_qsl
 
-from ..agents.specs import split_spec
+from ..agents.specs import is_search, split_spec
 from ..engine import DECISION_NAMES
 
 WINPROB = "models/winprob/winprob.json"
@@ -48,6 +48,21 @@ class SearchOptions:
 
 
 OPTIONS = tuple(f.name for f in fields(SearchOptions))
+
+
+def plays_out_with_a_policy(spec: str) -> bool:
+    """Whether agent ``spec`` is a searcher whose playouts a rollout policy model plays (``rollout=`` a directory)."""
+    return is_search(spec) and parse_search(spec)[1].rollout != SELF
+
+
+def play_device_of(specs: Sequence[str], device: str, auto: bool) -> str:
+    """Where a duel of ``specs`` plays, given the resolved ``device`` of a device option (``auto``: it said auto):
+    on the CPUs, where auto chose the GPU but a searcher plays out with a rollout policy, whose many small forward
+    passes the workers' own cores serve several times faster than one GPU they all share (the rule of
+    ``rl.devices``, measured there)."""
+    if auto and device == "cuda" and any(plays_out_with_a_policy(s) for s in specs):
+        return "cpu"
+    return device
 
 
 def parse_search(spec: str) -> tuple[str, SearchOptions]:

@@ -83,7 +83,7 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
     small = {"agents": ["heuristic", "random"], "attention": None, "phase_pairs": []}
     for over, message in (({"games": 3}, "duels.games must be even"), ({"gmes": 3}, "duels.gmes is an unknown key"),
                           ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents"),
-                          ({"confirm_seed": 500}, "duels.confirm_seed 500: the confirmation's deals 500..999 "
+                          ({"confirm_seed": 500}, "duels.confirm_seed 500: the confirmation's deals 500..749 "
                            "overlap those that pick the champion (0..999"),
                           ({"sprt": {"h0": 0.55, "h1": 0.5, "alpha": 0.05, "beta": 0.05, "max_games": 100}},
                            "duels.sprt.h0 must be below h1, got h0 0.55 and h1 0.5"),
@@ -176,3 +176,27 @@ def test_every_duel_of_the_stage_runs_on_its_device_in_its_checked_setup(monkeyp
     tournament.phase_duels(["wp"], arena)
     assert len(calls) == 2 and all(device == "cuda" and inference is setup for _, _, device, inference, _ in calls)
     assert [sprt is not None for *_, sprt in calls] == [False, True]  # the searcher's row without SL: fixed size
+
+
+def test_auto_plays_the_searchers_with_a_rollout_policy_on_the_cpus(monkeypatch):
+    """Their playouts are many small forward passes, which the workers' cores serve faster than one shared GPU
+    (the rule of rl.devices); only where the device option said auto, and only those searchers' pairings."""
+    from pipeline.duel import tournament
+    from pipeline.net.inference import Inference
+    from pipeline.search.spec import play_device_of
+
+    rollout, own = "search:models/rl/wp?rollout=models/rollout", "search:models/rl/wp?deals=2"
+    assert play_device_of([rollout, "models/sl"], "cuda", auto=True) == "cpu"
+    assert play_device_of([own, "models/sl"], "cuda", auto=True) == "cuda"  # the network's own playouts
+    assert play_device_of([rollout, "models/sl"], "cuda", auto=False) == "cuda"  # asked for
+    assert play_device_of([rollout], "cpu", auto=True) == "cpu"
+
+    calls = []
+    monkeypatch.setattr(tournament, "load_agent", lambda spec, seed, inference: (spec, inference))
+    monkeypatch.setattr(tournament, "duel_agents", lambda a, b, games, seed, rounds, points, workers, label, device,
+                        inference, sprt=None: calls.append((a[0], device, inference)))
+    gpu, cpu = Inference("bf16"), Inference("compile-bf16")
+    arena = tournament.Arena(seed=0, device="cuda", inference=gpu, progress=False, cpu_inference=cpu)
+    for spec in (rollout, own, "models/rl/wp"):
+        arena.duel(spec, "models/sl", 2, 0)
+    assert calls == [(rollout, "cpu", cpu), (own, "cuda", gpu), ("models/rl/wp", "cuda", gpu)]
