@@ -181,8 +181,8 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
 
     Only the games a decision needs are played (a searched game costs ten of two networks'): a searcher plays the
     best so far and, when picked, its confirmation, which is then its row against SL in ``results`` (its fixed
-    ``duels.confirm_games`` on fresh deals say more than a sequential duel's few hundred). Each duel of a pairing the round-robin did not play
-    joins ``results``, so the table and the ratings hold it."""
+    ``duels.confirm_games`` on fresh deals say more than a sequential duel's few hundred). Each duel of a pairing
+    the round-robin did not play joins ``results``, so the table and the ratings hold it."""
     sl = sl_of(cfg.agents)
     if sl is None:
         return champion_doc(None, None, [], None, cfg.confirm_seed)
