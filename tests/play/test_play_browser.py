@@ -244,7 +244,7 @@ def test_a_rounds_end_is_drawn_before_its_dialog(server, browser):
 
     base, games = server
     d = browser
-    gid = post(f"{base}/api/games", {"seed": 5, "rounds": 3})["id"]
+    gid = post(f"{base}/api/games", {"seed": 5, "rounds": 2})["id"]
     d.get(f"{base}/?game={gid}&delay=0")
     game = games.get(gid)
 
