@@ -45,8 +45,10 @@ $(VENV)/.torch-%:
 # what the install put in, in one line
 TORCH_CHECK := 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "GPU usable:", torch.cuda.is_available())'
 
+# --no-compile: pip byte-compiles every module of every package (half of this install's two minutes); Python compiles
+# the ones a process imports when it first does, and keeps them
 $(STAMP): pyproject.toml $(TORCH_STAMP)
-	$(PIP_INSTALL) -e '.[dev]'
+	$(PIP_INSTALL) --no-compile -e '.[dev]'
 	touch $(STAMP)
 
 # Debian packages some tests need: a real browser for the play page, a real PostgreSQL for shared

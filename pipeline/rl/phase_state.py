@@ -1,5 +1,6 @@
 """What an RL phase is given (``PhaseConfig``) and what it keeps between loops (``LoopCounters``), and how a phase
-starts: afresh from its starting weights, or from its checkpoint when the params fingerprint still matches.
+starts: afresh from its starting weights, or from its checkpoint when its fingerprint still matches: the params, the
+starting files, the devices and the code that decides the games and the weights (``code_fingerprint``).
 
 ``<ckpt_dir>/state.pt`` (the stages: ``checkpoints/rl_phase1/<variant>``, outside the model directory)
 holds the weights, the Adam state and ``LoopCounters`` (loop and game counters, the curve rows, the evaluation
@@ -9,6 +10,7 @@ atomically after every loop.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,9 +94,30 @@ def eval_seed(params: RLParams, final: bool) -> int:
     return loop_seed(params, EVAL_PHASE, 1 if final else 0, 0)
 
 
+# The code that decides a phase's games and weights: its checkpoint is resumed only by the same code. DVC reruns a
+# phase when any of it changes, and resuming the old code's loops would ship a model no one version of it makes.
+# The packages and modules of the phase's DVC deps less what only logs, prints or places the work (tracking,
+# progress, hardware: the devices are in the fingerprint as resolved).
+RESULT_CODE = ("agents", "engine", "net", "params", "rl", "rollout", "search", "selfplay", "value",
+               "duel/sprt.py", "duel/stats.py", "runtime/train_guards.py", "sl/packing.py")
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def code_fingerprint(root: Path = _PACKAGE, parts: tuple[str, ...] = RESULT_CODE) -> str:
+    """A short hash of the sources of ``parts`` (packages and modules under ``root``, the ``pipeline`` package):
+    every ``.py`` file's path and bytes, in path order."""
+    h = hashlib.sha256()
+    for part in parts:
+        path = root / part
+        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def phase_fingerprint(cfg: PhaseConfig) -> str:
-    """The params fingerprint of a phase, with the starting models, (RL-WP) the starting table and the devices."""
-    extra = {"sl": file_fingerprint(cfg.sl_dir / MODEL_FILE)}
+    """The fingerprint of a phase: its params, the starting models, (RL-WP) the starting table, the devices and the
+    code (``code_fingerprint``)."""
+    extra = {"sl": file_fingerprint(cfg.sl_dir / MODEL_FILE), "code": code_fingerprint()}
     if cfg.execution is not None:
         extra["execution"] = cfg.execution
     if cfg.init_dir is not None:

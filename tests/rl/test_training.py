@@ -1,5 +1,6 @@
 import csv
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -89,6 +90,51 @@ def test_changed_params_start_afresh(project, params):
     assert set(metrics) == {"global_games", "win_rate", "ci95_low", "ci95_high", "point_diff", "train_seconds"}
     assert json.loads((results / "run.json").read_text())["stop_reason"] == out["stop_reason"]
     assert list((project / "checkpoints/rl_phase1/point").glob("stale-*.pt"))
+
+
+def test_a_checkpoint_resumes_only_on_the_code_that_wrote_it(project, params, monkeypatch, capfd):
+    from pipeline.rl import phase_state, training
+
+    params["rl"]["phase1"]["loops"] = 1
+    played = []
+    original_play = training.PhaseRunner._play
+    monkeypatch.setattr(training.PhaseRunner, "_play",
+                        lambda self, job, desc: played.append(desc) or original_play(self, job, desc))
+
+    def run() -> int:
+        played.clear()
+        rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+        return len(played)
+
+    first = run()
+    assert first > 0 and run() == 0  # the same code resumes the finished phase: nothing is played again
+    monkeypatch.setattr(phase_state, "code_fingerprint", lambda: "another-version")
+    assert run() == first  # other code: the checkpoint is set aside and the phase plays again
+    assert "starting afresh" in capfd.readouterr().err
+    assert list((project / "checkpoints/rl_phase1/point").glob("stale-*.pt"))
+
+
+def test_the_code_fingerprint_reads_the_result_code_only(tmp_path):
+    from pipeline.rl.phase_state import RESULT_CODE, code_fingerprint
+
+    (tmp_path / "rl").mkdir()
+    (tmp_path / "play").mkdir()
+    (tmp_path / "rl/a.py").write_text("x = 1\n")
+    (tmp_path / "sprt.py").write_text("y = 1\n")
+    (tmp_path / "play/page.py").write_text("z = 1\n")
+    parts = ("rl", "sprt.py")
+    before = code_fingerprint(tmp_path, parts)
+    (tmp_path / "play/page.py").write_text("z = 2\n")  # not a part
+    (tmp_path / "rl/notes.txt").write_text("not code")
+    assert code_fingerprint(tmp_path, parts) == before
+    for path in ("rl/a.py", "sprt.py"):
+        (tmp_path / path).write_text("changed = True\n")
+        assert code_fingerprint(tmp_path, parts) != before
+        before = code_fingerprint(tmp_path, parts)
+    (tmp_path / "rl/b.py").write_text("")  # a new module
+    assert code_fingerprint(tmp_path, parts) != before
+    assert code_fingerprint() == code_fingerprint()  # stable, and every part of the real list exists (or it raises)
+    assert all((Path(__file__).parents[2] / "pipeline" / part).exists() for part in RESULT_CODE)
 
 
 @pytest.mark.slow
