@@ -45,10 +45,10 @@ $(VENV)/.torch-%:
 # what the install put in, in one line
 TORCH_CHECK := 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "GPU usable:", torch.cuda.is_available())'
 
-# --no-compile: pip byte-compiles every module of every package (half of this install's two minutes); Python compiles
-# the ones a process imports when it first does, and keeps them
+# Byte-compiled by pip (half of this step's two minutes): never --no-compile, for where PYTHONDONTWRITEBYTECODE is set
+# (this project's machines and CI) every process would compile each module it imports again (make test: 410 -> 603 s)
 $(STAMP): pyproject.toml $(TORCH_STAMP)
-	$(PIP_INSTALL) --no-compile -e '.[dev]'
+	$(PIP_INSTALL) -e '.[dev]'
 	touch $(STAMP)
 
 # Debian packages some tests need: a real browser for the play page, a real PostgreSQL for shared
