@@ -10,7 +10,6 @@ atomically after every loop.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from ..net.modelio import load_config, load_model
 from ..params import RLParams, WinProbParams
 from ..runtime import atomic
 from ..runtime.curves import read_curve
-from ..runtime.fingerprints import file_fingerprint
+from ..runtime.fingerprints import file_fingerprint, fingerprint
 from ..tracking.resume import read_training_state, resume_point
 from ..value.winprob import WinProbTable
 from .algorithms import algorithm_for
@@ -105,13 +104,9 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 
 def code_fingerprint(root: Path = _PACKAGE, parts: tuple[str, ...] = RESULT_CODE) -> str:
     """A short hash of the sources of ``parts`` (packages and modules under ``root``, the ``pipeline`` package):
-    every ``.py`` file's path and bytes, in path order."""
-    h = hashlib.sha256()
-    for part in parts:
-        path = root / part
-        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    every ``.py`` file's path and bytes."""
+    files = [f for part in parts for f in ((root / part).rglob("*.py") if (root / part).is_dir() else [root / part])]
+    return fingerprint({f.relative_to(root).as_posix(): file_fingerprint(f) for f in files})
 
 
 def phase_fingerprint(cfg: PhaseConfig) -> str:
