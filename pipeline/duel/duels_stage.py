@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 from ..agents.specs import BUILTIN, duel_keys, is_model_spec, is_search, key_name, model_of
@@ -128,27 +129,9 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     s = cfg.sprt
     arena = Arena(cfg.seed, cfg.rounds, cfg.points, cfg.workers, device, setup, Sprt(s.h0, s.h1, s.alpha, s.beta),
                   s.max_games, cpu_inference=cpu_setup)
-    keys = _keys(cfg)
-    t0 = time.perf_counter()
-    results = round_robin(cfg.agents, cfg.games, arena, keys, cfg.torch_threads)
-    order = [keys[a] for a in cfg.agents]
+    with closing(arena):
+        results, order, searchers, champion, seconds = _play(cfg, arena)
     ratings = ratings_of(order, results, cfg.anchor)
-    searchers, sl = [], sl_of(cfg.agents)
-    if cfg.search is not None:
-        models = [strongest_model(cfg.agents, ratings) if m == "strongest" else m for m in cfg.search.models]
-        for model in dict.fromkeys(models):  # strongest may name a model listed too: it plays once
-            spec = search_spec(model, cfg.search.options)
-            searchers.append(spec)
-            if spec not in cfg.agents:  # else the round-robin played it
-                if sl is None:  # with SL its duels are the champion's (_champion)
-                    results.update(search_duel(spec, model, cfg.games, arena, keys))
-                order.append(keys[spec])
-    if cfg.phase_pairs:
-        results.update(phase_duels(cfg.phase_pairs, arena))
-        order += [key_name(phase_pair(v)[1]) for v in cfg.phase_pairs]
-    champion = _champion(cfg, arena, keys, results, searchers)
-    ratings = ratings_of(order, results, cfg.anchor)
-    seconds = time.perf_counter() - t0
     metrics = metrics_of(results)
     if champion["spec"] is not None:
         metrics["champion"] = {k: champion[k] for k in ("win_rate", "point_diff", "ci95", "games")}
@@ -173,6 +156,31 @@ def duels_stage(cfg: DuelsParams, out_dir: str | Path, track: bool = True, regis
     if track:
         _log_run(cfg, metrics, ratings, champion, out, seconds, missing, register, placement)
     return metrics
+
+
+def _play(cfg: DuelsParams, arena: Arena) -> tuple[dict, list[str], list[str], dict, float]:
+    """Every duel of the stage: the round-robin, the searchers', the phase pairings and the champion's; returns
+    the results, the order of their rows, the searchers, champion.json's document and the seconds it took."""
+    keys = _keys(cfg)
+    t0 = time.perf_counter()
+    results = round_robin(cfg.agents, cfg.games, arena, keys, cfg.torch_threads)
+    order = [keys[a] for a in cfg.agents]
+    ratings = ratings_of(order, results, cfg.anchor)
+    searchers, sl = [], sl_of(cfg.agents)
+    if cfg.search is not None:
+        models = [strongest_model(cfg.agents, ratings) if m == "strongest" else m for m in cfg.search.models]
+        for model in dict.fromkeys(models):  # strongest may name a model listed too: it plays once
+            spec = search_spec(model, cfg.search.options)
+            searchers.append(spec)
+            if spec not in cfg.agents:  # else the round-robin played it
+                if sl is None:  # with SL its duels are the champion's (_champion)
+                    results.update(search_duel(spec, model, cfg.games, arena, keys))
+                order.append(keys[spec])
+    if cfg.phase_pairs:
+        results.update(phase_duels(cfg.phase_pairs, arena))
+        order += [key_name(phase_pair(v)[1]) for v in cfg.phase_pairs]
+    champion = _champion(cfg, arena, keys, results, searchers)
+    return results, order, searchers, champion, time.perf_counter() - t0
 
 
 def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dict, searchers: list[str]) -> dict:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 
 from ..agents.base import Agent
 from ..engine import GameState
 from ..net.inference import Inference, resolve_inference
 from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
-from ..selfplay.executor import make_executor
+from ..selfplay.executor import Executor, make_executor
 from .arena import CONCURRENCY, stream_games
 from .journal import BLOCK as JOURNAL_BLOCK
 from .journal import DuelJournal
@@ -178,20 +179,22 @@ def play_duel(
 def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 0, num_rounds: int = 8,
                     init_points: int = 30, workers: int = 2, progress: str | None = None,
                     inference: Inference | str = "auto", device: str = "cpu",
-                    journal: DuelJournal | None = None, sprt: Sprt | None = None) -> DuelResult:
+                    journal: DuelJournal | None = None, sprt: Sprt | None = None,
+                    executor: Executor | None = None) -> DuelResult:
     """``play_duel`` for two model players (``NetSpec`` or ``SearchSpec``), on the RL
     self-play engine: worker processes, batched forward passes on ``device`` in the ``inference`` setup (a player
     that names its own, ``NetSpec.inference``, keeps it). The same deals, seatings and pairs as ``play_duel``;
     run in blocks of deals (``block_size``), so memory does not grow with ``games``. With a ``journal``,
     its blocks, each recorded as it ends, and those it holds already are counted, not played again; with an
-    ``sprt``, stopped after the block where the test decides."""
+    ``sprt``, stopped after the block where the test decides. ``executor``: a pool of workers on ``device`` to
+    play on and leave running (``tournament.Arena.pool``); else one of ``workers`` for this duel."""
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
     setup = resolve_inference(inference, device)
     held = sum(r.games for r, _ in journal.done.values()) if journal is not None else 0
-    with make_executor(workers, device=device) as ex, progress_bar(total=games, desc=progress, unit="game",
-                                                                   leave=False, enabled=progress is not None,
-                                                                   initial=min(held, games)) as bar:
+    pool = nullcontext(executor) if executor is not None else make_executor(workers, device=device)
+    with pool as ex, progress_bar(total=games, desc=progress, unit="game", leave=False,
+                                  enabled=progress is not None, initial=min(held, games)) as bar:
         def play(job: range, size: int) -> tuple[list[DuelResult], dict[str, float]]:
             specs = tuple(GameSpec(s, seats) for seats in ((0, 1), (1, 0)) for s in job)
             t0 = time.perf_counter()
@@ -214,10 +217,12 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
 def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
                 init_points: int = 30, workers: int = 2, progress: str | None = None,
                 device: str = "cpu", inference: str | Inference = "auto", inference_b: str | Inference | None = None,
-                journal: DuelJournal | None = None, sprt: Sprt | None = None) -> DuelResult:
+                journal: DuelJournal | None = None, sprt: Sprt | None = None,
+                executor: Executor | None = None) -> DuelResult:
     """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device`` in the
     ``inference`` setup, B's in ``inference_b`` when given; ``journal``: resumable); any other pairing in this
-    process (no journal: ValueError). ``sprt``: a sequential duel, ``games`` its cap."""
+    process (no journal: ValueError). ``sprt``: a sequential duel, ``games`` its cap. ``executor``: the models'
+    worker pool, kept running after the duel (``play_model_duel``)."""
     from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
 
     if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
@@ -227,7 +232,8 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
         if inference_b is not None:
             specs[1] = specs[1].with_inference(resolve_inference(inference_b, device, "inference of B"))
         return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,
-                               inference=inference, device=device, journal=journal, sprt=sprt)
+                               inference=inference, device=device, journal=journal, sprt=sprt,
+                               executor=executor)
     if journal is not None:
         raise ValueError("--journal: only a duel of two model or search agents on --workers >= 1 keeps one")
     return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress, sprt=sprt)

@@ -6,7 +6,7 @@ metrics and their Bradley-Terry ratings."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..agents.specs import BUILTIN, PREFIX, is_model_spec, key_name
 from ..lineup.loader import load_agent
@@ -14,6 +14,7 @@ from ..net.inference import Inference
 from ..runtime.phase_pairs import phase_pair
 from ..runtime.progress import progress_bar
 from ..search.spec import play_device_of
+from ..selfplay.executor import Executor, make_executor
 from .ratings import fit_bradley_terry
 from .runner import DuelResult, duel_agents, set_torch_threads
 from .sprt import Sprt
@@ -38,6 +39,23 @@ class Arena:
     progress: bool = True
     cpu_inference: Inference | None = None  # set where ``device`` is an auto GPU: searchers with a rollout policy
     # play their pairings on the CPUs in this setup (``search.spec.play_device_of``)
+    pools: dict[str, Executor] = field(default_factory=dict, compare=False, repr=False)  # per device: ``pool``
+
+    def pool(self, device: str) -> Executor | None:
+        """The worker pool of the duels on ``device``, started by the first and kept until ``close``: a pool's
+        processes start and compile the networks once (they share the architecture), where a pool per duel paid
+        about 20 s a duel for it on 2 cores (docs/duels.md). None without workers."""
+        if self.workers < 1:
+            return None
+        if device not in self.pools:
+            self.pools[device] = make_executor(self.workers, device=device)  # its processes start at its first job
+        return self.pools[device]
+
+    def close(self) -> None:
+        """Stop the worker pools."""
+        for pool in self.pools.values():
+            pool.close()
+        self.pools.clear()
 
     def duel(self, a: str, b: str, games: int, agent_seed: int, decide: bool = False, seed: int | None = None,
              label: tuple[str, str] | None = None) -> DuelResult:
@@ -52,7 +70,7 @@ class Arena:
         return duel_agents(agent_a, agent_b, self.max_games if decide else games,
                            self.seed if seed is None else seed, self.rounds, self.points, self.workers,
                            f"{names[0]} vs {names[1]}" if self.progress else None, device, inference,
-                           sprt=self.sprt if decide else None)
+                           sprt=self.sprt if decide else None, executor=self.pool(device))
 
 
 def is_candidate(spec: str) -> bool:

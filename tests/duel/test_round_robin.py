@@ -167,7 +167,7 @@ def test_every_duel_of_the_stage_runs_on_its_device_in_its_checked_setup(monkeyp
     calls = []
     monkeypatch.setattr(tournament, "load_agent", lambda spec, seed, inference: (spec, inference))
     monkeypatch.setattr(tournament, "duel_agents", lambda a, b, games, seed, rounds, points, workers, label, device,
-                        inference, sprt=None: calls.append((a, b, device, inference, sprt)))
+                        inference, sprt=None, executor=None: calls.append((a, b, device, inference, sprt)))
     setup = Inference("bf16")
     arena = tournament.Arena(seed=0, device="cuda", inference=setup, sprt=Sprt(0.5, 0.53), progress=False)
     spec = "search:models/rl/wp?deals=2"
@@ -194,9 +194,40 @@ def test_auto_plays_the_searchers_with_a_rollout_policy_on_the_cpus(monkeypatch)
     calls = []
     monkeypatch.setattr(tournament, "load_agent", lambda spec, seed, inference: (spec, inference))
     monkeypatch.setattr(tournament, "duel_agents", lambda a, b, games, seed, rounds, points, workers, label, device,
-                        inference, sprt=None: calls.append((a[0], device, inference)))
+                        inference, sprt=None, executor=None: calls.append((a[0], device, inference)))
     gpu, cpu = Inference("bf16"), Inference("compile-bf16")
     arena = tournament.Arena(seed=0, device="cuda", inference=gpu, progress=False, cpu_inference=cpu)
     for spec in (rollout, own, "models/rl/wp"):
         arena.duel(spec, "models/sl", 2, 0)
     assert calls == [(rollout, "cpu", cpu), (own, "cuda", gpu), ("models/rl/wp", "cuda", gpu)]
+
+
+def test_the_arena_plays_every_duel_of_a_device_on_one_worker_pool_and_stops_it(monkeypatch):
+    """A pool per duel started its processes and compiled the networks each time (about 20 s a duel on 2 cores):
+    the stage's duels share one per device, closed when the stage ends."""
+    from pipeline.duel import tournament
+    from pipeline.net.inference import Inference
+
+    made, closed, used = [], [], []
+
+    class Pool:
+        def __init__(self, workers, device):
+            made.append((workers, device))
+
+        def close(self):
+            closed.append(self)
+
+    monkeypatch.setattr(tournament, "make_executor", lambda workers, device: Pool(workers, device))
+    monkeypatch.setattr(tournament, "load_agent", lambda spec, seed, inference: spec)
+    monkeypatch.setattr(tournament, "duel_agents", lambda a, b, games, seed, rounds, points, workers, label, device,
+                        inference, sprt=None, executor=None: used.append((a, device, executor)))
+    cpu = Inference("compile-bf16")
+    arena = tournament.Arena(seed=0, workers=2, device="cuda", inference=Inference("fp32"), progress=False,
+                             cpu_inference=cpu)
+    for spec in ("models/rl/wp", "search:models/rl/wp?rollout=models/rollout", "models/rl/point"):
+        arena.duel(spec, "models/sl", 2, 0)
+    assert made == [(2, "cuda"), (2, "cpu")]  # one pool a device, started by its first duel
+    assert used[0][2] is used[2][2] is arena.pools["cuda"] and used[1][2] is arena.pools["cpu"]
+    arena.close()
+    assert len(closed) == 2 and arena.pools == {}
+    assert tournament.Arena(seed=0, workers=0).pool("cpu") is None  # no workers: each duel plays in this process
