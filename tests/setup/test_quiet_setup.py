@@ -1,5 +1,5 @@
 """`make setup` prints only real errors: no setuptools deprecation (an SPDX license string, a setuptools that
-reads it) and pip at its errors-only level (one -q still passes the build backend's warnings through)."""
+reads it), pip at its errors-only level (one -q still passes the build backend's warnings through) and uv quiet."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def test_make_setup_runs_pip_at_errors_only():
     project = makefile.split("$(STAMP): pyproject.toml", 1)[1].split("\n\n", 1)[0]
     # pip, then torch: for cpu the wheel pip's own configuration finds, else PyTorch's CPU index
     assert torch.count("$(PIP_INSTALL)") == 3 and "pip install" not in torch
-    assert project.count("$(PIP_INSTALL)") == 1 and "pip install" not in project  # the project
+    # uv by pip, then the project by uv, quiet: no other installer line
+    assert project.count("$(PIP_INSTALL)") == 1 and project.count("$(BIN)/uv pip install -q ") == 1
+    assert project.count("pip install") == 1
     assert "$(TORCH_CHECK)" in torch  # one line: the build it put in
     assert re.search(r"^PIP_INSTALL := \$\(BIN\)/pip install -qq ", makefile, re.M)
 
