@@ -65,8 +65,8 @@ system-packages:
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist), a test file to each at a time, the longest files first
 # (tests/durations.json; --no-loadscope-reorder keeps that order): on a 2-core Intel Xeon (Sapphire Rapids), idle,
-# two workers take 419 s (909 tests, 2026-11-29; 349 s for 902 on 2026-11-28), `make test` 8-10 min on a fresh clone
-# (venv included): a new test file must be fast, or replace time elsewhere.
+# two workers take 415-419 s (911 tests, 2026-11-29; 349 s for 902 on 2026-11-28), `make test` 8.6 min on a fresh clone
+# (venv included; 9-11 when the machine runs slow): a new test file must be fast, or replace time elsewhere.
 TEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: setup
