@@ -96,6 +96,8 @@ class Expert(Section):
     k: Annotated[int, Field(ge=0, le=50)] = Field(
         description="candidates: the network's k likeliest legal actions (0: every one; the search's k=)")
     z: PositiveFloat = Field(description="standard errors of paired gain worth one nat of prior (the search's z=)")
+    gap: PositiveFloat = Field(description="nats below the likeliest action beyond which an action is no candidate "
+                                           "(the search's gap=)")
     rollout: Annotated[str, Field(min_length=1)] = Field(
         description="who plays the playouts: self (the searched network) or a rollout policy model directory")
     anchor: Literal["start", "sl"] = Field(

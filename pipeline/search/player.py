@@ -4,7 +4,8 @@ deals consistent with what it saw, and the choice never strays from the network'
 At a searched decision with a choice:
 
 1. **Candidates**: the network's ``k`` likeliest legal actions (by its softmax, the prior), less those more
-   than ``MAX_GAP`` nats below the likeliest; the likeliest, the *anchor*, is always one. Every other action
+   than ``gap`` nats below the likeliest (a change there would need a gain of over ``gap * z`` standard errors,
+   which the deals seldom show: docs/search.md#the-gap); the likeliest, the *anchor*, is always one. Every other action
    keeps its prior and is never played.
 2. **Sequential halving over shared deals**: the ``deals`` deals, built by ``engine.determinize`` from the
    observation alone, are split over ceil(log2(candidates)) rounds; every candidate still in plays each deal
@@ -43,7 +44,6 @@ from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from .spec import SearchOptions
 
-MAX_GAP = 4.0  # nats: an action 55x less likely than the anchor needs a gain of 4z standard errors; never searched
 SE_FLOOR = 1e-6  # reward units: identical per-deal values (a forced outcome) give no evidence either way
 ELIMINATED = -1e6  # score offset of the legal actions the search did not keep: below every kept one, prior order
 
@@ -176,11 +176,11 @@ class SearchPlayer:
 
     def candidates(self, obs: Observation, scores: np.ndarray) -> list[int]:
         """The actions searched, likeliest first (the anchor first): the ``k`` likeliest legal ones (all with
-        ``k=0``) within ``MAX_GAP`` nats of the anchor; ties go to the lower token."""
+        ``k=0``) within ``gap`` nats of the anchor; ties go to the lower token."""
         logp = log_prior(scores)
         legal = sorted(legal_list(obs), key=lambda a: (-logp[a], a))
         k = self.options.k or len(legal)
-        return [a for a in legal[:k] if logp[legal[0]] - logp[a] <= MAX_GAP]
+        return [a for a in legal[:k] if logp[legal[0]] - logp[a] <= self.options.gap]
 
     def rng(self, obs: Observation) -> np.random.Generator:
         """The generator of a decision's deals: seeded by this player's seed and the observation only."""

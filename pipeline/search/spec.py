@@ -26,6 +26,7 @@ class SearchOptions:
     deals: int = 32  # deals drawn per searched decision, shared by every candidate; 0: no search (the network's move)
     k: int = 4  # candidates: the network's k likeliest legal actions; 0: every legal action
     z: float = 2.0  # standard errors of paired gain that one nat of the network's log-prior is worth (T = z * SE)
+    gap: float = 1.5  # nats: an action further below the likeliest is not a candidate (its gain would need > gap*z SE)
     rollout: str = SELF  # who plays the playouts: self (the searched network) or a rollout model directory
     decisions: tuple[int, ...] = (0, 1, 2)  # decision types searched (discard 0, pick 1, koikoi 2)
     reward: str = "wp"  # wp (the win-probability table's) | point
@@ -147,5 +148,5 @@ def _path(v: str) -> str:
     return v
 
 
-_PARSE = {"deals": _int(0), "k": _k, "z": _positive, "rollout": _path, "decisions": _decisions,
+_PARSE = {"deals": _int(0), "k": _k, "z": _positive, "gap": _positive, "rollout": _path, "decisions": _decisions,
           "reward": _reward, "winprob": _path}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import optuna
 
@@ -23,6 +23,9 @@ from ..search.spec import SELF
 from .objectives import PARAMS_ATTR
 from .search_space import first_trial, trial_spec
 
+if TYPE_CHECKING:
+    from ..selfplay.executor_base import Executor
+
 SPEC_ATTR = "spec"  # trial user attr: the search: spec it played
 DUEL_ATTR = "duel"  # trial user attr: its duel's figures (the metrics below, without their prefixes)
 
@@ -31,7 +34,8 @@ class SearchObjective:
     """``objective(trial, run_id) -> win rate`` of the search target; ``first``: the values of the knobs the study
     starts from (the spec parser's defaults with ``tune.search.options``), its first trial, or None where the space
     cannot play them. Every agent a trial may load is loaded once here: a missing model or rollout policy is one
-    line before any trial."""
+    line before any trial. The trials play on one worker pool, started by the first and stopped by ``close``: a
+    pool per trial started its processes and compiled the networks every trial (about 20 s on 2 cores)."""
 
     def __init__(self, cfg: TuneSearchParams, duels: DuelsParams, space: Mapping[str, Any],
                  source: str = "params.yaml") -> None:
@@ -56,6 +60,13 @@ class SearchObjective:
 
         setup = resolve_inference(duels.inference, self.device, "duels.inference")
         self.placement = announce("tune", [Placement("play", self.device, setup.setup, duels.device == "auto")])
+        self.pool: Executor | None = None
+
+    def close(self) -> None:
+        """Stop the trials' worker pool."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     def __call__(self, trial: optuna.Trial, run_id: str) -> float:
         import mlflow
@@ -71,10 +82,14 @@ class SearchObjective:
         mlflow.log_params({**self.placement, "agent": spec, "opponent": cfg.opponent, "games": cfg.games,
                            "seed": cfg.seed, "workers": cfg.workers, "rounds": duels.rounds, "points": duels.points})
         set_torch_threads(duels.torch_threads)
+        if self.pool is None and cfg.workers > 0:
+            from ..selfplay.executor import make_executor  # torch: loaded only when this runs
+
+            self.pool = make_executor(cfg.workers, device=self.device)
         a = load_agent(spec, seed=cfg.seed, inference=duels.inference)
         b = load_agent(cfg.opponent, seed=cfg.seed + 1, inference=duels.inference)
         result = duel_agents(a, b, cfg.games, cfg.seed, duels.rounds, duels.points, cfg.workers, progress=None,
-                             device=self.device, inference=duels.inference)
+                             device=self.device, inference=duels.inference, executor=self.pool)
         figures = duel_figures(result)
         trial.set_user_attr(DUEL_ATTR, figures)
         mlflow.log_metrics({f"{'search' if k in SEARCH_KEYS else 'duel'}/{k}": v for k, v in figures.items()

@@ -2,10 +2,10 @@
 
 By default ``k`` (a choice), ``deals`` and ``z`` (log ranges) and ``rollout`` (``self``, or the rollout model
 directory ``tune.search.rollout`` too); ``tune.space.search`` may narrow or fix these, or name any other search
-option (``decisions``, ``reward``, ``winprob``). Every value a space names is checked by the spec's own parser
-(``pipeline.search.spec``) before any trial, so a trial never plays a spec the agent loader would refuse; a bad
-entry is one ``ParamError`` line naming ``tune.space.search.<option>``. A trial's values become a spec with
-``trial_spec``.
+option (``gap``, a range too; ``decisions``, ``reward``, ``winprob``). Every value a space names is checked by
+the spec's own parser (``pipeline.search.spec``) before any trial, so a trial never plays a spec the agent loader
+would refuse; a bad entry is one ``ParamError`` line naming ``tune.space.search.<option>``. A trial's values become
+a spec with ``trial_spec``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..search.spec import OPTIONS, SELF, parse_options
 
 DEFAULT: dict[str, Any] = {"k": [2, 3, 4, 6, 0], "deals": {"low": 8, "high": 64, "log": True},
                            "z": {"low": 0.5, "high": 4.0, "log": True}}
-RANGED = {"k": int, "deals": int, "z": float}  # the options a range may sample, and the type of its values
+RANGED = {"k": int, "deals": int, "z": float, "gap": float}  # the options a range may sample, and their types
 RANGE_KEYS = ("low", "high", "log", "step")
 
 

@@ -67,6 +67,10 @@ def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: st
     # No DVC stage declares results/tune as an output (see dvc.yaml): keep it out of git by itself.
     atomic.write_text(out / ".gitignore", "*\n")
     # a search study's first trial plays the knobs it starts from, on the same deals as every other
-    summary = run_tune(cfg, objective, out, progress=progress, first=getattr(objective, "first", None))
+    try:
+        summary = run_tune(cfg, objective, out, progress=progress, first=getattr(objective, "first", None))
+    finally:
+        if hasattr(objective, "close"):  # a search study's worker pool
+            objective.close()
     summary["output_dir"] = str(out / cfg.study_name)
     return summary

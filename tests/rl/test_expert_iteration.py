@@ -66,7 +66,7 @@ def test_the_anchor_term_keeps_the_fit_near_its_anchor(make_net):
 
     def fitted_kl(weight: float) -> float:
         net = make_net(0)
-        algo = ExpertIteration(Expert(decisions=["discard"], fraction=1.0, deals=2, k=2, z=2.0, rollout="self",
+        algo = ExpertIteration(Expert(decisions=["discard"], fraction=1.0, deals=2, k=2, z=2.0, gap=4.0, rollout="self",
                                       anchor="start", anchor_weight=weight))
         algo.start_loop(net, make_net(1))
         opt = torch.optim.Adam(net.parameters(), lr=1e-2)

@@ -56,7 +56,9 @@ def test_options_parse_with_their_defaults():
     assert parse_search("search:models/sl") == ("models/sl", SearchOptions())
     assert SearchOptions().decisions == ALL and SearchOptions().rollout == "self"  # every decision type by default
     assert parse_options("deals=0").deals == 0 and parse_options("rollout=models/rollout").rollout == "models/rollout"
-    for o in (SearchOptions(), SearchOptions(deals=4, decisions=(2,), k=0, z=3.0, rollout="r", reward="point")):
+    assert parse_options("gap=0.75").gap == 0.75
+    other = SearchOptions(deals=4, decisions=(2,), k=0, z=3.0, gap=3.0, rollout="r", reward="point")
+    for o in (SearchOptions(), other):
         assert parse_options(o.query()) == o  # the query round-trips
 
 
@@ -74,7 +76,7 @@ def test_options_parse_with_their_defaults():
     ("search:m?z=nan", "search option z='nan': must be a number > 0"),
     ("search:m?rollout=", "search option rollout='': must be a file path"),
     ("search:m?reward=elo", "search option reward='elo': must be wp or point"),
-    ("search:m?think=1s", "unknown search option 'think'; use deals, k, z, rollout"),
+    ("search:m?think=1s", "unknown search option 'think'; use deals, k, z, gap, rollout"),
     ("search:m?deals=8&deals=9", "search option 'deals' given twice"),
     ("search:m?deals=8&&x", "must be name=value pairs joined by &"),
 ])
@@ -148,6 +150,25 @@ def test_every_candidate_plays_every_deal_and_the_prior_anchors_the_choice(net):
         assert [a for a in sorted(others, key=lambda a: -q[a])] == sorted(others, key=lambda a: (-logp[a], a))
         types.add(obs.decision)
     assert types == set(ALL) and searcher.searched >= 6
+
+
+def test_the_candidates_are_the_likeliest_within_gap_nats_of_the_anchor(net):
+    """An action more than ``gap`` nats below the network's likeliest is no candidate; a decision left with one
+    candidate is not searched (the network's move)."""
+    model = NetPlayer(net)
+    seen = 0
+    for gap in (0.25, 1.5, 40.0):
+        searcher = SearchPlayer(model, RewardModel("point"), SearchOptions(deals=2, k=0, gap=gap, reward="point"))
+        for s in _decisions(range(10), np.random.default_rng(4), limit=5):
+            obs = s.observation(s.player)
+            scores = model.values([obs])[0]
+            logp = log_prior(scores)
+            cands = searcher.candidates(obs, scores)
+            assert cands[0] == int(scores.argmax())
+            assert sorted(cands) == sorted(a for a in legal_list(obs) if logp[cands[0]] - logp[a] <= gap)
+            assert searcher.searches(obs, scores) == (len(cands) > 1 and obs.decision in ALL)
+            seen += len(cands) > 1
+    assert seen > 0
 
 
 def test_with_zero_deals_it_plays_exactly_its_network(net):

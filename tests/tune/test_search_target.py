@@ -97,16 +97,28 @@ def test_koikoi_tune_search_duels_each_trial_and_logs_it(tmp_path, models, mlflo
 
 @pytest.mark.slow
 def test_the_tune_stage_runs_a_search_study(tmp_path, models, mlflow_store, monkeypatch, capsys):
-    """``make tune`` with ``tune.target: search`` (the stage's script, in a project of its own), the duel on a worker
-    process as the lead runs it."""
+    """``make tune`` with ``tune.target: search`` (the stage's script, in a project of its own), the duels on a
+    worker process as the lead runs them: every trial on the one pool, stopped when the study ends."""
+    from pipeline.selfplay import executor
     from stages import tune as stage
 
+    pools = []
+    make = executor.make_executor
+
+    def tracked(*args, **kwargs):
+        pools.append(make(*args, **kwargs))
+        closed = pools[-1].close
+        pools[-1].close = lambda: (closed(), setattr(pools[-1], "stopped", True))
+        return pools[-1]
+
+    monkeypatch.setattr(executor, "make_executor", tracked)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(with_overrides(
-        read_doc(ROOT / "params.yaml"), search_overrides(models, tmp_path, workers=1, trials=1))))
+        read_doc(ROOT / "params.yaml"), search_overrides(models, tmp_path, workers=1, trials=2))))
     monkeypatch.chdir(tmp_path)
     stage.main(["results/tune"])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert summary["target"] == "search" and summary["trials_complete"] == 1
+    assert summary["target"] == "search" and summary["trials_complete"] == 2
+    assert len(pools) == 1 and getattr(pools[0], "stopped", False)
     assert (tmp_path / "results/tune/search" / report.BEST_FILE).is_file()
     assert summary["best_duel"]["games"] == 2 and summary["best_duel"]["seconds_per_search"] > 0
 

@@ -72,7 +72,7 @@ class ExpertIteration(PolicyAlgorithm):
 
     def options(self) -> SearchOptions:
         e = self.expert
-        return SearchOptions(deals=e.deals, k=e.k, z=e.z, rollout=e.rollout,
+        return SearchOptions(deals=e.deals, k=e.k, z=e.z, gap=e.gap, rollout=e.rollout,
                              decisions=tuple(DECISION_NAMES.index(d) for d in e.decisions))
 
     def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
