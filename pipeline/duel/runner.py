@@ -214,6 +214,30 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
     return result
 
 
+class Pools(dict[str, Executor]):
+    """The worker pools of a run of duels by device, each started by its first duel and kept until ``close``: a
+    pool's processes start and compile the networks once (they share the architecture), where a pool per duel paid
+    about 20 s a duel for it on 2 cores (docs/duels.md). The duels stage's arena and a search study hold one."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__()
+        self.workers = workers
+
+    def pool(self, device: str) -> Executor | None:
+        """The pool on ``device`` (its processes start at its first job); None without workers."""
+        if self.workers < 1:
+            return None
+        if device not in self:
+            self[device] = make_executor(self.workers, device=device)
+        return self[device]
+
+    def close(self) -> None:
+        """Stop the pools."""
+        for pool in self.values():
+            pool.close()
+        self.clear()
+
+
 def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8,
                 init_points: int = 30, workers: int = 2, progress: str | None = None,
                 device: str = "cpu", inference: str | Inference = "auto", inference_b: str | Inference | None = None,

@@ -14,9 +14,9 @@ from ..net.inference import Inference
 from ..runtime.phase_pairs import phase_pair
 from ..runtime.progress import progress_bar
 from ..search.spec import play_device_of
-from ..selfplay.executor import Executor, make_executor
+from ..selfplay.executor import Executor
 from .ratings import fit_bradley_terry
-from .runner import DuelResult, duel_agents, set_torch_threads
+from .runner import DuelResult, Pools, duel_agents, set_torch_threads
 from .sprt import Sprt
 from .strongest import strongest
 
@@ -39,23 +39,18 @@ class Arena:
     progress: bool = True
     cpu_inference: Inference | None = None  # set where ``device`` is an auto GPU: searchers with a rollout policy
     # play their pairings on the CPUs in this setup (``search.spec.play_device_of``)
-    pools: dict[str, Executor] = field(default_factory=dict, compare=False, repr=False)  # per device: ``pool``
+    pools: Pools = field(init=False, compare=False, repr=False)  # the duels' worker pools, one per device
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pools", Pools(self.workers))  # frozen: set once, here
 
     def pool(self, device: str) -> Executor | None:
-        """The worker pool of the duels on ``device``, started by the first and kept until ``close``: a pool's
-        processes start and compile the networks once (they share the architecture), where a pool per duel paid
-        about 20 s a duel for it on 2 cores (docs/duels.md). None without workers."""
-        if self.workers < 1:
-            return None
-        if device not in self.pools:
-            self.pools[device] = make_executor(self.workers, device=device)  # its processes start at its first job
-        return self.pools[device]
+        """The worker pool of the duels on ``device`` (``Pools.pool``); None without workers."""
+        return self.pools.pool(device)
 
     def close(self) -> None:
         """Stop the worker pools."""
-        for pool in self.pools.values():
-            pool.close()
-        self.pools.clear()
+        self.pools.close()
 
     def duel(self, a: str, b: str, games: int, agent_seed: int, decide: bool = False, seed: int | None = None,
              label: tuple[str, str] | None = None) -> DuelResult:

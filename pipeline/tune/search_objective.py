@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import optuna
 
@@ -22,9 +22,6 @@ from ..runtime.hardware import Placement, announce, play_device
 from ..search.spec import SELF
 from .objectives import PARAMS_ATTR
 from .search_space import first_trial, trial_spec
-
-if TYPE_CHECKING:
-    from ..selfplay.executor_base import Executor
 
 SPEC_ATTR = "spec"  # trial user attr: the search: spec it played
 DUEL_ATTR = "duel"  # trial user attr: its duel's figures (the metrics below, without their prefixes)
@@ -39,7 +36,8 @@ class SearchObjective:
 
     def __init__(self, cfg: TuneSearchParams, duels: DuelsParams, space: Mapping[str, Any],
                  source: str = "params.yaml") -> None:
-        from ..lineup.loader import load_agent  # torch: loaded only when this runs
+        from ..duel.runner import Pools  # torch: loaded only when this runs
+        from ..lineup.loader import load_agent
 
         self.cfg, self.duels, self.space = cfg, duels, dict(space)
         self.first = first_trial(space, cfg.options)
@@ -60,13 +58,11 @@ class SearchObjective:
 
         setup = resolve_inference(duels.inference, self.device, "duels.inference")
         self.placement = announce("tune", [Placement("play", self.device, setup.setup, duels.device == "auto")])
-        self.pool: Executor | None = None
+        self.pools = Pools(cfg.workers)
 
     def close(self) -> None:
         """Stop the trials' worker pool."""
-        if self.pool is not None:
-            self.pool.close()
-            self.pool = None
+        self.pools.close()
 
     def __call__(self, trial: optuna.Trial, run_id: str) -> float:
         import mlflow
@@ -82,14 +78,10 @@ class SearchObjective:
         mlflow.log_params({**self.placement, "agent": spec, "opponent": cfg.opponent, "games": cfg.games,
                            "seed": cfg.seed, "workers": cfg.workers, "rounds": duels.rounds, "points": duels.points})
         set_torch_threads(duels.torch_threads)
-        if self.pool is None and cfg.workers > 0:
-            from ..selfplay.executor import make_executor  # torch: loaded only when this runs
-
-            self.pool = make_executor(cfg.workers, device=self.device)
         a = load_agent(spec, seed=cfg.seed, inference=duels.inference)
         b = load_agent(cfg.opponent, seed=cfg.seed + 1, inference=duels.inference)
         result = duel_agents(a, b, cfg.games, cfg.seed, duels.rounds, duels.points, cfg.workers, progress=None,
-                             device=self.device, inference=duels.inference, executor=self.pool)
+                             device=self.device, inference=duels.inference, executor=self.pools.pool(self.device))
         figures = duel_figures(result)
         trial.set_user_attr(DUEL_ATTR, figures)
         mlflow.log_metrics({f"{'search' if k in SEARCH_KEYS else 'duel'}/{k}": v for k, v in figures.items()

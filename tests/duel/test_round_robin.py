@@ -205,7 +205,7 @@ def test_auto_plays_the_searchers_with_a_rollout_policy_on_the_cpus(monkeypatch)
 def test_the_arena_plays_every_duel_of_a_device_on_one_worker_pool_and_stops_it(monkeypatch):
     """A pool per duel started its processes and compiled the networks each time (about 20 s a duel on 2 cores):
     the stage's duels share one per device, closed when the stage ends."""
-    from pipeline.duel import tournament
+    from pipeline.duel import runner, tournament
     from pipeline.net.inference import Inference
 
     made, closed, used = [], [], []
@@ -217,7 +217,7 @@ def test_the_arena_plays_every_duel_of_a_device_on_one_worker_pool_and_stops_it(
         def close(self):
             closed.append(self)
 
-    monkeypatch.setattr(tournament, "make_executor", lambda workers, device: Pool(workers, device))
+    monkeypatch.setattr(runner, "make_executor", lambda workers, device: Pool(workers, device))
     monkeypatch.setattr(tournament, "load_agent", lambda spec, seed, inference: spec)
     monkeypatch.setattr(tournament, "duel_agents", lambda a, b, games, seed, rounds, points, workers, label, device,
                         inference, sprt=None, executor=None: used.append((a, device, executor)))

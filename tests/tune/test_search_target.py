@@ -99,11 +99,11 @@ def test_koikoi_tune_search_duels_each_trial_and_logs_it(tmp_path, models, mlflo
 def test_the_tune_stage_runs_a_search_study(tmp_path, models, mlflow_store, monkeypatch, capsys):
     """``make tune`` with ``tune.target: search`` (the stage's script, in a project of its own), the duels on a
     worker process as the lead runs them: every trial on the one pool, stopped when the study ends."""
-    from pipeline.selfplay import executor
+    from pipeline.duel import runner
     from stages import tune as stage
 
     pools = []
-    make = executor.make_executor
+    make = runner.make_executor
 
     def tracked(*args, **kwargs):
         pools.append(make(*args, **kwargs))
@@ -111,7 +111,7 @@ def test_the_tune_stage_runs_a_search_study(tmp_path, models, mlflow_store, monk
         pools[-1].close = lambda: (closed(), setattr(pools[-1], "stopped", True))
         return pools[-1]
 
-    monkeypatch.setattr(executor, "make_executor", tracked)
+    monkeypatch.setattr(runner, "make_executor", tracked)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(with_overrides(
         read_doc(ROOT / "params.yaml"), search_overrides(models, tmp_path, workers=1, trials=2))))
     monkeypatch.chdir(tmp_path)
