@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..engine import DISCARD, KOIKOI, PICK, STOP, Observation, base_points
 from ..engine.cards import (
     ALL_CARDS,
@@ -29,7 +27,7 @@ from ..engine.cards import (
     RIBBON,
     SEED,
 )
-from .base import Agent
+from .base import Agent, observation_uniform, seed_or_entropy
 
 # Yaku made of one fixed set of cards: (set, points).
 _SET_YAKU = ((BOAR_DEER_BUTTERFLY, 5.0), (RED_RIBBONS, 5.0), (BLUE_RIBBONS, 5.0), (FLOWER_SAKE, 2.0), (MOON_SAKE, 2.0))
@@ -97,13 +95,13 @@ class HeuristicAgent(Agent):
     name = "heuristic"
 
     def __init__(self, seed: int | None = 0) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.seed = seed_or_entropy(seed)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
-        noise = self.rng.random(len(observations)) * 1e-6  # random tie-break, seeded
         out = []
-        for obs, eps in zip(observations, noise):
-            if obs.decision == DISCARD:
+        for obs in observations:
+            if obs.decision == DISCARD:  # a random tie-break, from the observation (``base.observation_uniform``)
+                eps = observation_uniform(self.seed, obs) * 1e-6
                 out.append(self._discard(obs, eps))
             elif obs.decision == PICK:
                 out.append(self._pick(obs))

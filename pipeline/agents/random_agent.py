@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..engine import Observation
-from .base import Agent, legal_list
+from .base import Agent, legal_list, observation_uniform, seed_or_entropy
 
 
 class RandomAgent(Agent):
+    """Uniform over the legal actions, drawn from a generator of its seed and the observation
+    (``base.observation_uniform``): the same observation gets the same draw, in any batch, in any process."""
+
     name = "random"
 
     def __init__(self, seed: int | None = 0) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.seed = seed_or_entropy(seed)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:
-        draws = self.rng.random(len(observations))
         out = []
-        for obs, u in zip(observations, draws):
+        for obs in observations:
             legal = legal_list(obs)
+            u = observation_uniform(self.seed, obs)
             out.append(legal[int(u * len(legal))])  # koi-koi: [STOP, KOIKOI] -> p = 0.5 each
         return out

@@ -11,7 +11,7 @@ import time
 
 from ..cli_args import UserError, int_range
 from ..duel.arena import CONCURRENCY
-from ..duel.runner import duel_agents, play_duel, set_torch_threads
+from ..duel.runner import duel_agents, on_workers, play_duel, player_spec, set_torch_threads
 from ..lineup.loader import load_agent
 from ..runtime.memory import rss_mb
 
@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int_range(1), default=None,
                    help="games in memory at once (default: the duel's own, pipeline.duel.arena.CONCURRENCY)")
     p.add_argument("--workers", type=int_range(0, 64), default=2,
-                   help="worker processes when both agents are models, as koikoi duel (default 2; their memory "
+                   help="worker processes when an agent is a model, as koikoi duel (default 2; their memory "
                         "is not in peak_rss_mb)")
     p.add_argument("--threads", type=int_range(1), default=1, help="torch threads for model agents (default 1)")
     p.add_argument("--seed", type=int, default=0)
@@ -35,8 +35,6 @@ def peak_rss_mb() -> float:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
-
     if args.games % 2:
         raise UserError(f"--games must be even (each deal is played twice), got {args.games}")
     try:
@@ -45,16 +43,16 @@ def run(args: argparse.Namespace) -> dict:
         raise UserError(str(e)) from None
     set_torch_threads(args.threads)
     concurrency = args.concurrency or CONCURRENCY
-    both_models = isinstance(a, ModelAgent) and isinstance(b, ModelAgent) and args.workers > 0
+    pooled = on_workers([player_spec(a, "A"), player_spec(b, "B")], args.workers)
     before = peak_rss_mb()
     t0 = time.perf_counter()
-    if both_models:
+    if pooled:
         r = duel_agents(a, b, args.games, args.seed, workers=args.workers)
     else:
         r = play_duel(a, b, args.games, args.seed, concurrency=concurrency)
     wall = time.perf_counter() - t0
     return {"games": r.games, "games_per_s": round(r.games / wall, 1), "seconds": round(wall, 2),
             "peak_rss_mb": round(peak_rss_mb(), 1), "peak_rss_mb_before_play": round(before, 1),
-            "rss_mb_end": round(rss_mb(), 1), "concurrency": None if both_models else concurrency,
-            "workers": args.workers if both_models else 0, "threads": args.threads, "a": args.a, "b": args.b,
+            "rss_mb_end": round(rss_mb(), 1), "concurrency": None if pooled else concurrency,
+            "workers": args.workers if pooled else 0, "threads": args.threads, "a": args.a, "b": args.b,
             "win_rate": round(r.win_rate, 4)}

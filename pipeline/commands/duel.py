@@ -42,12 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--points", type=int_range(1, MAX_POINTS), default=30,
                    help=f"initial points of each player, 1..{MAX_POINTS} (default 30)")
     p.add_argument("--workers", type=int_range(0, 64), default=2,
-                   help="worker processes when both agents are models (default 2; 0: play in this process)")
+                   help="worker processes when an agent is a model (default 2; 0: play in this process)")
     p.add_argument("--threads", type=int_range(1), default=1,
                    help="torch threads for model agents (default 1: small batches gain nothing from more, "
                         "and extra threads stall badly on a busy machine)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
-                   help="where two model agents run their forward passes on --workers processes (default cpu; "
+                   help="where the model agents run their forward passes on --workers processes (default cpu; "
                         "auto: cuda when torch sees a GPU, except for a searcher with a rollout policy, whose "
                         "playouts the CPUs serve faster)")
     p.add_argument("--inference", choices=INFERENCE_CHOICES, default="auto",
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(`koikoi duel models/sl models/sl --inference bf16 --inference-b fp32`)")
     p.add_argument("--journal", type=Path, default=None, metavar="FILE",
                    help=f"record each block of {2 * BLOCK} games ({2 * SPRT_BLOCK} with --sprt) in FILE as it ends; "
-                        "the same command run again goes on where it stopped (two model or search agents only)")
+                        "the same command run again goes on where it stopped (a duel with a model agent only)")
     p.add_argument("--paired", type=Path, nargs="+", default=[], metavar="FILE",
                    help="journals of other agents' duels against the same B on the same deals (--seed, --rounds, "
                         "--points): A's win rate minus each one's, paired by the journals' blocks (needs --journal)")

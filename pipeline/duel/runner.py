@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 
-from ..agents.base import Agent
+from ..agents.base import Agent, PlayerSpec
+from ..agents.rule_player import RuleSpec, rule_spec
 from ..engine import GameState
 from ..net.inference import Inference, resolve_inference
 from ..runtime.progress import progress_bar
@@ -243,21 +244,41 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
                 device: str = "cpu", inference: str | Inference = "auto", inference_b: str | Inference | None = None,
                 journal: DuelJournal | None = None, sprt: Sprt | None = None,
                 executor: Executor | None = None) -> DuelResult:
-    """Two model agents play on the self-play engine (``workers`` processes, forward passes on ``device`` in the
-    ``inference`` setup, B's in ``inference_b`` when given; ``journal``: resumable); any other pairing in this
-    process (no journal: ValueError). ``sprt``: a sequential duel, ``games`` its cap. ``executor``: the models'
-    worker pool, kept running after the duel (``play_model_duel``)."""
-    from ..agents.model_agent import ModelAgent  # torch: loaded only when this runs
-
-    if workers > 0 and isinstance(agent_a, ModelAgent) and isinstance(agent_b, ModelAgent):
-        from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
-
-        specs = [agent.spec or NetSpec.from_net(agent.net, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
+    """A pairing with a model agent (a network or a searcher) against another model or a built-in agent plays on
+    the self-play engine (``workers`` processes, forward passes on ``device`` in the ``inference`` setup, B's in
+    ``inference_b`` when given; ``journal``: resumable); any other pairing in this process (no journal:
+    ValueError). ``sprt``: a sequential duel, ``games`` its cap. ``executor``: the models' worker pool, kept
+    running after the duel (``play_model_duel``). Either way the games are the same."""
+    specs = [player_spec(agent, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
+    if on_workers(specs, workers):
         if inference_b is not None:
             specs[1] = specs[1].with_inference(resolve_inference(inference_b, device, "inference of B"))
         return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,
                                inference=inference, device=device, journal=journal, sprt=sprt,
                                executor=executor)
     if journal is not None:
-        raise ValueError("--journal: only a duel of two model or search agents on --workers >= 1 keeps one")
+        raise ValueError("--journal: only a duel with a model or search agent on --workers >= 1 keeps one")
     return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress, sprt=sprt)
+
+
+def on_workers(specs: list[PlayerSpec | None], workers: int) -> bool:
+    """Whether a duel of these players' specs (``player_spec``) plays on worker processes: with workers, when both
+    can be shipped and one runs a network (two built-in agents play faster here than a pool starts)."""
+    return workers > 0 and None not in specs and not all(isinstance(s, RuleSpec) for s in specs)
+
+
+def player_spec(agent: Agent, name: str) -> PlayerSpec | None:
+    """How a worker rebuilds ``agent``: a built-in agent's ``RuleSpec``, a model agent's spec (its network's
+    ``NetSpec`` by default); None for any other agent (it plays in this process)."""
+    spec = rule_spec(agent)
+    if spec is not None:
+        return spec
+    if "torch" not in sys.modules:  # no model agent without torch: a built-in duel never imports it
+        return None
+    from ..agents.model_agent import ModelAgent
+
+    if not isinstance(agent, ModelAgent):
+        return None
+    from ..selfplay.policies import NetSpec
+
+    return agent.spec or NetSpec.from_net(agent.net, name)

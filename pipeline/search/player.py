@@ -26,7 +26,6 @@ whatever it is batched with.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections import deque
@@ -35,7 +34,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..agents.base import Player, PlayerSpec, legal_list
+from ..agents.base import Player, PlayerSpec, legal_list, observation_rng
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
 from ..net.inference import Inference
@@ -46,11 +45,6 @@ from .spec import SearchOptions
 
 SE_FLOOR = 1e-6  # reward units: identical per-deal values (a forced outcome) give no evidence either way
 ELIMINATED = -1e6  # score offset of the legal actions the search did not keep: below every kept one, prior order
-
-
-def observation_seed(obs: Observation) -> int:
-    """A stable 64-bit digest of everything in an observation (its repr holds only ints, bools and tuples)."""
-    return int.from_bytes(hashlib.blake2b(repr(obs).encode(), digest_size=8).digest(), "little")
 
 
 def log_prior(scores: np.ndarray) -> np.ndarray:
@@ -184,7 +178,7 @@ class SearchPlayer:
 
     def rng(self, obs: Observation) -> np.random.Generator:
         """The generator of a decision's deals: seeded by this player's seed and the observation only."""
-        return np.random.default_rng([self.seed, observation_seed(obs)])
+        return observation_rng(self.seed, obs)
 
     def search(self, observations: Sequence[Observation], scores: np.ndarray) -> np.ndarray:
         """The anchored scores of each observation's candidates kept to the end (``(B, 50)``, the arg-max is the

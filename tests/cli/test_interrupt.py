@@ -5,6 +5,7 @@ at points measured in the process's own CPU time (a busy machine delays them, it
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -82,14 +83,43 @@ def interrupt_at(argv: list[str], cpu: float, cwd: Path) -> tuple[int | None, st
             proc.wait()
 
 
+def handler_line() -> int:
+    """The line of pipeline/__init__.py that installs its Ctrl-C handler."""
+    lines = (ROOT / "pipeline" / "__init__.py").read_text().splitlines()
+    return next(i for i, x in enumerate(lines, 1) if "_signal.signal(_signal.SIGINT, _on_sigint)" in x)
+
+
+def before_the_handler(err: str) -> bool:
+    """Python's own report of a Ctrl-C that came before pipeline's handler was in: a traceback ending in
+    ``KeyboardInterrupt`` whose frames run no code of ``pipeline/`` past the top of its ``__init__.py``."""
+    lines = err.strip().splitlines()
+    if not lines or lines[-1] != "KeyboardInterrupt":
+        return False
+    ours, init = str(ROOT / "pipeline"), str(ROOT / "pipeline" / "__init__.py")
+    frames = re.findall(r'File "([^"]+)", line (\d+)', err)
+    return all(not f.startswith(ours) or (f == init and int(n) < handler_line()) for f, n in frames)
+
+
 def assert_one_line(code: int | None, err: str, name: str, argv: list[str], cpu: float) -> None:
     lines = [x for x in err.splitlines() if x.strip()]
     where = f"{' '.join(argv[:4])} at {cpu} CPU s"
-    if code == -signal.SIGINT:  # ended by the signal itself before Python had set its handler: 130 to a shell
-        assert lines == [], (where, err)
+    if code == -signal.SIGINT:  # the signal came before pipeline's handler: 130 to a shell
+        # before Python's own handler nothing is printed; after it, before pipeline's, Python's traceback
+        assert lines == [] or before_the_handler(err), (where, err)
         return
     assert code == 130, (where, code, err)
     assert lines == [f"{name}: interrupted"], (where, err)
+
+
+def test_only_a_ctrl_c_before_the_handler_may_end_in_pythons_traceback():
+    early = ('Traceback (most recent call last):\n  File "<frozen runpy>", line 189, in _run_module_as_main\n'
+             f'  File "{ROOT}/stages/__init__.py", line 13, in <module>\n    import pipeline\n'
+             f'  File "{ROOT}/pipeline/__init__.py", line 22, in <module>\nKeyboardInterrupt\n')
+    late = early.replace("line 22", f"line {handler_line() + 1}")
+    deeper = early.replace("KeyboardInterrupt",
+                           f'  File "{ROOT}/pipeline/cli.py", line 5, in <module>\nKeyboardInterrupt')
+    assert before_the_handler(early) and not before_the_handler(late) and not before_the_handler(deeper)
+    assert not before_the_handler("duels: error: boom\n")
 
 
 def test_start_up_imports_no_editable_finder(tmp_path):

@@ -72,7 +72,7 @@ def test_the_command_names_the_journal_in_one_line(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("shopping list\n")
     assert main(["duel", "heuristic", "random", "--games", "2", "--journal", str(tmp_path / "j.jsonl")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "koikoi duel: error: --journal: only a duel of two model or search agents on --workers >= 1 keeps one"
+    assert err == "koikoi duel: error: --journal: only a duel with a model or search agent on --workers >= 1 keeps one"
     assert not (tmp_path / "j.jsonl").exists()
 
     model = tmp_path / "tiny"

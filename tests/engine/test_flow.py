@@ -244,6 +244,26 @@ def test_same_seed_same_game():
     assert a.results == b.results and a.points == b.points
 
 
+def test_a_clone_with_deals_plays_its_round_alike_and_then_deals_those():
+    """``clone(deals=...)``: the same round to its end as a plain copy, then the given deals, never a draw from the
+    generator it shares (the original's games go on as they would have)."""
+    s = GameState(seed=5)
+    rng = random.Random(0)
+    for _ in range(10):
+        s.step(_random(s, rng))
+    deal = make_deal()
+    plain, fixed = s.clone(), s.clone(deals=iter([deal]))
+    state = s.rng.bit_generator.state
+    r1, r2 = random.Random(9), random.Random(9)
+    for c, r in ((plain, r1), (fixed, r2)):
+        while c.round == s.round:
+            c.step(_random(c, r))
+    assert plain.results == fixed.results and plain.points == fixed.points
+    assert s.rng.bit_generator.state == state  # nothing drawn from the shared generator
+    if fixed.phase != GAME_OVER:
+        assert fixed.deal[:3] == deal[:3] and fixed.hands == [deal[0], deal[1]] and fixed.stock == deal[3]
+
+
 def test_clone_is_independent_and_continues_identically():
     s = GameState(seed=5)
     rng = random.Random(0)

@@ -16,7 +16,7 @@ from pipeline.engine import GAME_OVER, PICK, replay_record
 from pipeline.engine.cards import ALL_CARDS
 from pipeline.net.encoding import MAX_POINTS
 
-EXAMPLES = 100  # up to 60 requests each: about 1,100 checked (and as many GETs of the state before each)
+EXAMPLES = 140  # up to 60 requests each: about 1,300 checked (and as many GETs of the state before each)
 
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)  # what a JSON encoder sends; NaN comes as raw text
 RAW = [b'{"action": NaN}', b'{"action": Infinity}', b'{"action": 1e999}', b'{"action": 1, "action": 2}',

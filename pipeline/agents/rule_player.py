@@ -1,0 +1,62 @@
+"""The built-in agents (``random``, ``heuristic``) as seats of the batched game engine: ``RuleSpec`` is what a
+worker is shipped (a name and a seed), ``RulePlayer`` what it plays. Duels of a built-in agent then run on the
+worker pool like those of two networks, with the same games as in one process: these agents draw from their seed
+and the observation only (``base.observation_uniform``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..engine import NUM_ACTIONS, Observation
+from .base import Agent, legal_list
+from .heuristic import HeuristicAgent
+from .random_agent import RandomAgent
+
+if TYPE_CHECKING:
+    from ..net.inference import Inference
+
+RULES: dict[str, type[RandomAgent | HeuristicAgent]] = {"random": RandomAgent, "heuristic": HeuristicAgent}
+
+
+class RulePlayer:
+    """An agent's choice as masked values: 0 for the action it plays, -1 for every other legal one, -inf where
+    illegal (so the engine's arg-max plays its choice). No network: its forward counters stay at zero."""
+
+    epsilon = 0.0
+    forward_seconds = 0.0
+    forward_samples = 0
+    forward_calls = 0
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def values(self, observations: Sequence[Observation]) -> np.ndarray:
+        q = np.full((len(observations), NUM_ACTIONS), -np.inf, dtype=np.float32)
+        for i, (obs, a) in enumerate(zip(observations, self.agent.act(observations), strict=True)):
+            q[i, legal_list(obs)] = -1.0
+            q[i, a] = 0.0
+        return q
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A built-in agent as sent to a worker: its name (a key of ``RULES``) and seed."""
+
+    name: str
+    seed: int = 0
+
+    def with_inference(self, inference: Inference) -> RuleSpec:
+        return self  # no network to run
+
+    def player(self, inference: Inference, device: str) -> RulePlayer:
+        return RulePlayer(RULES[self.name](self.seed))
+
+
+def rule_spec(agent: Agent) -> RuleSpec | None:
+    """The spec of a built-in agent (None for any other)."""
+    kind = next((k for k, cls in RULES.items() if type(agent) is cls), None)
+    return None if kind is None else RuleSpec(kind, agent.seed)
