@@ -57,6 +57,5 @@ class RuleSpec:
 
 
 def rule_spec(agent: Agent) -> RuleSpec | None:
-    """The spec of a built-in agent (None for any other)."""
-    kind = next((k for k, cls in RULES.items() if type(agent) is cls), None)
-    return None if kind is None else RuleSpec(kind, agent.seed)
+    """The spec of a built-in agent (None for any other): its ``name`` is its key of ``RULES``."""
+    return RuleSpec(agent.name, agent.seed) if type(agent) in RULES.values() else None
