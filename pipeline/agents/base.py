@@ -40,9 +40,15 @@ def legal_list(obs: Observation) -> list[int]:
     return ids_of(obs.legal_mask)
 
 
+def _digest(obs: Observation, key: bytes = b"") -> int:
+    """A stable 64-bit blake2b digest of everything in an observation (its repr holds only ints, bools and tuples),
+    keyed by ``key``."""
+    return int.from_bytes(hashlib.blake2b(repr(obs).encode(), digest_size=8, key=key).digest(), "little")
+
+
 def observation_seed(obs: Observation) -> int:
-    """A stable 64-bit digest of everything in an observation (its repr holds only ints, bools and tuples)."""
-    return int.from_bytes(hashlib.blake2b(repr(obs).encode(), digest_size=8).digest(), "little")
+    """A stable 64-bit digest of everything in an observation."""
+    return _digest(obs)
 
 
 def observation_rng(seed: int, obs: Observation) -> np.random.Generator:
@@ -52,10 +58,9 @@ def observation_rng(seed: int, obs: Observation) -> np.random.Generator:
 
 
 def observation_uniform(seed: int, obs: Observation) -> float:
-    """One uniform draw in [0, 1) from ``seed`` and the observation only (``observation_rng``'s rule, a keyed
-    digest in place of a generator: a quarter of the cost, for agents that draw once a decision)."""
-    digest = hashlib.blake2b(repr(obs).encode(), digest_size=8, key=str(seed).encode()).digest()
-    return int.from_bytes(digest, "little") / 2.0**64
+    """One uniform draw in [0, 1) from ``seed`` and the observation only (``observation_rng``'s rule, the digest
+    keyed by the seed in place of a generator: a quarter of the cost, for agents that draw once a decision)."""
+    return _digest(obs, str(seed).encode()) / 2.0**64
 
 
 def seed_or_entropy(seed: int | None) -> int:

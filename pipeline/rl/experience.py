@@ -51,6 +51,15 @@ def _unpack(t: tuple) -> Sample:
     return Sample(Observation(*obs), action, reward, target)
 
 
+def pack_samples(samples: list[Sample]) -> torch.Tensor:
+    """``samples`` as one uint8 tensor (a ``weights_only`` file holds it); ``unpack_samples`` gives them back."""
+    return _to_blob([_pack(s) for s in samples])
+
+
+def unpack_samples(blob: torch.Tensor) -> list[Sample]:
+    return [_unpack(t) for t in _from_blob(blob)]
+
+
 def _to_blob(packed: list[tuple]) -> torch.Tensor:
     return torch.frombuffer(bytearray(marshal.dumps(packed, 4)), dtype=torch.uint8)  # format 4: Python 3.4 on
 
@@ -68,7 +77,7 @@ class Replay:
         self._packed: deque[torch.Tensor] = deque(maxlen=loops)  # packed once, written at every checkpoint
         self._encoded: deque[EncodedSamples | None] = deque(maxlen=loops)
         for loop in packed or ():
-            samples = [_unpack(t) for t in _from_blob(loop)]
+            samples = unpack_samples(loop)
             self.loops.append(samples)
             self._packed.append(loop)
             self._encoded.append(None)
@@ -80,7 +89,7 @@ class Replay:
         if encoded is not None and len(encoded) != len(samples):
             raise ValueError(f"{len(encoded)} encoded samples for {len(samples)} samples")
         self.loops.append(list(samples))
-        self._packed.append(_to_blob([_pack(s) for s in samples]))
+        self._packed.append(pack_samples(samples))
         self._encoded.append(encoded)
 
     def samples(self) -> list[Sample]:

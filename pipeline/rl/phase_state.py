@@ -54,6 +54,7 @@ class PhaseConfig:
     mlflow: bool = True
     register: bool = False  # phase 2 registers its model (koikoi-rl-<variant>); only the DVC stage asks
     execution: dict | None = None  # how it runs here, as it changes the games (devices.execution_key; PhaseRunner)
+    first_loop: Path | None = None  # phase 1: the first loop's games played once for both rewards (rl.first_loop)
 
     @property
     def budget(self) -> int:
@@ -128,7 +129,7 @@ def _same_weights(state_dict: dict, net: nn.Module) -> bool:
     return mine.keys() == state_dict.keys() and all(torch.equal(mine[k], state_dict[k]) for k in mine)
 
 
-def _initial(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, dict | None, list]:
+def initial_state(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, dict | None, list]:
     """Fresh start: the starting weights, state, optimizer state and replay (phase 2: phase 1's)."""
     state = LoopCounters(fingerprint=fp)
     opt_state, meta, replay = None, {}, []
@@ -178,7 +179,7 @@ def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool
         learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm, augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
         return learner, LoopCounters(**ck["state"]), True, ck.get("replay", [])
-    net, state, opt_state, replay = _initial(cfg, fp)
+    net, state, opt_state, replay = initial_state(cfg, fp)
     learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params, cfg.phase),
                             augment=cfg.params.augment)
     if opt_state is not None:

@@ -36,6 +36,7 @@ from ..selfplay.executor import Executor, make_executor
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
+from . import first_loop
 from .algorithms import algorithm_for
 from .devices import execution_key, resolve_devices
 from .evaluation import Evaluation, curve_row, evaluate
@@ -48,7 +49,9 @@ from .phase_state import (
     LoopCounters,
     PhaseConfig,
     eval_seed,
+    initial_state,
     loop_seed,
+    phase_fingerprint,
     snapshot_path,
     start_or_resume,
 )
@@ -144,7 +147,29 @@ class PhaseRunner:
         self.loop_metrics[f"pool/gate_win_rate/{snapshot_name(snapshot)}"] = ev.win_rate
         return ev
 
-    def _play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
+    def first_loop_job(self) -> PlayJob:
+        """The games of this phase's first loop from a fresh start (what ``rl_phase1_play`` plays once for both
+        reward models: ``first_loop``)."""
+        net, state, _, _ = initial_state(self.cfg, phase_fingerprint(self.cfg))
+        learner = PolicyLearner(net, lr=self.p.lr, algorithm=self.algorithm, augment=self.p.augment)
+        return self._loop_job(learner, state, 1, self.p.epsilon_at(state.loop_offset))
+
+    def _shared_first_loop(self, state: LoopCounters, loop: int) -> tuple[PlayResult, float] | None:
+        """Phase 1's first loop as ``rl_phase1_play`` played it for this run (``cfg.first_loop``), or None."""
+        c = self.cfg
+        if c.phase != 1 or loop != 1 or c.first_loop is None:
+            return None
+        shared = first_loop.read(c.first_loop, c.variant, state.fingerprint)
+        if shared is None and c.first_loop.is_file():
+            self._say(f"loop 1: {c.first_loop} holds no games of this run (other params, models, code or "
+                      "devices): playing them here")
+        elif shared is None:
+            self._say(f"loop 1: no {c.first_loop} (the rl_phase1_play stage's): playing the games here")
+        else:
+            self._say(f"loop 1: the games rl_phase1_play played once for both rewards ({c.first_loop})")
+        return shared
+
+    def play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
         t0 = time.perf_counter()
         with progress_bar(total=len(job.games), desc=desc, unit="game", leave=False, enabled=self.cfg.progress) as bar:
             result = self.executor.run(job, progress=bar.update)
@@ -160,7 +185,7 @@ class PhaseRunner:
 
     def _final_evaluation(self, learner: PolicyLearner, state: LoopCounters) -> dict:
         """``rl.final_eval_games`` games against SL on deals of their own (not the curve's); made once. Both
-        phases play the same deals, so phase 2 with no loop keeps phase 1's (``phase_state._initial``)."""
+        phases play the same deals, so phase 2 with no loop keeps phase 1's (``phase_state.initial_state``)."""
         if state.final is None:
             p = self.p
             ev = evaluate(self.executor, self._player(learner.net, "learner"), self.sl_spec, p.final_eval_games,
@@ -216,8 +241,8 @@ class PhaseRunner:
             epsilon = p.epsilon_at(state.loop_offset + state.loop)
             self.loop_metrics: dict[str, float] = {}
             games = p.games_of(c.phase)
-            result, play_s = self._play(self._loop_job(learner, state, loop, epsilon),
-                                        f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
+            result, play_s = self._shared_first_loop(state, loop) or self.play(
+                self._loop_job(learner, state, loop, epsilon), f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
             buffer = SampleBuffer([*self.replay.samples(), *result.samples], self.replay.encoded())
             torch.manual_seed(loop_seed(p, c.phase, loop, 1))  # dropout
             learner.algorithm.start_loop(learner.net, self.sl_net)  # e.g. expert_it's anchor: the loop's start

@@ -41,7 +41,7 @@ from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from ..net.inference import FP32, Inference
 from .playout import Playout, branch, finished, pending_groups
 from .reporting import report_progress
-from .rewards import RewardModel
+from .rewards import RewardModel, RewardModels
 from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, search_targets, target
 
 
@@ -86,7 +86,7 @@ class PlayJob:
     games: tuple[GameSpec, ...]
     inference: Inference = FP32
     concurrency: int = 64
-    reward: RewardModel | None = None  # needed when any game records trajectories
+    reward: RewardModel | RewardModels | None = None  # needed when any game records trajectories
     rollout: RolloutSpec | None = None  # None: Monte-Carlo samples (the round reward of the taken action)
     explore_seed: int = 0
     device: str = "cpu"  # where the forward passes run ("cuda": the games stay on this worker's CPU core)
@@ -117,6 +117,18 @@ class PlayResult:
     @property
     def mean_batch(self) -> float:
         return self.forward_samples / max(1, self.forward_calls)
+
+    def for_reward(self, k: int, rollout: RolloutSpec | None) -> PlayResult:
+        """The samples of reward model ``k`` of a play credited with ``RewardModels`` (``rollout``: that model's
+        targets, its temperature; None: Monte-Carlo samples); the rest of the result as it is."""
+        def one(s: Sample) -> Sample:
+            if isinstance(s.target, Pending):  # rewards of every model per slot: this model's, then its target
+                p = s.target.of_model(k)
+                return Sample(s.obs, s.action, p.reward(p.actions.index(s.action)),
+                              target(p, rollout.temperature, rollout.loss))
+            return Sample(s.obs, s.action, float(s.reward[k]))
+
+        return replace(self, trajectories=[[one(s) for s in t] for t in self.trajectories])
 
     @staticmethod
     def merge(results: Sequence[PlayResult]) -> PlayResult:
@@ -187,6 +199,8 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
     if job.reward is None:
         raise ValueError("a game records trajectories but the play job has no reward model")
     if job.rollout is not None:
+        if isinstance(job.reward, RewardModels):  # targets per model later (PlayResult.for_reward)
+            return [Sample(o, a, 0.0, p) for _, _, o, a, p in g.trace]
         temperature, loss = job.rollout.temperature, job.rollout.loss
         return [Sample(o, a, p.reward(p.actions.index(a)), target(p, temperature, loss)) for _, _, o, a, p in g.trace]
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from ..engine import RoundResult
 
 REWARD_MODELS = ("point", "wp")
@@ -66,3 +68,20 @@ class RewardModel:
         return [(self.reward(r, 0, i == last, winner), self.reward(r, 1, i == last, winner))
                 for i, r in enumerate(results)]
 
+
+
+@dataclass(frozen=True)
+class RewardModels:
+    """Several reward models credited at once, each reward an array of one value per model: a play whose games do
+    not depend on the reward (phase 1's first loop, ``rl.first_loop``) is played once for every variant, and
+    ``batched.PlayResult.for_reward`` gives each model's samples."""
+
+    models: tuple[RewardModel, ...]
+
+    def reward(self, result: RoundResult, player: int, game_over: bool, winner: int | None) -> np.ndarray:
+        return np.array([m.reward(result, player, game_over, winner) for m in self.models])
+
+    def round_rewards(self, results: Sequence[RoundResult], winner: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
+        per_model = [m.round_rewards(results, winner) for m in self.models]
+        return [(np.array([r[i][0] for r in per_model]), np.array([r[i][1] for r in per_model]))
+                for i in range(len(results))]

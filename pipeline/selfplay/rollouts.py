@@ -55,6 +55,13 @@ class Pending:
         """The mean round reward of the slot's action over its deals."""
         return self.rewards[slot] / self.samples
 
+    def of_model(self, k: int) -> Pending:
+        """A filled copy with reward model ``k``'s rewards, of a decision credited by several (``RewardModels``)."""
+        p = Pending(self.actions, self.prior, self.samples)
+        p.rewards = [float(r[k]) for r in self.rewards]
+        p.left = self.left
+        return p
+
 
 class Link(NamedTuple):
     """Where a branch's round reward goes: its game's decision, the slot of its action, whose reward."""

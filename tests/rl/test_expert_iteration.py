@@ -93,14 +93,14 @@ def test_phase2_of_expert_iteration_end_to_end(project, params, monkeypatch):
     params["rl"]["phase2"].update(loops=2, algorithm="expert_it", games_per_loop=2)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     jobs, results = [], []
-    original_play = training.PhaseRunner._play
+    original_play = training.PhaseRunner.play
 
     def play(self, job, desc):
         jobs.append(job)
         results.append(original_play(self, job, desc))
         return results[-1]
 
-    monkeypatch.setattr(training.PhaseRunner, "_play", play)
+    monkeypatch.setattr(training.PhaseRunner, "play", play)
     out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     assert out["loops"] == 2 and out["games"] == 4
     assert json.loads((project / "results/rl/point/run.json").read_text())["algorithm"] == "expert_it"

@@ -81,8 +81,8 @@ def test_phase2_pool_games_meet_another_network_from_the_first_loop(project, par
     params["rl"]["phase2"].update(loops=1, pool_start=True, gate_games=2, self_play_fraction=0.0)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     jobs = []
-    original_play = training.PhaseRunner._play
-    monkeypatch.setattr(training.PhaseRunner, "_play",
+    original_play = training.PhaseRunner.play
+    monkeypatch.setattr(training.PhaseRunner, "play",
                         lambda self, job, desc: jobs.append(job) or original_play(self, job, desc))
     rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     seated = {jobs[0].players[i].name for g in jobs[0].games for i in g.seats}

@@ -61,8 +61,8 @@ def test_resume_after_a_kill_continues_and_matches_an_uninterrupted_run(project,
     # started again: only loop 2 is played, and the result is the uninterrupted run's
     monkeypatch.setattr(training, "fit_pass", original_fit)
     played = []
-    original_play = training.PhaseRunner._play
-    monkeypatch.setattr(training.PhaseRunner, "_play",
+    original_play = training.PhaseRunner.play
+    monkeypatch.setattr(training.PhaseRunner, "play",
                         lambda self, job, desc: played.append(job.games[0].seed) or original_play(self, job, desc))
     resumed = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     assert len(played) == 1 and resumed["loops"] == 2 and resumed["games"] == straight["games"] == 8
@@ -97,8 +97,8 @@ def test_a_checkpoint_resumes_only_on_the_code_that_wrote_it(project, params, mo
 
     params["rl"]["phase1"]["loops"] = 1
     played = []
-    original_play = training.PhaseRunner._play
-    monkeypatch.setattr(training.PhaseRunner, "_play",
+    original_play = training.PhaseRunner.play
+    monkeypatch.setattr(training.PhaseRunner, "play",
                         lambda self, job, desc: played.append(desc) or original_play(self, job, desc))
 
     def run() -> int:
@@ -183,8 +183,8 @@ def test_phase2_plays_itself_and_its_snapshots_never_sl(project, params, monkeyp
     params["rl"]["phase2"].update(loops=2, self_play_fraction=0.0)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     jobs = []
-    original_play = training.PhaseRunner._play
-    monkeypatch.setattr(training.PhaseRunner, "_play",
+    original_play = training.PhaseRunner.play
+    monkeypatch.setattr(training.PhaseRunner, "play",
                         lambda self, job, desc: jobs.append(job) or original_play(self, job, desc))
     out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     assert out["games"] == 8 and out["global_games"] == 12 and len(jobs) == 2
@@ -288,7 +288,7 @@ def test_phase1_records_the_sl_seat_only_when_asked(project, params, monkeypatch
     from pipeline.rl import training
 
     params["rl"]["phase1"].update(loops=1, record_sl=record_sl)
-    seen, original_play = [], training.PhaseRunner._play
+    seen, original_play = [], training.PhaseRunner.play
 
     def play(self, job, desc):
         result, seconds = original_play(self, job, desc)
@@ -296,7 +296,7 @@ def test_phase1_records_the_sl_seat_only_when_asked(project, params, monkeypatch
             seen.append((job, result))
         return result, seconds
 
-    monkeypatch.setattr(training.PhaseRunner, "_play", play)
+    monkeypatch.setattr(training.PhaseRunner, "play", play)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     (job, result), = seen
     sl_seats = {g.seed: g.seats.index(1) for g in job.games}  # the SL net is player 1

@@ -78,7 +78,7 @@ def test_tasks_play_the_same_games_with_the_weights_put_once(make_net, monkeypat
     assert not ray.is_initialized()  # the executor's own Ray is shut down
 
 
-_PLAY = training.PhaseRunner._play
+_PLAY = training.PhaseRunner.play
 
 
 def _phase(project, params, backend: str, monkeypatch) -> tuple:
@@ -91,7 +91,7 @@ def _phase(project, params, backend: str, monkeypatch) -> tuple:
         plays.append(_key(result))
         return result, seconds
 
-    monkeypatch.setattr(training.PhaseRunner, "_play", recording)
+    monkeypatch.setattr(training.PhaseRunner, "play", recording)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     weights = torch.load(project / "models/rl_phase1/point/model.pt")
     curve = (project / "results/rl_phase1/point/curve.csv").read_text()

@@ -1,0 +1,74 @@
+"""Phase 1's first loop, played once for both reward models (the ``rl_phase1_play`` stage).
+
+Phase 1's first loop plays the same games for RL-Point and RL-WP: both learners start from the same weights
+(``rl.init``), every seed is the variant's as much as the other's (``phase_state.loop_seed``), and the reward
+model only scores what was played (which round rewards, which rollout targets). So the stage plays that loop
+once, credits every decision with both reward models (``selfplay.rewards.RewardModels``) and writes each
+variant's samples with the phase fingerprint of the run that would have played them; ``rl_phase1@<reward>`` then
+fits its first loop on them instead of playing the games again (``PhaseRunner``), the same samples to the bit.
+Where the games would differ (an algorithm whose play reads the reward: ``expert_it``'s searcher), nothing is
+written as shared and each variant plays its own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from ..runtime import atomic
+from ..selfplay.batched import PlayJob, PlayResult
+from ..selfplay.rewards import RewardModels
+from .experience import pack_samples, unpack_samples
+
+FORMAT = 1  # bumped when the file's layout changes
+
+
+def same_games(jobs: list[PlayJob]) -> bool:
+    """Whether the jobs play the same games, whatever their reward models and rollout temperatures (what only
+    scores the play)."""
+    def scoreless(job: PlayJob) -> PlayJob:
+        rollout = None if job.rollout is None else replace(job.rollout, temperature=0.0)
+        return replace(job, reward=None, rollout=rollout)
+
+    first = scoreless(jobs[0])
+    return all(scoreless(j) == first for j in jobs[1:])
+
+
+def shared_play(jobs: dict[str, PlayJob], play) -> tuple[dict[str, PlayResult], float] | None:
+    """Each variant's result of one play of ``jobs`` (per variant, the same games: ``same_games``) credited with
+    every variant's reward model, and the play's seconds; None where the games differ. ``play(job)``: plays it."""
+    variants = list(jobs)
+    if not same_games(list(jobs.values())):
+        return None
+    job = replace(jobs[variants[0]], reward=RewardModels(tuple(jobs[v].reward for v in variants)))
+    t0 = time.perf_counter()
+    result = play(job)
+    seconds = time.perf_counter() - t0
+    return {v: result.for_reward(k, jobs[v].rollout) for k, v in enumerate(variants)}, seconds
+
+
+def write(path: Path, fingerprints: dict[str, str], results: dict[str, PlayResult] | None, seconds: float) -> None:
+    """The file ``rl_phase1@<reward>`` reads: per variant its run's fingerprint, samples and play counters (none
+    where nothing was shared)."""
+    entries = {} if results is None else {
+        v: {"fingerprint": fingerprints[v], "samples": pack_samples(r.samples), "games": len(r.trajectories),
+            "seconds": seconds, "forward_samples": r.forward_samples, "forward_calls": r.forward_calls}
+        for v, r in results.items()}
+    atomic.torch_save({"format": FORMAT, "variants": entries}, path)
+
+
+def read(path: Path, variant: str, fingerprint: str) -> tuple[PlayResult, float] | None:
+    """``variant``'s first-loop result and the play's seconds, where ``path`` holds them for a run of
+    ``fingerprint`` (the same params, models, code and devices); else None."""
+    if not path.is_file():
+        return None
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    entry = data.get("variants", {}).get(variant) if data.get("format") == FORMAT else None
+    if entry is None or entry["fingerprint"] != fingerprint:
+        return None
+    result = PlayResult(trajectories=[unpack_samples(entry["samples"])], forward_samples=entry["forward_samples"],
+                        forward_calls=entry["forward_calls"])
+    return result, float(entry["seconds"])
