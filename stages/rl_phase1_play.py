@@ -7,6 +7,7 @@ Usage: python -m stages.rl_phase1_play SL_DIR OUT_FILE --winprob TABLE (the path
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,23 +27,27 @@ def play_stage(params: Params, sl: Path, out: Path, winprob: Path, progress: boo
 
     cfgs = {v: phase_config(1, v, params, replace(PhasePaths.layout(1, v), sl=sl, winprob=winprob),
                             progress=progress, mlflow=False) for v in REWARD_MODELS}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if params.rl.algorithm == "expert_it":  # its searcher plays by each reward: the games differ, nothing to share
+        first_loop.write(out, {}, None)
+        print("rl_phase1_play: nothing to share (rl.algorithm expert_it searches by each reward)", flush=True)
+        return {"shared": False}
     first = PhaseRunner(cfgs[REWARD_MODELS[0]])  # its executor plays for all
     try:
         runners = {v: first if v == REWARD_MODELS[0] else PhaseRunner(c, first.executor) for v, c in cfgs.items()}
         jobs = {v: r.first_loop_job() for v, r in runners.items()}
+        t0 = time.perf_counter()
         shared = first_loop.shared_play(jobs, lambda job: first.play(job, "phase 1 first loop play")[0])
+        seconds = time.perf_counter() - t0
     finally:
         first.executor.close()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    results, seconds = shared if shared is not None else (None, 0.0)
-    first_loop.write(out, {v: phase_fingerprint(r.cfg) for v, r in runners.items()}, results, seconds)
-    if results is None:
+    first_loop.write(out, {v: phase_fingerprint(r.cfg) for v, r in runners.items()}, shared)
+    if shared is None:
         print("rl_phase1_play: the reward models' first loops play different games (rl.algorithm); "
               "each phase plays its own", flush=True)
         return {"shared": False}
-    games = len(next(iter(jobs.values())).games)
-    return {"shared": True, "games": games, "seconds": round(seconds, 1), "games_per_s": round(games / seconds, 2),
-            "samples": {v: len(r.samples) for v, r in results.items()}}
+    return {"shared": True, "games": len(next(iter(jobs.values())).games), "seconds": round(seconds, 1),
+            "samples": {v: len(r.samples) for v, r in shared.items()}}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -12,7 +12,7 @@ written as shared and each variant plays its own.
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,38 +37,35 @@ def same_games(jobs: list[PlayJob]) -> bool:
     return all(scoreless(j) == first for j in jobs[1:])
 
 
-def shared_play(jobs: dict[str, PlayJob], play) -> tuple[dict[str, PlayResult], float] | None:
+def shared_play(jobs: dict[str, PlayJob], play: Callable[[PlayJob], PlayResult]) -> dict[str, PlayResult] | None:
     """Each variant's result of one play of ``jobs`` (per variant, the same games: ``same_games``) credited with
-    every variant's reward model, and the play's seconds; None where the games differ. ``play(job)``: plays it."""
+    every variant's reward model; None where the games differ. ``play(job)``: plays it."""
     variants = list(jobs)
     if not same_games(list(jobs.values())):
         return None
-    job = replace(jobs[variants[0]], reward=RewardModels(tuple(jobs[v].reward for v in variants)))
-    t0 = time.perf_counter()
-    result = play(job)
-    seconds = time.perf_counter() - t0
-    return {v: result.for_reward(k, jobs[v].rollout) for k, v in enumerate(variants)}, seconds
+    result = play(replace(jobs[variants[0]], reward=RewardModels(tuple(jobs[v].reward for v in variants))))
+    return {v: result.for_reward(k, jobs[v].rollout) for k, v in enumerate(variants)}
 
 
-def write(path: Path, fingerprints: dict[str, str], results: dict[str, PlayResult] | None, seconds: float) -> None:
-    """The file ``rl_phase1@<reward>`` reads: per variant its run's fingerprint, samples and play counters (none
-    where nothing was shared)."""
+def write(path: Path, fingerprints: dict[str, str], results: dict[str, PlayResult] | None) -> None:
+    """The file ``rl_phase1@<reward>`` reads: per variant its run's fingerprint, samples and batch counters (none
+    where nothing was shared). Nothing timed: the same games write the same bytes, so a rerun of the stage leaves
+    the phases that read it up to date."""
     entries = {} if results is None else {
         v: {"fingerprint": fingerprints[v], "samples": pack_samples(r.samples), "games": len(r.trajectories),
-            "seconds": seconds, "forward_samples": r.forward_samples, "forward_calls": r.forward_calls}
+            "forward_samples": r.forward_samples, "forward_calls": r.forward_calls}
         for v, r in results.items()}
     atomic.torch_save({"format": FORMAT, "variants": entries}, path)
 
 
-def read(path: Path, variant: str, fingerprint: str) -> tuple[PlayResult, float] | None:
-    """``variant``'s first-loop result and the play's seconds, where ``path`` holds them for a run of
-    ``fingerprint`` (the same params, models, code and devices); else None."""
+def read(path: Path, variant: str, fingerprint: str) -> PlayResult | None:
+    """``variant``'s first-loop result, where ``path`` holds it for a run of ``fingerprint`` (the same params,
+    models, code and devices); else None."""
     if not path.is_file():
         return None
     data = torch.load(path, map_location="cpu", weights_only=True)
     entry = data.get("variants", {}).get(variant) if data.get("format") == FORMAT else None
     if entry is None or entry["fingerprint"] != fingerprint:
         return None
-    result = PlayResult(trajectories=[unpack_samples(entry["samples"])], forward_samples=entry["forward_samples"],
-                        forward_calls=entry["forward_calls"])
-    return result, float(entry["seconds"])
+    return PlayResult(trajectories=[unpack_samples(entry["samples"])], forward_samples=entry["forward_samples"],
+                      forward_calls=entry["forward_calls"])

@@ -154,8 +154,9 @@ class PhaseRunner:
         learner = PolicyLearner(net, lr=self.p.lr, algorithm=self.algorithm, augment=self.p.augment)
         return self._loop_job(learner, state, 1, self.p.epsilon_at(state.loop_offset))
 
-    def _shared_first_loop(self, state: LoopCounters, loop: int) -> tuple[PlayResult, float] | None:
-        """Phase 1's first loop as ``rl_phase1_play`` played it for this run (``cfg.first_loop``), or None."""
+    def _shared_first_loop(self, state: LoopCounters, loop: int) -> tuple[PlayResult, None] | None:
+        """Phase 1's first loop as ``rl_phase1_play`` played it for this run (``cfg.first_loop``; no play time of its
+        own), or None."""
         c = self.cfg
         if c.phase != 1 or loop != 1 or c.first_loop is None:
             return None
@@ -167,7 +168,7 @@ class PhaseRunner:
             self._say(f"loop 1: no {c.first_loop} (the rl_phase1_play stage's): playing the games here")
         else:
             self._say(f"loop 1: the games rl_phase1_play played once for both rewards ({c.first_loop})")
-        return shared
+        return None if shared is None else (shared, None)
 
     def play(self, job: PlayJob, desc: str) -> tuple[PlayResult, float]:
         t0 = time.perf_counter()
@@ -251,8 +252,10 @@ class PhaseRunner:
             n = len(result.samples)  # kept encoded with the replay: the loops that replay them encode them no more
             self.replay.add(result.samples, buffer.encode().since(len(buffer) - n) if n else None)
             metrics = {**losses, **learner.algorithm.fit_metrics(), **self.loop_metrics, **search_metrics(result),
-                       "epsilon": epsilon, "play/games_per_s": games / play_s, "play/samples": len(result.samples),
-                       "train/samples": len(buffer), "play/mean_batch": result.mean_batch, "play/seconds": play_s}
+                       "epsilon": epsilon, "play/samples": len(result.samples), "train/samples": len(buffer),
+                       "play/mean_batch": result.mean_batch}
+            if play_s is not None:  # played here, not by rl_phase1_play
+                metrics.update({"play/games_per_s": games / play_s, "play/seconds": play_s})
             del buffer, result  # beyond the replay's loops, samples are dropped: the next loop plays anew
             state.loop, state.games, state.epsilon = loop, state.games + games, epsilon
             if c.phase == 2 and loop % p.phase2.snapshot_every == 0:
@@ -264,7 +267,7 @@ class PhaseRunner:
                 self._say(f"loop {loop}/{budget}: win rate {row['win_rate']:.3f} "
                           f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}], "
                           f"point diff {row['point_diff']:+.2f} vs SL, eps {epsilon:.3f}, "
-                          f"{games / play_s:.1f} games/s")
+                          + (f"{games / play_s:.1f} games/s" if play_s is not None else "games of rl_phase1_play"))
             state.seconds += time.perf_counter() - t0
             metrics["loop_seconds"] = time.perf_counter() - t0
             if tracker:

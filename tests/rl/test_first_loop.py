@@ -36,6 +36,9 @@ def test_one_play_gives_each_reward_the_samples_of_its_own_play(project, params,
     params["rl"]["algorithm"] = algorithm
     summary = _play_stage(project, params)
     assert summary["shared"] and summary["games"] == 4
+    written = (project / FIRST_LOOP).read_bytes()
+    _play_stage(project, params)
+    assert (project / FIRST_LOOP).read_bytes() == written  # nothing timed: the same bytes, phase 1 stays up to date
     for variant in ("point", "wp"):
         runner = PhaseRunner(phase_config(1, variant, parse_params(params), PhasePaths.layout(1, variant),
                                           progress=False, mlflow=False))
@@ -43,7 +46,7 @@ def test_one_play_gives_each_reward_the_samples_of_its_own_play(project, params,
             own, _ = runner.play(runner.first_loop_job(), "own")
         finally:
             runner.executor.close()
-        shared, _ = first_loop.read(project / FIRST_LOOP, variant, phase_fingerprint(runner.cfg))
+        shared = first_loop.read(project / FIRST_LOOP, variant, phase_fingerprint(runner.cfg))
         assert own.samples and _same_samples(shared.samples, own.samples)
         assert first_loop.read(project / FIRST_LOOP, variant, "another run") is None
 
@@ -78,3 +81,12 @@ def test_games_that_differ_are_not_shared():
     assert same_games([job, scored_apart])
     assert not same_games([job, replace(job, games=(GameSpec(2),))])
     assert not same_games([job, replace(job, rollout=replace(job.rollout, samples=2))])
+
+
+def test_nothing_is_played_where_the_games_differ_by_reward(project, params, capsys):
+    from pipeline.rl.first_loop import read
+
+    params["rl"]["algorithm"] = "expert_it"
+    assert _play_stage(project, params) == {"shared": False}
+    assert "nothing to share" in capsys.readouterr().out
+    assert read(project / FIRST_LOOP, "point", "any") is None
