@@ -22,7 +22,6 @@ def play_stage(params: Params, sl: Path, out: Path, winprob: Path, progress: boo
     """Play phase 1's first loop once for every reward model and write each one's samples to ``out``; where the
     games differ between them (``first_loop.same_games``), ``out`` holds none and each phase plays its own."""
     from pipeline.rl import first_loop  # torch: loaded only when this runs
-    from pipeline.rl.phase_state import phase_fingerprint
     from pipeline.rl.training import PhaseRunner
 
     cfgs = {v: phase_config(1, v, params, replace(PhasePaths.layout(1, v), sl=sl, winprob=winprob),
@@ -35,13 +34,15 @@ def play_stage(params: Params, sl: Path, out: Path, winprob: Path, progress: boo
     first = PhaseRunner(cfgs[REWARD_MODELS[0]])  # its executor plays for all
     try:
         runners = {v: first if v == REWARD_MODELS[0] else PhaseRunner(c, first.executor) for v, c in cfgs.items()}
-        jobs = {v: r.first_loop_job() for v, r in runners.items()}
+        jobs, fingerprints = {}, {}
+        for v, r in runners.items():
+            jobs[v], fingerprints[v] = r.first_loop_job()
         t0 = time.perf_counter()
         shared = first_loop.shared_play(jobs, lambda job: first.play(job, "phase 1 first loop play")[0])
         seconds = time.perf_counter() - t0
     finally:
         first.executor.close()
-    first_loop.write(out, {v: phase_fingerprint(r.cfg) for v, r in runners.items()}, shared)
+    first_loop.write(out, fingerprints, shared)
     if shared is None:
         print("rl_phase1_play: the reward models' first loops play different games (rl.algorithm); "
               "each phase plays its own", flush=True)

@@ -147,12 +147,12 @@ class PhaseRunner:
         self.loop_metrics[f"pool/gate_win_rate/{snapshot_name(snapshot)}"] = ev.win_rate
         return ev
 
-    def first_loop_job(self) -> PlayJob:
+    def first_loop_job(self) -> tuple[PlayJob, str]:
         """The games of this phase's first loop from a fresh start (what ``rl_phase1_play`` plays once for both
-        reward models: ``first_loop``)."""
+        reward models: ``first_loop``) and the fingerprint of the run that would play them."""
         net, state, _, _ = initial_state(self.cfg, phase_fingerprint(self.cfg))
         learner = PolicyLearner(net, lr=self.p.lr, algorithm=self.algorithm, augment=self.p.augment)
-        return self._loop_job(learner, state, 1, self.p.epsilon_at(state.loop_offset))
+        return self._loop_job(learner, state, 1, self.p.epsilon_at(state.loop_offset)), state.fingerprint
 
     def _shared_first_loop(self, state: LoopCounters, loop: int) -> tuple[PlayResult, None] | None:
         """Phase 1's first loop as ``rl_phase1_play`` played it for this run (``cfg.first_loop``; no play time of its

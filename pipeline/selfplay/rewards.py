@@ -69,7 +69,6 @@ class RewardModel:
                 for i, r in enumerate(results)]
 
 
-
 @dataclass(frozen=True)
 class RewardModels:
     """Several reward models credited at once, each reward an array of one value per model: a play whose games do
@@ -81,7 +80,4 @@ class RewardModels:
     def reward(self, result: RoundResult, player: int, game_over: bool, winner: int | None) -> np.ndarray:
         return np.array([m.reward(result, player, game_over, winner) for m in self.models])
 
-    def round_rewards(self, results: Sequence[RoundResult], winner: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
-        per_model = [m.round_rewards(results, winner) for m in self.models]
-        return [(np.array([r[i][0] for r in per_model]), np.array([r[i][1] for r in per_model]))
-                for i in range(len(results))]
+    round_rewards = RewardModel.round_rewards  # the same rule over ``reward``: a pair of arrays per round

@@ -43,10 +43,12 @@ def test_one_play_gives_each_reward_the_samples_of_its_own_play(project, params,
         runner = PhaseRunner(phase_config(1, variant, parse_params(params), PhasePaths.layout(1, variant),
                                           progress=False, mlflow=False))
         try:
-            own, _ = runner.play(runner.first_loop_job(), "own")
+            job, fingerprint = runner.first_loop_job()
+            own, _ = runner.play(job, "own")
         finally:
             runner.executor.close()
-        shared = first_loop.read(project / FIRST_LOOP, variant, phase_fingerprint(runner.cfg))
+        assert fingerprint == phase_fingerprint(runner.cfg)
+        shared = first_loop.read(project / FIRST_LOOP, variant, fingerprint)
         assert own.samples and _same_samples(shared.samples, own.samples)
         assert first_loop.read(project / FIRST_LOOP, variant, "another run") is None
 
