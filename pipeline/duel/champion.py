@@ -1,19 +1,22 @@
 """The champion: the strongest agent the pipeline can ship, decided by sequential duels and measured on fresh deals.
 
-The candidates are the round-robin's models and searchers (SL aside: it is the yardstick) and the searchers of
-``duels.search``, in that order. The best so far starts as SL; each candidate plays the best so far in a sequential
-duel (``duels.sprt``; against SL that is its round-robin duel) and becomes the best when the test accepts H1 (it
-is stronger); H0 or no decision within the cap keeps the best. A candidate that never beat its way past SL leaves
-no champion. The champion's figure is then one fixed-size confirmation duel against SL (``duels.confirm_games``)
-on deals from ``duels.confirm_seed``, which played no part in the pick: the pick's own duels favour the candidate
-they picked (the best of several on the same deals is lucky on them). ``results/duels/champion.json`` holds it,
-its confirmation and every candidate's decision; ``koikoi play`` serves it by default and the duels stage
-registers it in MLflow (``tracking.registry.register_champion``).
+The candidates are the searchers of ``duels.search``, then the round-robin's models and searchers (SL aside: it is
+the yardstick) by their rating, strongest first. The best so far starts as SL; each candidate plays the best so far
+in a sequential duel (``duels.sprt``; against SL that is its round-robin duel where it played one) and becomes the
+best when the test accepts H1 (it is stronger); H0 or no decision within the cap keeps the best. The likeliest
+strongest go first because a candidate well below the best so far is rejected in a few hundred games, where one
+close to it needs the most (a searcher never plays below its network's prior, so it is expected above its
+network). A candidate that never beat its way past SL leaves no champion. The champion's figure is then one
+fixed-size confirmation duel against SL (``duels.confirm_games``) on deals from ``duels.confirm_seed``, which
+played no part in the pick: the pick's own duels favour the candidate they picked (the best of several on the same
+deals is lucky on them). ``results/duels/champion.json`` holds it, its confirmation and every candidate's
+decision; ``koikoi play`` serves it by default and the duels stage registers it in MLflow
+(``tracking.registry.register_champion``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ..agents.specs import key_name
 from .runner import DuelResult
@@ -24,9 +27,13 @@ CHAMPION_FILE = "champion.json"
 Decide = Callable[[str, str], DuelResult]  # (candidate, best so far) -> their sequential duel, candidate as A
 
 
-def candidates_of(agents: list[str], searchers: list[str]) -> list[str]:
-    """The models and searchers of the round-robin (SL excepted: it is the yardstick), then ``searchers``."""
-    return list(dict.fromkeys([a for a in agents if is_candidate(a)] + searchers))
+def candidates_of(agents: list[str], searchers: list[str], elo: Mapping[str, float] | None = None) -> list[str]:
+    """``searchers`` first, then the models and searchers of the round-robin (SL excepted: it is the yardstick) by
+    ``elo`` (their round-robin ratings), highest first; ``agents``' order where a rating is missing or tied."""
+    rated = [a for a in agents if is_candidate(a)]
+    if elo:
+        rated.sort(key=lambda a: -elo.get(a, float("-inf")))
+    return list(dict.fromkeys([*searchers, *rated]))
 
 
 def pick_champion(candidates: list[str], sl_spec: str, decide: Decide) -> tuple[str | None, list[dict]]:

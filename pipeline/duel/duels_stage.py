@@ -179,22 +179,24 @@ def _play(cfg: DuelsParams, arena: Arena) -> tuple[dict, list[str], list[str], d
     if cfg.phase_pairs:
         results.update(phase_duels(cfg.phase_pairs, arena))
         order += [key_name(phase_pair(v)[1]) for v in cfg.phase_pairs]
-    champion = _champion(cfg, arena, keys, results, searchers)
+    elo = {a: ratings[keys[a]]["elo"] for a in cfg.agents if keys[a] in ratings}
+    champion = _champion(cfg, arena, keys, results, candidates_of(cfg.agents, searchers, elo))
     return results, order, searchers, champion, time.perf_counter() - t0
 
 
-def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dict, searchers: list[str]) -> dict:
-    """Each candidate against the best so far (against SL: its round-robin duel where it played one), then the
-    champion's confirmation against SL on the deals of ``duels.confirm_seed``: champion.json.
+def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dict, candidates: list[str]) -> dict:
+    """Each of ``candidates`` (``champion.candidates_of``) against the best so far (against SL: its round-robin
+    duel where it played one), then the champion's confirmation against SL on the deals of ``duels.confirm_seed``:
+    champion.json.
 
-    Only the games a decision needs are played (a searched game costs ten of two networks'): a searcher plays the
-    best so far and, when picked, its confirmation, which is then its row against SL in ``results`` (its fixed
-    ``duels.confirm_games`` on fresh deals say more than a sequential duel's few hundred). Each duel of a pairing
-    the round-robin did not play joins ``results``, so the table and the ratings hold it."""
+    Only the games a decision needs are played (a searched game costs several of two networks'). Each duel of a
+    pairing the round-robin did not play joins ``results``, so that the table and the ratings hold it; the
+    confirmation then takes the champion's row against SL where the pick played it (its fixed
+    ``duels.confirm_games`` on fresh deals say more than a sequential duel's few hundred)."""
     sl = sl_of(cfg.agents)
     if sl is None:
         return champion_doc(None, None, [], None, cfg.confirm_seed)
-    candidates = candidates_of(cfg.agents, searchers)
+    picked = set()  # the pairings the pick played
 
     def decide(spec: str, best: str):
         pair = (keys[spec], keys[best])
@@ -203,13 +205,15 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
         r = arena.duel(spec, best, 0, cfg.seed + 3000 + 2 * candidates.index(spec), decide=True, label=pair)
         if oriented(results, *pair) is None:  # a pairing the round-robin did not play
             results[pair] = r
+            picked.add(pair)
         return r
 
     spec, rows = pick_champion(candidates, sl, decide)
     confirmation = None if spec is None else arena.duel(spec, sl, cfg.confirm_games, cfg.confirm_seed,
                                                         seed=cfg.confirm_seed, label=(keys[spec], SL))
-    if confirmation is not None and oriented(results, keys[spec], SL) is None:
-        results[(keys[spec], SL)] = confirmation
+    row = None if spec is None else (keys[spec], SL)
+    if confirmation is not None and (oriented(results, *row) is None or row in picked):
+        results[row] = confirmation
     return champion_doc(spec, sl, rows, confirmation, cfg.confirm_seed)
 
 

@@ -24,6 +24,8 @@ Nothing hidden (the opponent's hand, the stock's order) is read: ``unseen`` is e
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -54,6 +56,8 @@ _GROUPS = np.array([*MONTH_MASK, 0, *YAKU_SETS.values()], dtype=np.uint64)
 _GROUP_SCALE = np.array([0.25] * 13 + [1.0 / m.bit_count() for m in YAKU_SETS.values()], dtype=np.float32)
 _PLACE_ORDER = [3, 4, 2, 1, 0]  # ``places`` (field, hand, unseen, mine, opp) as GLOBAL_PROGRESS orders them
 _ALL = np.uint64(ALL_CARDS)
+_MONTH_AT = len(POSITIONS) + ATTRIBUTES.shape[0]  # where a token row's month counts start, then its progress
+_PROGRESS_AT = _MONTH_AT + len(MONTH_COUNTS)
 _ONE = np.uint64(1)
 
 
@@ -72,25 +76,40 @@ class Features(NamedTuple):
     decision: np.ndarray
 
 
+_FIELDS = ("hand", "field", "my_pile", "opp_pile", "pick_card", "legal_mask", "opp_hand_count", "stock_count",
+           "round", "num_rounds", "turn", "is_dealer", "my_points", "opp_points", "my_koikoi", "opp_koikoi",
+           "my_yaku_points", "opp_yaku_points", "decision", "pick_from_draw")
+_ROW = operator.itemgetter(*(Observation._fields.index(f) for f in _FIELDS))  # an observation's ``_FIELDS``
+_NOT_TO_ACT = "featurize: every observation must be of the player to act (decision 0, 1 or 2)"
+# the global features that are one scalar each, divided: their columns of ``g``, ``_FIELDS`` index and divisor
+_G_COLS = [4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 19, 23]
+_G_SRC = [12, 13, 16, 17, 8, 10, 11, 19, 14, 15, 6, 7]
+_G_DIV = np.array([30, 30, 10, 10, 12, 16, 1, 1, 3, 3, 8, 24], dtype=np.float64)
+
+
 def _scalars(observations: Sequence[Observation]) -> np.ndarray:
-    return np.array(
-        [(o.hand, o.field, o.my_pile, o.opp_pile, o.pick_card, o.legal_mask, o.opp_hand_count, o.stock_count,
-          o.round, o.num_rounds, o.turn, o.is_dealer, o.my_points, o.opp_points, o.my_koikoi, o.opp_koikoi,
-          o.my_yaku_points, o.opp_yaku_points, -1 if o.decision is None else o.decision, o.pick_from_draw)
-         for o in observations], dtype=np.int64).reshape(len(observations), 20)
+    """``_FIELDS`` of each observation, int64 ``(B, 20)`` (one pass of C over them: a list of tuples to
+    ``np.array`` cost half again as much)."""
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(map(_ROW, observations)), dtype=np.int64,
+                           count=len(observations) * len(_FIELDS))
+    except TypeError:  # a decision of None
+        raise ValueError(_NOT_TO_ACT) from None
+    return flat.reshape(len(observations), len(_FIELDS))
 
 
 def _legal_tokens(legal: np.ndarray, width: int | None) -> tuple[np.ndarray, np.ndarray]:
     """The set bits of each uint64 ``legal`` mask, ascending, padded to ``width`` (default: the most in the batch)."""
     bits = np.unpackbits(legal.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1,
-                         bitorder="little")[:, :NUM_TOKENS].astype(bool)
-    counts = bits.sum(1)
+                         bitorder="little")[:, :NUM_TOKENS]
+    counts = bits.sum(1, dtype=np.int64)
     L = int(counts.max(initial=1)) if width is None else width
     if int(counts.max(initial=0)) > L:
         raise ValueError(f"featurize: an observation has {int(counts.max())} legal tokens, more than {L}")
-    order = np.argsort(~bits, axis=1, kind="stable")[:, :L]  # legal tokens first, each group ascending
-    valid = np.arange(L) < counts[:, None]
-    return np.where(valid, order, 0), valid
+    rows, cols = np.nonzero(bits)  # row by row, each row's tokens ascending
+    tokens = np.zeros((len(legal), L), dtype=np.int64)
+    tokens[rows, np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]] = cols  # rank within its row
+    return tokens, np.arange(L) < counts[:, None]
 
 
 def featurize(observations: Sequence[Observation], width: int | None = None) -> Features:
@@ -100,7 +119,7 @@ def featurize(observations: Sequence[Observation], width: int | None = None) -> 
     s = _scalars(observations)
     dec = s[:, 18]
     if B and (dec < 0).any():
-        raise ValueError("featurize: every observation must be of the player to act (decision 0, 1 or 2)")
+        raise ValueError(_NOT_TO_ACT)
     u = s.astype(np.uint64)
     hand, field, mine, opp = u[:, 0], u[:, 1], u[:, 2], u[:, 3]
     pick = s[:, 4]
@@ -108,43 +127,28 @@ def featurize(observations: Sequence[Observation], width: int | None = None) -> 
     unseen = _ALL & ~(hand | field | mine | opp | pending)
     tokens, valid = _legal_tokens(u[:, 5], width)
     L = tokens.shape[1]
-
-    # per token: position bits ([K0]/[K1] are in no mask), static attributes, month counts, yaku progress
-    where = np.stack([hand, field, mine, opp, pending, unseen], axis=1)  # (B, 6)
-    pos = (where[:, None, :] >> tokens[:, :, None].astype(np.uint64)) & _ONE  # (B, L, 6)
     # cards of each month and each yaku set in each of the five places, in one count: (B, 5, 12 + 9)
     places = np.stack([field, hand, unseen, mine, opp], axis=1)
     counts = np.bitwise_count(places[:, :, None] & _GROUPS).astype(np.float32) * _GROUP_SCALE
-    month = counts[np.arange(B)[:, None], :, _MONTH_OF[tokens]]  # (B, L, 5); month 12 ([K0]/[K1]): zeros
     progress = counts[:, _PLACE_ORDER, 13:]  # (B, 5, 9): my pile, opponent's, unseen, hand, field
-    member = _MEMBER[tokens]  # (B, L, 9)
-    tok_progress = (member[:, :, None, :] * progress[:, None, :len(PROGRESS), :]).reshape(B, L, -1)
-    x = np.concatenate([pos.astype(np.float32), _ATTR[tokens], month, tok_progress], axis=2)
+
+    # per token, written in place: position bits ([K0]/[K1] are in no mask), static attributes, month counts (month
+    # 12, [K0]/[K1]: zeros), yaku progress
+    x = np.empty((B, L, NUM_TOKEN_FEATURES), dtype=np.float32)
+    where = np.stack([hand, field, mine, opp, pending, unseen], axis=1)  # (B, 6)
+    x[:, :, :6] = (where[:, None, :] >> tokens[:, :, None].astype(np.uint64)) & _ONE
+    x[:, :, 6:_MONTH_AT] = _ATTR[tokens]
+    x[:, :, _MONTH_AT:_PROGRESS_AT] = counts[np.arange(B)[:, None], :, _MONTH_OF[tokens]]
+    x[:, :, _PROGRESS_AT:] = (_MEMBER[tokens][:, :, None, :] * progress[:, None, :len(PROGRESS), :]).reshape(B, L, -1)
 
     g = np.zeros((B, NUM_GLOBAL_FEATURES), dtype=np.float32)
     g[np.arange(B), np.clip(dec, 0, 2)] = 1.0
-    my_pts, opp_pts = s[:, 12], s[:, 13]
-    g[:, 3] = (my_pts - opp_pts) / 30.0
-    g[:, 4] = my_pts / 30.0
-    g[:, 5] = opp_pts / 30.0
-    g[:, 6] = s[:, 16] / 10.0
-    g[:, 7] = s[:, 17] / 10.0
-    g[:, 8] = s[:, 8] / 12.0
-    g[:, 9] = (s[:, 9] - s[:, 8]) / 12.0
+    # 3, 9: my points less the opponent's /30, rounds left /12; 4-8, 11-15, 19, 23: one scalar each (_G_COLS)
+    g[:, [3, 9]] = (s[:, [12, 9]] - s[:, [13, 8]]) / np.array([30.0, 12.0])
+    g[:, _G_COLS] = s[:, _G_SRC] / _G_DIV
     g[:, 10] = s[:, 8] >= s[:, 9]  # the last round: what is left to win is this round's points
-    g[:, 11] = s[:, 10] / 16.0
-    g[:, 12] = s[:, 11]
-    g[:, 13] = s[:, 19]
-    g[:, 14] = s[:, 14] / 3.0
-    g[:, 15] = s[:, 15] / 3.0
-    g[:, 16] = s[:, 14] > 0
-    g[:, 17] = s[:, 15] > 0
-    g[:, 18] = np.bitwise_count(hand) / 8.0
-    g[:, 19] = s[:, 6] / 8.0
-    g[:, 20] = np.bitwise_count(field) / 12.0
-    g[:, 21] = np.bitwise_count(mine) / 24.0
-    g[:, 22] = np.bitwise_count(opp) / 24.0
-    g[:, 23] = s[:, 7] / 24.0
+    g[:, 16:18] = s[:, 14:16] > 0  # koi-koi claimed, mine and the opponent's
+    g[:, [18, 20, 21, 22]] = np.bitwise_count(u[:, :4]) / np.array([8.0, 12.0, 24.0, 24.0])  # hand, field, piles
     g[:, 24:] = progress.reshape(B, -1)
     return Features(tokens, valid, x, g, dec)
 

@@ -71,15 +71,6 @@ class RolloutNet(nn.Module):
         v = self.out(h)  # (B, L, 3)
         return v.gather(2, decision.view(-1, 1, 1).expand(-1, v.shape[1], 1)).squeeze(2)
 
-    def score_rows(self, x: torch.Tensor, g: torch.Tensor, owner: torch.Tensor,
-                   decision: torch.Tensor) -> torch.Tensor:
-        """``forward`` on the real tokens only: ``x`` ``(N, Ft)``, the row of observation ``owner[i]`` of ``g``
-        ``(B, Fg)`` and ``decision`` ``(B,)`` -> ``(N,)`` (play: no work on the padding, a third of a discard's)."""
-        h = torch.relu(self.token(x) + self.glob(g).index_select(0, owner))
-        for layer in self.hidden:
-            h = torch.relu(layer(h))
-        return self.out(h).gather(1, decision.index_select(0, owner).unsqueeze(1)).squeeze(1)
-
 
 def save_rollout(net: RolloutNet, directory: str | Path, meta: dict | None = None) -> Path:
     """Write ``net`` as a rollout model directory (weights first, then the config naming them); returns it."""

@@ -124,8 +124,16 @@ def play_out(players: Sequence[Player], items: Sequence[Playout], reward: Reward
                 s = items[i].state
                 groups.setdefault(items[i].seats[s.player], []).append(items[i])
             for pi, group in groups.items():
-                obs = [g.state.observation(g.state.player) for g in group]
-                for g, a in zip(group, players[pi].values(obs).argmax(axis=1).tolist()):
-                    g.state.step(a)
+                chosen = []
+                for g in group:
+                    legal = g.state.legal_mask()
+                    if legal & (legal - 1):
+                        chosen.append(g)
+                    else:  # one legal action (a last card to discard): the arg-max of any values, without them
+                        g.state.step(legal.bit_length() - 1)
+                if chosen:
+                    obs = [g.state.observation(g.state.player) for g in chosen]
+                    for g, a in zip(chosen, players[pi].values(obs).argmax(axis=1).tolist()):
+                        g.state.step(a)
             live = still
     return out
