@@ -46,6 +46,17 @@ MIN_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 65, 6)}
 
 
 @cache
+def pin_worker_threads(n: int) -> None:
+    """A play worker's ``n`` threads: torch's and the BLAS's that numpy calls (the rollout policy's matrix
+    products). Left at its default of a thread per core, the BLAS of two workers on 2 cores spun against each
+    other: a searched duel took 1.8x as long (docs/search.md#figures)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(n)
+    threadpool_limits(n)  # for the rest of the process
+
+
 def cpu_has_bf16() -> bool:
     """True when the CPU has native bf16 matmuls (AVX512-BF16 or AMX), where bf16 autocast pays off."""
     try:

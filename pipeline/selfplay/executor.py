@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
+from ..runtime.hardware import pin_worker_threads
 from ..runtime.memory import default_kernel_caches
 from .executor_base import Executor, InlineExecutor
 from .reporting import Progress, install_sink
@@ -42,13 +43,11 @@ def watch_parent(parent_pid: int, every_s: float = 0.5) -> None:
 
 
 def _init_worker(progress_queue: Any, threads: int, parent_pid: int) -> None:
-    import torch
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool (map)
     default_kernel_caches()  # the learner's bounds would make varying self-play batches rebuild kernels
     watch_parent(parent_pid)
 
-    torch.set_num_threads(threads)  # one process per core beats intra-op threads for small batches
+    pin_worker_threads(threads)  # one process per core beats intra-op threads for small batches
     install_sink(progress_queue.put)
 
 

@@ -36,6 +36,7 @@ import ray  # noqa: E402
 from ray.util.placement_group import placement_group, remove_placement_group  # noqa: E402
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402
 
+from ..runtime.hardware import pin_worker_threads
 from ..runtime.memory import default_kernel_caches
 from .batched import PlayJob, PlayResult, play_job
 from .executor_base import Executor
@@ -58,9 +59,7 @@ class _GameCounter:
 
 
 def _call(fn: Callable[[Any], Any], job: Any, counter: Any) -> Any:
-    import torch
-
-    torch.set_num_threads(1)  # one task per CPU, as the process backend's workers
+    pin_worker_threads(1)  # one task per CPU, as the process backend's workers
     default_kernel_caches()  # a local Ray's workers inherit the learner's environment
     sink = None if counter is None else (lambda n: counter.add.remote(n))  # fire and forget
     with progress_sink(sink):
