@@ -45,7 +45,6 @@ SETUP_DOC = "docs/scaling.md"  # where the CUDA set-up is described
 MIN_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 65, 6)}
 
 
-@cache
 def pin_worker_threads(n: int) -> None:
     """A play worker's ``n`` threads: torch's and the BLAS's that numpy calls (the rollout policy's matrix
     products). Left at its default of a thread per core, the BLAS of two workers on 2 cores spun against each
@@ -57,6 +56,7 @@ def pin_worker_threads(n: int) -> None:
     threadpool_limits(n)  # for the rest of the process
 
 
+@cache
 def cpu_has_bf16() -> bool:
     """True when the CPU has native bf16 matmuls (AVX512-BF16 or AMX), where bf16 autocast pays off."""
     try:

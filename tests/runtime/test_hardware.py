@@ -138,3 +138,21 @@ def test_a_gpu_in_use_is_named(fake_gpu, monkeypatch):
     assert hardware.resolve_device("auto") == "cuda"
     params = hardware.placement_params([hardware.Placement("train", "cuda", "bf16-mixed", True)])
     assert params["device.train"] == "cuda" and params["device.gpu"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_a_play_worker_runs_one_thread_of_torch_and_of_the_blas():
+    """Every thread pool of the process at one: the BLAS numpy calls (the rollout policy's matrix products) too,
+    whose default of a thread per core made two workers on 2 cores spin against each other. In a fresh process,
+    as a worker is, so that this test's own process keeps its threads."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, numpy, threadpoolctl, torch; from pipeline.runtime.hardware import pin_worker_threads; "
+            "pin_worker_threads(1); "
+            "print(json.dumps([torch.get_num_threads(), [p['num_threads'] for p in threadpoolctl.threadpool_info()]]))")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}  # each library's own default
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    torch_threads, pools = json.loads(out)
+    assert torch_threads == 1 and pools and set(pools) == {1}
