@@ -196,7 +196,7 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
     sl = sl_of(cfg.agents)
     if sl is None:
         return champion_doc(None, None, [], None, cfg.confirm_seed)
-    picked = set()  # the pairings the pick played
+    played = dict(results)  # the round-robin's and the phase pairings' rows: the pick's join them below
 
     def decide(spec: str, best: str):
         pair = (keys[spec], keys[best])
@@ -205,15 +205,13 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
         r = arena.duel(spec, best, 0, cfg.seed + 3000 + 2 * candidates.index(spec), decide=True, label=pair)
         if oriented(results, *pair) is None:  # a pairing the round-robin did not play
             results[pair] = r
-            picked.add(pair)
         return r
 
     spec, rows = pick_champion(candidates, sl, decide)
     confirmation = None if spec is None else arena.duel(spec, sl, cfg.confirm_games, cfg.confirm_seed,
                                                         seed=cfg.confirm_seed, label=(keys[spec], SL))
-    row = None if spec is None else (keys[spec], SL)
-    if confirmation is not None and (oriented(results, *row) is None or row in picked):
-        results[row] = confirmation
+    if confirmation is not None and oriented(played, keys[spec], SL) is None:
+        results[(keys[spec], SL)] = confirmation
     return champion_doc(spec, sl, rows, confirmation, cfg.confirm_seed)
 
 
