@@ -127,7 +127,13 @@ def check_needs(params: Params, params_file: str | Path) -> None:
                 elif not any(is_model_spec(a) for a in duels.agents):
                     raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
                                      f"duels.agents (or duels.search null), got {duels.agents!r}")
-
+        rated = {os.path.normpath(a) for a in duels.agents}
+        for variant in duels.phase_pairs:  # the ratings reach a phase-1 model only through its final model
+            final = phase_pair(variant)[0]
+            if final not in rated:
+                raise ParamError(f"{source}: duels.phase_pairs {variant}: its final model {final} must be one of "
+                                 "duels.agents (the ratings reach its phase-1 model through it); add it or drop "
+                                 "the variant")
         if duels.attention is not None:
             need_model("duels.attention.model", duels.attention.model)
     _check_devices(params, runs, source)

@@ -42,7 +42,8 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     assert "models/sl" in made["sl_train"] and "models/rl/wp" in made["rl_phase2@wp"]
     assert stage_outputs(tmp_path / "none.yaml") == {}
     # every model a stage trains counts, phase 1's too
-    needs(project(tmp_path, {"duels.agents": ["models/rl_phase1/wp", "models/rl_phase1/point", "random"]}))
+    needs(project(tmp_path, {"duels.agents": ["models/rl_phase1/wp", "models/rl_phase1/point", "random"],
+                             "duels.phase_pairs": []}))
 
 
 @pytest.mark.parametrize("overrides, key", [
@@ -87,6 +88,17 @@ def test_a_phase_pair_no_stage_makes_is_named(tmp_path):
                              "duels.search": None, "duels.phase_pairs": []}, dvc=False))
 
 
+def test_a_phase_pair_whose_final_model_is_not_rated_is_named(tmp_path):
+    # models/rl/wp made by its stage but not among the agents: its phase-1 model would have no rating to join
+    params = project(tmp_path, {"duels.agents": ["models/sl", "random"], "duels.attention": None,
+                                "duels.search": None, "duels.phase_pairs": ["wp"]})
+    with pytest.raises(ParamError) as e:
+        needs(params)
+    assert str(e.value) == (f"{tmp_path / 'params.yaml'}: duels.phase_pairs wp: its final model models/rl/wp must be "
+                            "one of duels.agents (the ratings reach its phase-1 model through it); add it or drop "
+                            "the variant")
+
+
 def test_paths_that_exist_pass(tmp_path):
     records = tmp_path / "records"
     records.mkdir()
@@ -96,7 +108,7 @@ def test_paths_that_exist_pass(tmp_path):
     (own / "model.pt").write_bytes(b"x")
     (own / "config.json").write_text("{}")
     needs(project(tmp_path, {"sl_dataset.records_dir": str(records), "winprob.agent": "models/own",
-                             "duels.agents": ["models/own", "random"]}))
+                             "duels.agents": ["models/own", "random"], "duels.phase_pairs": []}))
 
 
 def test_only_the_stages_of_the_pipeline_are_checked(tmp_path):
