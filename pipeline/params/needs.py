@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ..agents.specs import BUILTIN, is_model_spec, is_search, model_of
+from ..agents.specs import BUILTIN, is_model_spec, is_search, key_name, model_of
 from ..engine.records import ENV_VAR, has_records, records_folder
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
@@ -127,10 +127,10 @@ def check_needs(params: Params, params_file: str | Path) -> None:
                 elif not any(is_model_spec(a) for a in duels.agents):
                     raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
                                      f"duels.agents (or duels.search null), got {duels.agents!r}")
-        rated = {os.path.normpath(a) for a in duels.agents}
+        rated = {key_name(a) for a in duels.agents}  # the ratings' own keys (``duel_keys`` of a model: its key_name)
         for variant in duels.phase_pairs:  # the ratings reach a phase-1 model only through its final model
             final = phase_pair(variant)[0]
-            if final not in rated:
+            if key_name(final) not in rated:
                 raise ParamError(f"{source}: duels.phase_pairs {variant}: its final model {final} must be one of "
                                  "duels.agents (the ratings reach its phase-1 model through it); add it or drop "
                                  "the variant")
