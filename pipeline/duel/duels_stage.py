@@ -21,6 +21,7 @@ from ..net.inference import Inference, checked, resolve_inference
 from ..net.model_dir import is_model_dir
 from ..net.modelio import load_model
 from ..params import DuelsParams
+from ..params.needs import unrated_phase_pair
 from ..runtime import atomic
 from ..runtime.hardware import Placement, announce, play_device
 from ..runtime.phase_pairs import phase_pair
@@ -55,6 +56,9 @@ class DuelsError(ValueError):
 
 def check_models(cfg: DuelsParams) -> None:
     """Every model the stage needs must be a saved model directory; name all that are not."""
+    unrated = unrated_phase_pair(cfg.agents, cfg.phase_pairs)
+    if unrated:  # said now: the ratings, the stage's last step, would fail on it after every game
+        raise DuelsError(unrated)
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     needed += [m for v in cfg.phase_pairs for m in phase_pair(v)]
     if cfg.attention is not None:

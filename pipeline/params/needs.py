@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,19 @@ def _paths(stage: dict) -> list[str]:
         for o in stage.get(kind) or []:
             paths += list(o) if isinstance(o, dict) else [str(o)]
     return [os.path.normpath(p) for p in paths]
+
+
+def unrated_phase_pair(agents: Sequence[str], variants: Sequence[str]) -> str | None:
+    """What is wrong with the first phase pairing whose final model is not among ``agents`` (the ratings reach its
+    phase-1 model only through its final model's other duels; compared by the ratings' own keys, ``key_name``), or
+    None: the duels stage says it before its first game, params_check before any stage."""
+    rated = {key_name(a) for a in agents}
+    for variant in variants:
+        final = phase_pair(variant)[0]
+        if key_name(final) not in rated:
+            return (f"duels.phase_pairs {variant}: its final model {final} must be one of duels.agents (the ratings "
+                    "reach its phase-1 model through it); add it or drop the variant")
+    return None
 
 
 def check_needs(params: Params, params_file: str | Path) -> None:
@@ -127,13 +141,9 @@ def check_needs(params: Params, params_file: str | Path) -> None:
                 elif not any(is_model_spec(a) for a in duels.agents):
                     raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
                                      f"duels.agents (or duels.search null), got {duels.agents!r}")
-        rated = {key_name(a) for a in duels.agents}  # the ratings' own keys (``duel_keys`` of a model: its key_name)
-        for variant in duels.phase_pairs:  # the ratings reach a phase-1 model only through its final model
-            final = phase_pair(variant)[0]
-            if key_name(final) not in rated:
-                raise ParamError(f"{source}: duels.phase_pairs {variant}: its final model {final} must be one of "
-                                 "duels.agents (the ratings reach its phase-1 model through it); add it or drop "
-                                 "the variant")
+        unrated = unrated_phase_pair(duels.agents, duels.phase_pairs)
+        if unrated:
+            raise ParamError(f"{source}: {unrated}")
         if duels.attention is not None:
             need_model("duels.attention.model", duels.attention.model)
     _check_devices(params, runs, source)

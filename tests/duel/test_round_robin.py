@@ -95,6 +95,10 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
         with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
             _stage({**small, **over}, tmp_path, monkeypatch)
         assert e.value.code == 2 and capsys.readouterr().err.startswith(f"duels: error: params.yaml: {message}")
+    # a phase pairing whose final model is not rated: said before any game, not by the ratings after all of them
+    with pytest.raises(SystemExit, match=r"duels: error: duels\.phase_pairs wp: its final model models/rl/wp must be "
+                                         r"one of duels\.agents"):
+        _stage({**small, "phase_pairs": ["wp"]}, tmp_path, monkeypatch)
     # the searcher over the strongest model needs a model among the agents: said before any game
     with pytest.raises(SystemExit, match=r"duels\.search\.models strongest: duels\.agents has no model directory"):
         _stage(small, tmp_path, monkeypatch)
