@@ -55,7 +55,9 @@ class DuelsError(ValueError):
 
 
 def check_models(cfg: DuelsParams) -> None:
-    """Every model the stage needs must be a saved model directory; name all that are not."""
+    """Before any game, what the stage would otherwise fail on later: a phase pairing the ratings cannot reach,
+    the searchers' strongest model with no model among the agents, every model directory missing (all named) and
+    the searchers' reward table."""
     unrated = unrated_phase_pair(cfg.agents, cfg.phase_pairs)
     if unrated:  # said now: the ratings, the stage's last step, would fail on it after every game
         raise DuelsError(unrated)
