@@ -20,8 +20,7 @@ from ..agents.specs import BUILTIN, duel_keys, is_model_spec, is_search, key_nam
 from ..net.inference import Inference, checked, resolve_inference
 from ..net.model_dir import is_model_dir
 from ..net.modelio import load_model
-from ..params import DuelsParams
-from ..params.needs import unrated_phase_pair
+from ..params.sections import STRONGEST, DuelsParams
 from ..runtime import atomic
 from ..runtime.hardware import Placement, announce, play_device
 from ..runtime.phase_pairs import phase_pair
@@ -55,21 +54,15 @@ class DuelsError(ValueError):
 
 
 def check_models(cfg: DuelsParams) -> None:
-    """Before any game, what the stage would otherwise fail on later: a phase pairing the ratings cannot reach,
-    the searchers' strongest model with no model among the agents, every model directory missing (all named) and
-    the searchers' reward table."""
-    unrated = unrated_phase_pair(cfg.agents, cfg.phase_pairs)
-    if unrated:  # said now: the ratings, the stage's last step, would fail on it after every game
-        raise DuelsError(unrated)
+    """Before any game, what the stage would otherwise fail on later: every model directory missing (all named) and
+    the searchers' reward table. (A phase pairing the ratings cannot reach, or the searchers' strongest model with
+    no model among the agents, ``DuelsParams`` refuses when the params load.)"""
     needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
     needed += [m for v in cfg.phase_pairs for m in phase_pair(v)]
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
     if cfg.search is not None:
-        needed += [m for m in cfg.search.models if m != "strongest"]
-        if "strongest" in cfg.search.models and not any(is_model_spec(a) for a in cfg.agents):  # now, not after
-            raise DuelsError("duels.search.models strongest: duels.agents has no model directory to search with; "
-                             "name one, or set duels.search to null")
+        needed += [m for m in cfg.search.models if m != STRONGEST]
     missing = sorted({d for d in needed if not is_model_dir(d)})
     if missing:
         raise DuelsError(f"missing model director{'y' if len(missing) == 1 else 'ies'} "
@@ -84,7 +77,7 @@ def check_search_reward(cfg: DuelsParams) -> None:
     table is missing now, not after the round-robin."""
     options = parse_options(cfg.search.options)
     models = [m for s in cfg.search.models
-              for m in ([a for a in cfg.agents if is_model_spec(a)] if s == "strongest" else [s])]
+              for m in ([a for a in cfg.agents if is_model_spec(a)] if s == STRONGEST else [s])]
     table = Path(options.winprob)
     if options.reward != "point" and not table.is_file() and models:
         raise DuelsError(f"duels.search: the searcher's wp reward needs the win-probability table {table} "
@@ -105,7 +98,7 @@ def _searchers(cfg: DuelsParams) -> list[str]:
     specs = [a for a in cfg.agents if is_search(a)]
     if cfg.search is not None:
         models = [m for s in cfg.search.models for m in ([a for a in cfg.agents if is_model_spec(a)]
-                                                         if s == "strongest" else [s])]
+                                                         if s == STRONGEST else [s])]
         specs += [search_spec(m, cfg.search.options) for m in models]
     return specs
 
@@ -174,7 +167,7 @@ def _play(cfg: DuelsParams, arena: Arena) -> tuple[dict, list[str], list[str], d
     ratings = ratings_of(order, results, cfg.anchor)
     searchers, sl = [], sl_of(cfg.agents)
     if cfg.search is not None:
-        models = [strongest_model(cfg.agents, ratings) if m == "strongest" else m for m in cfg.search.models]
+        models = [strongest_model(cfg.agents, ratings) if m == STRONGEST else m for m in cfg.search.models]
         for model in dict.fromkeys(models):  # strongest may name a model listed too: it plays once
             spec = search_spec(model, cfg.search.options)
             searchers.append(spec)

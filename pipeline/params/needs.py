@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..agents.specs import BUILTIN, is_model_spec, is_search, key_name, model_of
+from ..agents.specs import BUILTIN, is_search, model_of
 from ..engine.records import ENV_VAR, has_records, records_folder
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
@@ -28,8 +27,8 @@ from ..runtime.phase_pairs import phase_pair
 from ..search.spec import SELF, parse_options, parse_search
 from .base import ParamError
 from .load import Params
+from .sections import STRONGEST
 
-STRONGEST = "strongest"  # duels.search.models: the round-robin's best rated model, chosen when it has run
 MODEL_STAGES = ("sl_train", "rl_phase1", "rl_phase2")  # the stages whose first output is the model they train
 
 
@@ -69,19 +68,6 @@ def _paths(stage: dict) -> list[str]:
         for o in stage.get(kind) or []:
             paths += list(o) if isinstance(o, dict) else [str(o)]
     return [os.path.normpath(p) for p in paths]
-
-
-def unrated_phase_pair(agents: Sequence[str], variants: Sequence[str]) -> str | None:
-    """What is wrong with the first phase pairing whose final model is not among ``agents`` (the ratings reach its
-    phase-1 model only through its final model's other duels; compared by the ratings' own keys, ``key_name``), or
-    None: the duels stage says it before its first game, params_check before any stage."""
-    rated = {key_name(a) for a in agents}
-    for variant in variants:
-        final = phase_pair(variant)[0]
-        if key_name(final) not in rated:
-            return (f"duels.phase_pairs {variant}: its final model {final} must be one of duels.agents (the ratings "
-                    "reach its phase-1 model through it); add it or drop the variant")
-    return None
 
 
 def check_needs(params: Params, params_file: str | Path) -> None:
@@ -136,14 +122,8 @@ def check_needs(params: Params, params_file: str | Path) -> None:
         if duels.search is not None:
             need_rollout("duels.search.options", parse_options(duels.search.options).rollout)
             for i, model in enumerate(duels.search.models):
-                if model != STRONGEST:
+                if model != STRONGEST:  # strongest needs a model among the agents: DuelsParams says so
                     need_model(f"duels.search.models[{i}]", model)
-                elif not any(is_model_spec(a) for a in duels.agents):
-                    raise ParamError(f"{source}: duels.search.models strongest needs a model directory in "
-                                     f"duels.agents (or duels.search null), got {duels.agents!r}")
-        unrated = unrated_phase_pair(duels.agents, duels.phase_pairs)
-        if unrated:
-            raise ParamError(f"{source}: {unrated}")
         if duels.attention is not None:
             need_model("duels.attention.model", duels.attention.model)
     _check_devices(params, runs, source)

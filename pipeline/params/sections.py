@@ -10,17 +10,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..agents.specs import duel_keys, is_search, key_name
+from ..agents.specs import duel_keys, is_model_spec, is_search, key_name
 from ..engine import DECISION_NAMES
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS  # what the observation encoding covers
 from ..net.limits import MAX_BATCH, MAX_EPOCHS, MAX_FF, MAX_GAMES, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 from ..runtime.hardware import ACCELERATORS, DEVICES, PRECISIONS
+from ..runtime.phase_pairs import phase_pair
 from ..search.spec import parse_options, parse_search
 from .base import INFERENCE_DOC, Count, InferenceSetup, Positive, PositiveFloat, Section, Seed, tuned
 
 SCHEDULERS = ("none", "cosine", "plateau")  # sl_train.scheduler (pipeline.sl.module)
 Unit = Annotated[float, Field(ge=0.0, lt=1.0)]
 Decisions = list[Literal[DECISION_NAMES]]
+STRONGEST = "strongest"  # duels.search.models: the round-robin's best rated model, chosen when it has run
 
 
 class RegistryParams(Section):
@@ -256,6 +258,15 @@ class DuelsParams(Section):
             raise ValueError(f"anchor {self.anchor!r} is not one of duels.agents")
         if len(set(self.phase_pairs)) != len(self.phase_pairs):
             raise ValueError(f"phase_pairs must be distinct, got {self.phase_pairs}")
+        for variant in self.phase_pairs:  # the ratings, the duels stage's last step, would fail on it after every game
+            final = phase_pair(variant)[0]
+            if key_name(final) not in keys:
+                raise ValueError(f"phase_pairs {variant}: its final model {final} must be one of duels.agents (the "
+                                 "ratings reach its phase-1 model through it); add it or drop the variant")
+        if self.search is not None and STRONGEST in self.search.models \
+                and not any(is_model_spec(a) for a in self.agents):
+            raise ValueError("search.models strongest: duels.agents has no model directory to search with; name one, "
+                             "or set duels.search to null")
         picked = range(self.seed, self.seed + max(self.games, self.sprt.max_games) // 2)
         confirm = range(self.confirm_seed, self.confirm_seed + self.confirm_games // 2)
         if confirm.start < picked.stop and picked.start < confirm.stop:

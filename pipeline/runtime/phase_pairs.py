@@ -1,6 +1,6 @@
 """The duels stage's phase pairings: each RL variant's final model (phase 2) against its phase-1 model, so that
 the pipeline itself says whether phase 2's self-play improved on phase 1. The repository's paths of those models,
-here on the ground floor: the params' checks (``params.needs``) and the duels both read them."""
+here on the ground floor: the params (``DuelsParams``, ``params.needs``) and the duels read them."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
               "phase_pairs": []}
     with pytest.raises(SystemExit, match=r"duels: error: missing model directory .*models/sl"):
         _stage(params, tmp_path, monkeypatch)
-    small = {"agents": ["heuristic", "random"], "attention": None, "phase_pairs": []}
+    small = {"agents": ["heuristic", "random"], "attention": None, "phase_pairs": [], "search": None}
     for over, message in (({"games": 3}, "duels.games must be even"), ({"gmes": 3}, "duels.gmes is an unknown key"),
                           ({"anchor": "models/sl"}, "duels.anchor 'sl' is not one of duels.agents"),
                           ({"confirm_seed": 500}, "duels.confirm_seed 500: the confirmation's deals 500..749 "
@@ -89,19 +89,17 @@ def test_stage_names_missing_model_dirs(tmp_path, monkeypatch, capsys):
                            "duels.sprt.h0 must be below h1, got h0 0.55 and h1 0.5"),
                           ({"phase_pairs": ["wp", "wp"]}, "duels.phase_pairs must be distinct"),
                           ({"phase_pairs": ["sl"]}, "duels.phase_pairs must be one of point, wp; got 'sl'"),
-                          ({"search": {"models": ["strongest"], "options": "deals=-1"}},
+                          ({"search": {"models": ["models/sl"], "options": "deals=-1"}},
                            "duels.search.options is not valid: search option deals='-1': must be an integer >= 0, "
-                           "got 'deals=-1'")):
+                           "got 'deals=-1'"),
+                          # refused when the params load, not after every game (the ratings, the searchers)
+                          ({"phase_pairs": ["wp"]}, "duels.phase_pairs wp: its final model models/rl/wp must be one "
+                           "of duels.agents (the ratings reach its phase-1 model through it)"),
+                          ({"search": {"models": ["strongest"], "options": ""}}, "duels.search.models strongest: "
+                           "duels.agents has no model directory to search with")):
         with pytest.raises(SystemExit) as e:  # a bad param: one line, exit code 2 (runstate.stage_exit)
             _stage({**small, **over}, tmp_path, monkeypatch)
         assert e.value.code == 2 and capsys.readouterr().err.startswith(f"duels: error: params.yaml: {message}")
-    # a phase pairing whose final model is not rated: said before any game, not by the ratings after all of them
-    with pytest.raises(SystemExit, match=r"duels: error: duels\.phase_pairs wp: its final model models/rl/wp must be "
-                                         r"one of duels\.agents"):
-        _stage({**small, "phase_pairs": ["wp"]}, tmp_path, monkeypatch)
-    # the searcher over the strongest model needs a model among the agents: said before any game
-    with pytest.raises(SystemExit, match=r"duels\.search\.models strongest: duels\.agents has no model directory"):
-        _stage(small, tmp_path, monkeypatch)
 
 
 def test_table_and_rl_vs_sl_sentence():

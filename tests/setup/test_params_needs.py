@@ -16,6 +16,8 @@ from pipeline.runtime.hardware import gpu_available
 from stages.params_check import main as params_check_main
 
 ROOT = Path(__file__).resolve().parents[2]
+# duels without the phase pairings and searchers (DuelsParams wants those over a model among the agents)
+ROUND_ROBIN_ONLY = {"duels.phase_pairs": [], "duels.search": None}
 
 
 def project(tmp_path: Path, overrides: dict | None = None, dvc: bool = True) -> Path:
@@ -52,24 +54,27 @@ def test_a_fresh_clone_passes_what_the_stages_make_counts_as_present(tmp_path):
     ({"winprob.agent": "models"}, "winprob.agent"),  # a directory, but no model in it
     ({"rollout.teacher": "models/nope"}, "rollout.teacher"),
     ({"rollout.teacher": "models/rollout"}, "rollout.teacher"),  # a stage's model, but not a network to distill
-    ({"duels.agents": ["models/nope", "random"]}, "duels.agents[0]"),
-    ({"duels.agents": ["random", "search:models/nope?deals=2"]}, "duels.agents[1]"),
+    ({"duels.agents": ["models/nope", "random"], "duels.phase_pairs": []}, "duels.agents[0]"),
+    ({"duels.agents": ["random", "search:models/nope?deals=2"], **ROUND_ROBIN_ONLY},
+     "duels.agents[1]"),
     ({"duels.attention": {"model": "models/nope", "seed": 0, "turn": 3}}, "duels.attention.model"),
     ({"duels.search": {"models": ["strongest", "models/nope"], "options": "deals=2"}},
      "duels.search.models[1]"),
-    ({"duels.agents": ["heuristic", "random"], "duels.attention": None}, "duels.search.models"),
+    ({"duels.agents": ["heuristic", "random"], "duels.attention": None, "duels.phase_pairs": []},
+     "duels.search.models strongest: duels.agents has no model directory"),
     # a searcher in the round-robin: its options, as duels.search's (issue 60)
     ({"duels.agents": ["random", "search:models/sl?deals=many"]}, "duels.agents"),
     ({"duels.agents": ["random", "search:models/sl?nosuchoption=1"]}, "duels.agents"),
     # a searcher's rollout policy: the rollout stage's model or a directory that is there (issue 66)
-    ({"duels.agents": ["random", "search:models/sl?rollout=models/nope"]}, "duels.agents[1]: search option rollout="),
+    ({"duels.agents": ["random", "search:models/sl?rollout=models/nope"], **ROUND_ROBIN_ONLY},
+     "duels.agents[1]: search option rollout="),
     ({"duels.search": {"models": ["strongest"], "options": "rollout=models/sl/x"}},
      "duels.search.options: search option rollout="),
     ({"rl.expert.rollout": "models/nope", "rl.phase2.algorithm": "expert_it"}, "rl.expert.rollout: search option"),
     # a path inside a model a stage makes, or a stage's output that is not a model
     ({"winprob.agent": "models/sl/x"}, "winprob.agent"),
     ({"winprob.agent": "checkpoints/sl"}, "winprob.agent"),
-    ({"duels.agents": ["random", "search:models/rl/wp/x"]}, "duels.agents[1]"),
+    ({"duels.agents": ["random", "search:models/rl/wp/x"], **ROUND_ROBIN_ONLY}, "duels.agents[1]"),
     ({"duels.attention": {"model": "models/winprob", "seed": 0, "turn": 3}}, "duels.attention.model"),
 ])
 def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):
@@ -79,17 +84,22 @@ def test_a_path_no_stage_makes_and_not_there_is_named(tmp_path, overrides, key):
 
 
 def test_a_phase_pair_no_stage_makes_is_named(tmp_path):
-    params = project(tmp_path, {"duels.agents": ["heuristic", "random"], "duels.attention": None,
+    final = tmp_path / "models/rl/wp"  # the final model there, its phase-1 model neither there nor made
+    final.mkdir(parents=True)
+    (final / "model.pt").write_bytes(b"x")
+    (final / "config.json").write_text("{}")
+    params = project(tmp_path, {"duels.agents": ["models/rl/wp", "random"], "duels.attention": None,
                                 "duels.search": None, "duels.phase_pairs": ["wp"]}, dvc=False)
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"duels": {"cmd": "x"}}}))  # no RL stage
-    with pytest.raises(ParamError, match=r"duels\.phase_pairs must be a model directory .* got 'models/rl/wp'"):
+    with pytest.raises(ParamError, match=r"duels\.phase_pairs must be a model directory .* got 'models/rl_phase1/wp'"):
         needs(params)
-    needs(project(tmp_path, {"duels.agents": ["heuristic", "random"], "duels.attention": None,
+    needs(project(tmp_path, {"duels.agents": ["models/rl/wp", "random"], "duels.attention": None,
                              "duels.search": None, "duels.phase_pairs": []}, dvc=False))
 
 
 def test_a_phase_pair_whose_final_model_is_not_rated_is_named(tmp_path):
-    # models/rl/wp made by its stage but not among the agents: its phase-1 model would have no rating to join
+    # models/rl/wp made by its stage but not among the agents: its phase-1 model would have no rating to join;
+    # DuelsParams refuses it when the params load
     params = project(tmp_path, {"duels.agents": ["models/sl", "random"], "duels.attention": None,
                                 "duels.search": None, "duels.phase_pairs": ["wp"]})
     with pytest.raises(ParamError) as e:
