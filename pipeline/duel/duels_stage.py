@@ -57,8 +57,7 @@ def check_models(cfg: DuelsParams) -> None:
     """Before any game, what the stage would otherwise fail on later: every model directory missing (all named) and
     the searchers' reward table. (A phase pairing the ratings cannot reach, or the searchers' strongest model with
     no model among the agents, ``DuelsParams`` refuses when the params load.)"""
-    needed = [model_of(a) for a in cfg.agents if a not in BUILTIN]
-    needed += [m for v in cfg.phase_pairs for m in phase_pair(v)]
+    needed = _played_models(cfg)
     if cfg.attention is not None:
         needed.append(cfg.attention.model)
     if cfg.search is not None:
@@ -76,8 +75,7 @@ def check_search_reward(cfg: DuelsParams) -> None:
     """A searcher rewards by the win-probability table (unless its options say ``reward=point``): say that the
     table is missing now, not after the round-robin."""
     options = parse_options(cfg.search.options)
-    models = [m for s in cfg.search.models
-              for m in ([a for a in cfg.agents if is_model_spec(a)] if s == STRONGEST else [s])]
+    models = _search_models(cfg)
     table = Path(options.winprob)
     if options.reward != "point" and not table.is_file() and models:
         raise DuelsError(f"duels.search: the searcher's wp reward needs the win-probability table {table} "
@@ -88,18 +86,27 @@ def checked_setup(cfg: DuelsParams, device: str) -> Inference:
     """``duels.inference`` for ``device``, compile-checked on the first model the stage plays (its networks share
     the architecture): the setup recorded is the one every duel runs (``net.inference.checked``)."""
     setup = resolve_inference(cfg.inference, device, "duels.inference")
-    models = [model_of(a) for a in cfg.agents if a not in BUILTIN] + [m for v in cfg.phase_pairs
-                                                                       for m in phase_pair(v)]
+    models = _played_models(cfg)
     return checked(setup, load_model(models[0])[0], device) if models else setup
+
+
+def _played_models(cfg: DuelsParams) -> list[str]:
+    """The model directories of ``duels.agents`` (searchers' included) and of the phase pairings, in that order."""
+    return [model_of(a) for a in cfg.agents if a not in BUILTIN] + [m for v in cfg.phase_pairs for m in phase_pair(v)]
+
+
+def _search_models(cfg: DuelsParams) -> list[str]:
+    """The models ``duels.search`` may search with before the ratings pick: ``strongest`` stands for every model
+    among the agents."""
+    return [m for s in cfg.search.models
+            for m in ([a for a in cfg.agents if is_model_spec(a)] if s == STRONGEST else [s])]
 
 
 def _searchers(cfg: DuelsParams) -> list[str]:
     """Every searcher the stage may play: those of ``duels.agents`` and ``duels.search``'s over any model."""
     specs = [a for a in cfg.agents if is_search(a)]
     if cfg.search is not None:
-        models = [m for s in cfg.search.models for m in ([a for a in cfg.agents if is_model_spec(a)]
-                                                         if s == STRONGEST else [s])]
-        specs += [search_spec(m, cfg.search.options) for m in models]
+        specs += [search_spec(m, cfg.search.options) for m in _search_models(cfg)]
     return specs
 
 
