@@ -84,3 +84,10 @@ def test_a_duel_keeps_records_only_in_this_process(tmp_path, capsys):
                                "--journal", str(tmp_path / "j.jsonl")], capsys)
     assert code == 2 and "--records plays the duel in this process" in stderr
 
+
+def test_the_bench_times_a_whole_game_analysed_for_one_player(judge_spec, capsys):
+    code, stdout, _ = run_cli(["bench", "analyse", "--agent", judge_spec, "--repeat", "1", "--player", "2"], capsys)
+    out = json.loads(stdout.strip().splitlines()[-1])
+    assert code == 0 and out["rounds"] == 8 and out["player"] == 2 and out["deals"] == 4
+    assert out["decisions"] > 20 and out["playouts"] > 4 * out["decisions"] and out["page_decisions"] > 20
+    assert 0 < out["cpu_s"] and 0 < out["seconds"] <= out["seconds_max"] and out["page_s"] > 0
