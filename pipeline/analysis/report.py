@@ -146,7 +146,7 @@ def plot_graph(report: dict[str, Any], path: str | Path) -> Path:
 
     pts = report["graph"]["points"]
     seat = report["graph"]["perspective"]
-    fig, ax = plt.subplots(figsize=(10, 3.6))
+    fig, ax = plt.subplots(figsize=(10, 4))
     ax.plot(range(len(pts)), [p["p"] for p in pts], color="#333", lw=1.2)
     for x, p in enumerate(pts):
         if p["kind"] == "start":
@@ -164,7 +164,8 @@ def plot_graph(report: dict[str, Any], path: str | Path) -> Path:
     ax.set_xticks([])
     ax.set_ylabel(f"P({report['names'][seat - 1]} wins)")
     ax.legend(fontsize=8, loc="lower left", ncol=3)
-    ax.set_title(f"{report['names'][0]} vs {report['names'][1]}: " + players_line(report), fontsize=9)
+    ax.set_title("\n".join([f"{report['names'][0]} vs {report['names'][1]}", *players_line(report).split("; ")]),
+                 fontsize=9)
     fig.tight_layout()
     out = atomic.savefig(fig, path, dpi=100)
     plt.close(fig)

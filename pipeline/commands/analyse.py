@@ -83,20 +83,22 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UserError(f"--out {args.out}: {e.strerror}") from None
     reports, names = [], set()
-    for game in progress_bar(games, desc="analyse", unit="game", leave=False, enabled=len(games) > 1):
-        report = analyse(game, judge, players, perspective=players[0] if len(players) == 1 else 0)
-        report["judge"]["spec"] = spec
-        name = stem = Path(game.path).stem
-        while name in names:  # records of one name from two directories
-            name = f"{stem}-{len(names)}"
-        names.add(name)
-        write_text(args.out / f"{name}.json", json.dumps(report, indent=1) + "\n")
-        plot_graph(report, args.out / f"{name}.{args.format}")
-        reports.append(report)
-        if not args.summary:
-            print(f"{game.path}: {players_line(report)}")
-            for line in costliest(report):
-                print(f"  {line}")
+    with progress_bar(total=len(games), desc="analyse", unit="game", leave=False, enabled=len(games) > 1) as bar:
+        for game in games:
+            report = analyse(game, judge, players, perspective=players[0] if len(players) == 1 else 0)
+            report["judge"]["spec"] = spec
+            name = stem = Path(game.path).stem
+            while name in names:  # records of one name from two directories
+                name = f"{stem}-{len(names)}"
+            names.add(name)
+            write_text(args.out / f"{name}.json", json.dumps(report, indent=1) + "\n")
+            plot_graph(report, args.out / f"{name}.{args.format}")
+            reports.append(report)
+            bar.update(1)
+            if not args.summary:
+                print(f"{game.path}: {players_line(report)}")
+                for line in costliest(report):
+                    print(f"  {line}")
     if args.summary:
         table = summary_table(reports)
         write_text(args.out / "summary.md", f"Judge {spec}, seed {args.seed}; {len(reports)} games.\n\n{table}\n")
