@@ -99,7 +99,8 @@ class Judge:
 
 def verdict(obs: Observation, action: int, values: np.ndarray) -> dict[str, Any]:
     """One decision judged: the chosen and the best action, their values, the cost (the best's value less the
-    chosen's: 0 where the chosen one is best) and its 95% interval from the per-deal differences."""
+    chosen's: 0 where the chosen one is best) and its 95% interval from the per-deal differences; probabilities
+    to 4 decimals, as the report keeps them."""
     legal = legal_list(obs)
     mean = values.mean(axis=1)
     c = legal.index(action)
@@ -107,9 +108,10 @@ def verdict(obs: Observation, action: int, values: np.ndarray) -> dict[str, Any]
     diff = values[b] - values[c]
     half = Z95 * float(diff.std(ddof=1)) / math.sqrt(diff.size)
     cost = float(diff.mean())
-    return {"chosen": action, "best": legal[b], "value": float(mean[c]), "best_value": float(mean[b]),
-            "cost": cost, "ci95": [cost - half, cost + half],
-            "options": [{"action": a, "value": float(m)} for a, m in zip(legal, mean)]}
+    return {"chosen": action, "best": legal[b], "value": round(float(mean[c]), 4),
+            "best_value": round(float(mean[b]), 4), "cost": round(cost, 4),
+            "ci95": [round(cost - half, 4), round(cost + half, 4)],
+            "options": [{"action": a, "value": round(float(m), 4)} for a, m in zip(legal, mean)]}
 
 
 def judged(decisions: Sequence[tuple[Observation, int]], players: Sequence[int]) -> list[int]:

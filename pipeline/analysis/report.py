@@ -10,6 +10,7 @@ win probability it lost (100 for the best move). docs/analysis.md says how the t
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int =
         lab = label(v["cost"], v["ci95"][0])
         decisions.append({
             "index": len(decisions), "player": obs.player + 1, "round": obs.round, "turn": obs.turn,
-            "decision": DECISION_NAMES[obs.decision], **_rounded(v), "label": lab,
+            "decision": DECISION_NAMES[obs.decision], **v, "label": lab,
             "chosen_name": move_name(v["chosen"]), "best_name": move_name(v["best"]),
             "board": {"hand": _cards(obs.hand), "field": _cards(obs.field), "pile": _cards(obs.my_pile),
                       "opponent_pile": _cards(obs.opp_pile),
@@ -82,13 +83,6 @@ def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int =
             "players": {str(p + 1): player_summary(game.names[p], [d for d in decisions if d["player"] == p + 1])
                         for p in sorted(players)},
             "decisions": decisions, "graph": {"perspective": perspective + 1, "points": points}}
-
-
-def _rounded(v: dict[str, Any]) -> dict[str, Any]:
-    """A verdict with its probabilities to 4 decimals (what the report keeps)."""
-    return {**v, **{k: round(v[k], 4) for k in ("value", "best_value", "cost")},
-            "ci95": [round(x, 4) for x in v["ci95"]],
-            "options": [{"action": o["action"], "value": round(o["value"], 4)} for o in v["options"]]}
 
 
 def player_summary(name: str, decisions: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -120,21 +114,18 @@ def players_line(report: dict[str, Any]) -> str:
 def summary_table(reports: Iterable[dict[str, Any]]) -> str:
     """A markdown table of many reports by player name: games, judged decisions, accuracy (the mean over every
     decision), each label and the P(win) lost per game."""
-    rows: dict[str, list] = {}
+    rows: dict[str, Counter] = {}
     for rep in reports:
-        for k, p in rep["players"].items():
-            row = rows.setdefault(p["name"], [0, 0, 0.0, {lab: 0 for lab in LABELS}, 0.0])
-            row[0] += 1
-            row[1] += p["decisions"]
-            row[2] += sum(move_accuracy(d["cost"]) for d in rep["decisions"] if d["player"] == int(k))
-            for lab in LABELS:
-                row[3][lab] += p[lab]
-            row[4] += p["lost"]
+        for p in rep["players"].values():
+            rows.setdefault(p["name"], Counter()).update(
+                {"games": 1, "decisions": p["decisions"], "accuracy": (p["accuracy"] or 0.0) * p["decisions"],
+                 "lost": p["lost"], **{lab: p[lab] for lab in LABELS}})
     head = ("| player | games | decisions | accuracy | blunders / game | mistakes / game | inaccuracies / game "
             "| P(win) lost / game |\n|---|---:|---:|---:|---:|---:|---:|---:|")
-    lines = [f"| {name} | {g} | {n} | {acc / max(n, 1):.1f} | {labs['blunder'] / g:.2f} | {labs['mistake'] / g:.2f} "
-             f"| {labs['inaccuracy'] / g:.2f} | {lost / g:.3f} |" for name, (g, n, acc, labs, lost) in rows.items()]
-    return "\n".join([head, *lines])
+    return "\n".join([head, *(f"| {name} | {r['games']} | {r['decisions']} | "
+                              f"{r['accuracy'] / max(r['decisions'], 1):.1f} | "
+                              + " | ".join(f"{r[lab] / r['games']:.2f}" for lab in reversed(LABELS))
+                              + f" | {r['lost'] / r['games']:.3f} |" for name, r in rows.items())])
 
 
 def plot_graph(report: dict[str, Any], path: str | Path) -> Path:
