@@ -167,9 +167,6 @@ def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: b
             job: PlayJob) -> tuple[Pending, list[Playout]]:
     """Playouts of every branched action. A greedy game is itself the playout of the action it takes."""
     actions = legal_list(obs)
-    if job.rollout.top and len(actions) > job.rollout.top:
-        best = sorted(actions, key=lambda a: -prior[a])[:job.rollout.top]
-        actions = sorted(set(best) | {taken})
     k = job.rollout.samples
     base = np.zeros(len(actions)) if job.rollout.flat else prior[actions].astype(np.float64)
     pending = Pending(actions, base, k)

@@ -28,7 +28,6 @@ class RolloutSpec:
     fraction: float = 1.0  # share of recorded decisions (with 2+ legal actions) that branch
     temperature: float = 1.0  # reward units per nat of the target's log-probability
     decisions: tuple[int, ...] = (0, 1, 2)  # decision types that branch (discard, pick, koi-koi); others record nothing
-    top: int = 0  # branch only the ``top`` actions of highest prior (the taken one always); 0: every legal action
     anchor: int | None = None  # the job's player whose outputs are the prior (e.g. SL); None: the recording player
     loss: str = "cross_entropy"  # cross_entropy (a distribution target) | logit_mse (a logit target, linear in rewards)
     samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again

@@ -45,13 +45,6 @@ def test_a_cloned_branch_replays_the_greedy_game(make_net):
         assert_fp32_close(x.target, y.target)
 
 
-def test_top_branches_only_the_best_prior_actions_and_the_taken_one(make_net):
-    samples = play_job(replace(_job(make_net, epsilon=0.3), rollout=RolloutSpec(top=2))).samples
-    support = np.array([(s.target > 0).sum() for s in samples])
-    assert support.max() == 3 and support.min() == 2  # two by prior, plus an explored action outside them
-    assert all(s.target[s.action] > 0 for s in samples)
-
-
 def test_targets_are_distributions_over_the_legal_actions(make_net):
     samples = play_job(_job(make_net, epsilon=0.2)).samples
     legal = legal_masks([s.obs for s in samples])
