@@ -29,9 +29,9 @@ TINY_PARAMS = {
     "rl": {
         "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
         "epochs": 1, "replay": 0, "augment": False,
-        "rollout": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
-                    "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
-                    "samples": 1},
+        "branch": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
+                   "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
+                   "samples": 1},
         "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
         "eval_every": 1, "eval_games": 2, "final_eval_games": 4, "train_precision": "32-true", "train_threads": 1,
         "learner_device": "cpu",

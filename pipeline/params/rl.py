@@ -62,9 +62,11 @@ class RewardScale(Section):
                               description="RL-WP reward: (P(win) - wp_baseline) times this")
 
 
-class Rollout(Section):
+class Branch(Section):
+    """Branch targets of ``rollout_pi``: which decisions branch into playouts, and how their rewards tilt the prior."""
+
     decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
-        description="decision types whose choices branch into rollouts (rollout_pi)")
+        description="decision types whose choices branch into playouts (rollout_pi)")
     fraction: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
         description="share of those decisions (with a choice) that branch")
     temperature: UnitsPerNat = tuned({"point": {"low": 0.08, "high": 0.8, "log": True},
@@ -168,8 +170,8 @@ class Phase2(Section):
 class RLParams(Section):
     seed: Seed = Field(description="seed of deals, exploration, batch order and dropout (with phase and loop)")
     algorithm: Literal[ALGORITHMS] = Field(
-        description="phase 1's algorithm: rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN; "
-                    "expert_it: expert iteration over the search (docs/rl.md)")
+        description="phase 1's algorithm: rollout_pi: rollout policy iteration (fits branch targets); mc_dqn: the "
+                    "paper's Monte-Carlo DQN; expert_it: expert iteration over the search (docs/rl.md)")
     init: Literal[INITS] = Field(description="start from the SL weights, or from fresh weights (the paper)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([896, 1792, 3584],
                                                                      description="games played per loop")
@@ -182,7 +184,7 @@ class RLParams(Section):
         description="past loops whose samples are fitted again with each new loop's")
     augment: bool = Field(description="relabel the interchangeable months (4/5, 6/10) in a random half of each "
                           "training batch")
-    rollout: Rollout = Field(description="rollout targets (rollout_pi only)")
+    branch: Branch = Field(description="branch targets (rollout_pi only)")
     expert: Expert = Field(description="searched targets (expert_it only)")
     epsilon: Epsilon = Field(description="epsilon-greedy exploration of the learner")
     reward_scale: RewardScale = Field(description="round reward scale per reward model")

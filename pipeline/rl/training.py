@@ -130,10 +130,10 @@ class PhaseRunner:
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = getattr(p.reward_scale, c.variant)
         reward = RewardModel(c.variant, scale, table, p.wp_baseline)
-        players, rollout = self.algorithm.rollout_spec(players, self.sl_spec, c.variant, reward=reward,
+        players, branches = self.algorithm.branch_spec(players, self.sl_spec, c.variant, reward=reward,
                                                        seed=loop_seed(p, c.phase, loop, 3))
         return PlayJob(players=players, games=tuple(games), inference=self.inference,
-                       concurrency=p.selfplay.concurrency, reward=reward, rollout=rollout, explore_seed=base)
+                       concurrency=p.selfplay.concurrency, reward=reward, branches=branches, explore_seed=base)
 
     def _gate(self, learner: PolicyLearner, net: torch.nn.Module, snapshot: int, loop: int) -> Evaluation:
         """A snapshot's duel against the learner before it is first played (``pool``), logged."""

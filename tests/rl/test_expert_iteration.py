@@ -17,9 +17,9 @@ from pipeline.rl.learner import collate
 from pipeline.search.player import SearchSpec
 from pipeline.search.spec import SearchOptions
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
+from pipeline.selfplay.branches import BranchSpec
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
-from pipeline.selfplay.rollouts import RolloutSpec
 from stages.rl_phase import PhasePaths, rl_stage
 
 
@@ -27,7 +27,7 @@ def _searched_job(make_net, deals=4):
     me = NetSpec.from_net(make_net(0), "learner")
     searcher = SearchSpec("searcher", me, RewardModel("point"), SearchOptions(deals=deals, k=3), seed=5)
     return PlayJob(players=(me, searcher), games=(GameSpec(3, (0, 0), (True, True)),), reward=RewardModel("point"),
-                   rollout=RolloutSpec(1.0, 1.0, (0, 1, 2), loss="cross_entropy", search=1), num_rounds=1)
+                   branches=BranchSpec(1.0, 1.0, (0, 1, 2), loss="cross_entropy", search=1), num_rounds=1)
 
 
 def test_a_searched_decision_plays_the_search_and_records_softmax_of_its_improved_policy(make_net):
@@ -105,8 +105,8 @@ def test_phase2_of_expert_iteration_end_to_end(project, params, monkeypatch):
     assert out["loops"] == 2 and out["games"] == 4
     assert json.loads((project / "results/rl/point/run.json").read_text())["algorithm"] == "expert_it"
     for job, (result, _) in zip(jobs, results):
-        searcher = job.players[job.rollout.search]
-        assert isinstance(searcher, SearchSpec) and job.rollout.search not in {i for g in job.games for i in g.seats}
+        searcher = job.players[job.branches.search]
+        assert isinstance(searcher, SearchSpec) and job.branches.search not in {i for g in job.games for i in g.seats}
         assert searcher.base.weights == job.players[0].weights  # it searches over the learner as it is this loop
         assert result.samples and all(s.target is not None for s in result.samples)
     assert jobs[0].players[0].weights != jobs[1].players[0].weights  # the second loop searches the fitted net

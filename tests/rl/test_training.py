@@ -195,7 +195,7 @@ def test_phase2_plays_itself_and_its_snapshots_never_sl(project, params, monkeyp
     # loop 1: the only snapshot is phase 1's model, the learner itself: no pool game; loop 2: it has moved on
     assert [{job.players[i].name for g in job.games for i in g.seats} for job in jobs] == [
         {"learner"}, {"learner", "snapshot-0"}]
-    assert all(job.players[job.rollout.anchor].name == "sl" for job in jobs)  # unseated: the prior only
+    assert all(job.players[job.branches.anchor].name == "sl" for job in jobs)  # unseated: the prior only
     rows = _curve(project / "results/rl/point/curve.csv")  # phase 1's curve, then phase 2's loops against SL
     assert [int(r["loop"]) for r in rows] == [0, 1, 2, 3] and [int(r["games"]) for r in rows] == [0, 4, 8, 12]
 

@@ -1,5 +1,5 @@
 """``search:<model>?...`` agents: the spec and its one-line errors, the choice of plain
-rollouts on its deals, and no hidden information."""
+playouts on its deals, and no hidden information."""
 
 from __future__ import annotations
 

@@ -18,17 +18,17 @@ from ...agents.base import PlayerSpec
 from ...net.model import KoiKoiNet
 from ...net.modelio import load_model, save_model
 from ...params import RLParams
+from ...selfplay.branches import BranchSpec
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from ...selfplay.rollouts import RolloutSpec
 
 
 class Algorithm(Protocol):
     """One ``rl.algorithm`` (a module of this package, named in ``ALGORITHMS``)."""
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
-                     seed: int = 0) -> tuple[tuple[PlayerSpec, ...], RolloutSpec | None]:
-        """A loop's players (``sl`` or a searcher added where the algorithm needs one unseated) and the rollouts or
+    def branch_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                    seed: int = 0) -> tuple[tuple[PlayerSpec, ...], BranchSpec | None]:
+        """A loop's players (``sl`` or a searcher added where the algorithm needs one unseated) and the branches or
         searches its games make (``None``: plain games); ``reward`` and ``seed``: the loop's (a searcher's)."""
         ...
 

@@ -27,9 +27,9 @@ from ...params import RLParams
 from ...params.rl import Expert
 from ...search.player import SearchSpec
 from ...search.spec import SELF, SearchOptions
+from ...selfplay.branches import BranchSpec
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from ...selfplay.rollouts import RolloutSpec
 from .base import PolicyAlgorithm
 
 
@@ -75,17 +75,17 @@ class ExpertIteration(PolicyAlgorithm):
         return SearchOptions(deals=e.deals, k=e.k, z=e.z, gap=e.gap, rollout=e.rollout,
                              decisions=tuple(DECISION_NAMES.index(d) for d in e.decisions))
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
-                     seed: int = 0) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
+    def branch_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                    seed: int = 0) -> tuple[tuple[NetSpec, ...], BranchSpec | None]:
         """The searcher over the learner (``players[0]``) rides along unseated; the decisions it searches are the
-        ones ``RolloutSpec`` picks (``search``: its index)."""
+        ones ``BranchSpec`` picks (``search``: its index)."""
         if reward is None:
             raise ValueError("expert_it searches: its play job needs the reward model")
         searcher = SearchSpec("searcher", players[0].with_epsilon(0.0), reward, self.options(), seed,
                               rollout=rollout_player(self.expert.rollout))
         e = self.expert
-        return (*players, searcher), RolloutSpec(e.fraction, 1.0, tuple(DECISION_NAMES.index(d) for d in e.decisions),
-                                                 loss="cross_entropy", search=len(players))
+        return (*players, searcher), BranchSpec(e.fraction, 1.0, tuple(DECISION_NAMES.index(d) for d in e.decisions),
+                                                loss="cross_entropy", search=len(players))
 
     def start_loop(self, net: nn.Module, sl: KoiKoiNet) -> None:
         """Freeze this loop's anchor: a copy of the network the loop starts from, or SL."""

@@ -1,8 +1,8 @@
-"""Rollout targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth;
+"""Branch targets of ``rl.algorithm: rollout_pi``: which decisions branch, and what their branches are worth;
 and the searched targets of ``expert_it`` (``search_targets``), kept as filled ``Pending`` decisions.
 
 ``batched.play_job`` clones a game once per legal action at a branching decision and plays the
-clones to the end of the round (``playout``, the rollout engine); this module holds the bookkeeping:
+clones to the end of the round (``playout``, the playout engine); this module holds the bookkeeping:
 a :class:`Pending` decision with one reward slot per branched action, the :class:`Link` from a branch
 (or a greedy game itself) to its slot, and the target distribution once every slot is filled.
 """
@@ -22,8 +22,8 @@ from .rewards import RewardModel
 
 
 @dataclass(frozen=True)
-class RolloutSpec:
-    """Rollout targets: which recorded decisions branch, and how branch rewards tilt the prior."""
+class BranchSpec:
+    """Branch targets: which recorded decisions branch, and how branch rewards tilt the prior."""
 
     fraction: float = 1.0  # share of recorded decisions (with 2+ legal actions) that branch
     temperature: float = 1.0  # reward units per nat of the target's log-probability
@@ -34,7 +34,7 @@ class RolloutSpec:
     flat: bool = False  # no prior: the target is the rewards alone (softmax(reward / temperature), or their logits)
     search: int | None = None  # the job's searcher over its player 0 (expert_it): picked decisions are searched
 
-    def branches(self, obs: Observation, rng: np.random.Generator) -> bool:
+    def picks(self, obs: Observation, rng: np.random.Generator) -> bool:
         """Whether this recorded decision branches (only where there is a choice)."""
         return (obs.decision in self.decisions and bool(obs.legal_mask & (obs.legal_mask - 1))
                 and (self.fraction >= 1.0 or rng.random() < self.fraction))
