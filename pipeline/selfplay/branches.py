@@ -43,12 +43,11 @@ class BranchSpec:
 class Pending:
     """A decision whose branches are playing: one reward slot per legal action, summed over ``samples`` deals."""
 
-    __slots__ = ("actions", "prior", "rewards", "left", "samples")
+    __slots__ = ("actions", "prior", "rewards", "samples")
 
     def __init__(self, actions: list[int], prior: np.ndarray, samples: int = 1) -> None:
         self.actions, self.prior, self.samples = actions, prior, samples
         self.rewards = [0.0] * len(actions)
-        self.left = len(actions) * samples
 
     def reward(self, slot: int) -> float:
         """The mean round reward of the slot's action over its deals."""
@@ -58,7 +57,6 @@ class Pending:
         """A filled copy with reward model ``k``'s rewards, of a decision credited by several (``RewardModels``)."""
         p = Pending(self.actions, self.prior, self.samples)
         p.rewards = [float(r[k]) for r in self.rewards]
-        p.left = self.left
         return p
 
 
@@ -88,9 +86,7 @@ def search_targets(searcher: Any, observations: Sequence[Observation]) -> list[t
     searcher.changed += int((choice.argmax(axis=1) != scores[rows].argmax(axis=1)).sum())
     for i, c, q in zip(rows, choice, policy):
         legal = np.flatnonzero(np.isfinite(q)).tolist()
-        p = Pending(legal, q[legal].astype(np.float64))
-        p.left = 0
-        out[i] = (int(c.argmax()), p)
+        out[i] = (int(c.argmax()), Pending(legal, q[legal].astype(np.float64)))
     return out
 
 
@@ -104,7 +100,6 @@ def credit(link: Link, reward: float) -> None:
     """Add one deal's round ``reward`` to ``link``'s slot."""
     game, pending, slot, _, _ = link
     pending.rewards[slot] += reward
-    pending.left -= 1
     game.open -= 1
 
 
