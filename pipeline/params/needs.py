@@ -24,7 +24,7 @@ from ..engine.records import ENV_VAR, has_records, records_folder
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
 from ..runtime.phase_pairs import phase_pair
-from ..search.spec import SELF, parse_options, parse_search
+from ..search.spec import OWN, SELF, parse_options, parse_search
 from .base import ParamError
 from .load import Params
 from .sections import STRONGEST
@@ -97,10 +97,10 @@ def check_needs(params: Params, params_file: str | Path) -> None:
 
     def need_rollout(key: str, rollout: str) -> None:
         made_here = stages.get("rollout", [])[:1]  # the rollout stage's model
-        if rollout == SELF or os.path.normpath(rollout) in made_here or is_model_dir(project / rollout):
+        if rollout in (SELF, OWN) or os.path.normpath(rollout) in made_here or is_model_dir(project / rollout):
             return
         raise ParamError(f"{source}: {key}: search option rollout={rollout!r} must be a rollout model directory or "
-                         "the one the rollout stage of dvc.yaml writes (models/rollout), or self")
+                         "the one the rollout stage of dvc.yaml writes (models/rollout), own or self")
 
     if "records" in runs and not params.sl_dataset.synthetic:
         _check_records(params, project, source)

@@ -101,11 +101,11 @@ class Expert(Section):
     gap: PositiveFloat = Field(description="nats below the likeliest action beyond which an action is no candidate "
                                            "(the search's gap=)")
     rollout: Annotated[str, Field(min_length=1)] = Field(
-        description="who plays the playouts: self (the searched network) or a rollout policy model directory")
-    anchor: Literal["start", "sl"] = Field(
-        description="the network the fit is anchored to by KL: the loop's starting network (start) or SL")
-    anchor_weight: Annotated[float, Field(ge=0.0, le=100.0)] = Field(
-        description="weight of KL(anchor || network) beside the cross-entropy to the improved policy")
+        description="who plays the first loop's playouts: self (the searched network) or a rollout policy model "
+                    "directory, distilled afresh from the fitted network after every loop (settings: the rollout "
+                    "section's hidden, layers, epochs, lr, batch_size, seed)")
+    temperature: UnitsPerNat = Field(description="reward units of a candidate's searched gain per nat its target "
+                                                 "logit moves, per reward model")
 
     @field_validator("decisions")
     @classmethod
@@ -153,18 +153,7 @@ class Phase2(Section):
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
         description="games played per phase-2 loop (rl.games_per_loop is phase 1's)")
     epochs: Annotated[int, Field(ge=1, le=100)] = Field(
-        description="optimization passes over each phase-2 loop's samples (rl.epochs is phase 1's): searched "
-                    "targets are many and already denoised, so fewer passes than phase 1's")
-    self_play_fraction: Share = Field(description="share of games against itself; the rest against a past "
-                                      "snapshot")
-    pool_size: Positive = Field(description="past snapshots kept as opponents")
-    snapshot_every: Positive = Field(description="loops between snapshots (a snapshot is first played two loops on, "
-                                     "once the learner has moved from it)")
-    pool_start: bool = Field(description="the pool opens with the network phase 1 started from (SL under init: "
-                             "sl) beside phase 1's model")
-    gate_games: Annotated[int, Field(ge=0, le=MAX_GAMES, multiple_of=2)] = Field(
-        description="duplicate games a snapshot plays against the learner before it is first played; it stays in "
-                    "the pool only if it held its own (0: no duel, every snapshot stays)")
+        description="optimization passes over each phase-2 loop's samples (rl.epochs is phase 1's)")
 
 
 class RLParams(Section):
@@ -201,7 +190,7 @@ class RLParams(Section):
                                              "cuda (auto: cuda when torch sees a GPU)")
     selfplay: SelfPlay = Field(description="how games are played")
     phase1: Phase1 = Field(description="phase 1: against the frozen SL agent")
-    phase2: Phase2 = Field(description="phase 2: self-play with a pool of snapshots")
+    phase2: Phase2 = Field(description="phase 2: self-play")
 
     @model_validator(mode="after")
     def _ray_needs_workers(self) -> RLParams:

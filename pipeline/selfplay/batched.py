@@ -23,7 +23,7 @@ to loop and the learner stays a KL-regularised improvement of SL).
 
 Searched targets (``BranchSpec.search``, the ``expert_it`` algorithm): the picked decisions are searched by the
 job's searcher instead (``branches.search_targets``, all of a step's at once), the game plays the search's choice,
-and the sample's target is the softmax of the search's improved policy.
+and the sample's target is the prior tilted by each candidate's searched gain.
 """
 
 from __future__ import annotations
@@ -199,7 +199,9 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
         if isinstance(job.reward, RewardModels):  # targets per model later (PlayResult.for_reward)
             return [Sample(o, a, 0.0, p) for _, _, o, a, p in g.trace]
         temperature, loss = job.branches.temperature, job.branches.loss
-        return [Sample(o, a, p.reward(p.actions.index(a)), target(p, temperature, loss)) for _, _, o, a, p in g.trace]
+        return [Sample(o, a, 0.0, None) if p is None else Sample(o, a, p.reward(p.actions.index(a)),
+                                                                    target(p, temperature, loss))
+                for _, _, o, a, p in g.trace]
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]
 
@@ -235,14 +237,12 @@ def play_job(job: PlayJob) -> PlayResult:
                         g.trace.append((g.state.round, g.state.player, o, actions[i]))
                     elif job.branches.picks(o, g.rng):
                         branching.append(i)
-        if branching and job.branches.search is not None:  # expert_it: the search's choice, its policy the target
+        if branching and job.branches.search is not None:  # expert_it: the search's choice, its gains the target
             found = search_targets(players[job.branches.search], [obs[i] for i in branching])
-            for i, f in zip(branching, found):
-                if f is not None:
-                    g, (a, p) = group[i], f
-                    if pi == 0:  # the searched network's own seat plays the choice (an SL seat keeps its move)
-                        actions[i] = a
-                    g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
+            for i, (a, p) in zip(branching, found):
+                if pi == 0:  # the searched network's own seat plays the choice (an SL seat keeps its move)
+                    actions[i] = a
+                group[i].trace.append((group[i].state.round, group[i].state.player, obs[i], actions[i], p))
         elif branching:
             prior = values[branching]
             if job.branches.anchor is not None:  # the targets tilt the anchor's outputs, not the player's

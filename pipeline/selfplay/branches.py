@@ -9,6 +9,7 @@ a :class:`Pending` decision with one reward slot per branched action, the :class
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +39,16 @@ class BranchSpec:
         """Whether this recorded decision branches (only where there is a choice)."""
         return (obs.decision in self.decisions and bool(obs.legal_mask & (obs.legal_mask - 1))
                 and (self.fraction >= 1.0 or rng.random() < self.fraction))
+
+
+def log_prior(scores: np.ndarray) -> np.ndarray:
+    """The network's log-softmax over the legal tokens (``scores``: masked values, -inf where illegal)."""
+    s = scores.astype(np.float64)
+    legal = np.isfinite(s)
+    out = np.full(s.shape, -np.inf)
+    x = s[legal] - s[legal].max()
+    out[legal] = x - math.log(np.exp(x).sum())
+    return out
 
 
 class Pending:
@@ -70,23 +81,27 @@ class Link(NamedTuple):
     player: int
 
 
-def search_targets(searcher: Any, observations: Sequence[Observation]) -> list[tuple[int, Pending] | None]:
-    """Per observation, the search's choice and its improved policy as a filled ``Pending`` (prior: the policy's
-    logits over the legal actions, no reward: ``target`` is its softmax); None where the searcher has nothing to
-    search (one candidate). ``searcher``: a ``search.player.SearchPlayer``, its counters kept as its own searches'."""
+def search_targets(searcher: Any, observations: Sequence[Observation]) -> list[tuple[int, Pending | None]]:
+    """Per observation, the search's choice and a filled ``Pending`` over the legal actions: prior the network's
+    log-prior, reward each candidate's paired gain over the network's choice (0 for the others), so that ``target``
+    tilts the prior by gain / temperature where the search looked. Where the searcher has nothing to weigh (one
+    candidate) the choice is the network's and there is no target. ``searcher``: a ``search.player.SearchPlayer``,
+    its counters kept as its own searches'."""
     scores = searcher.model.values(observations)
+    out: list[tuple[int, Pending | None]] = [(int(s.argmax()), None) for s in scores]
     rows = [i for i, o in enumerate(observations) if searcher.searches(o, scores[i])]
-    out: list[tuple[int, Pending] | None] = [None] * len(observations)
     if not rows:
         return out
     t0 = time.perf_counter()
-    choice, policy = searcher.improve([observations[i] for i in rows], scores[rows])
+    choice, gains = searcher.improve([observations[i] for i in rows], scores[rows])
     searcher.search_seconds += time.perf_counter() - t0
     searcher.searched += len(rows)
     searcher.changed += int((choice.argmax(axis=1) != scores[rows].argmax(axis=1)).sum())
-    for i, c, q in zip(rows, choice, policy):
-        legal = np.flatnonzero(np.isfinite(q)).tolist()
-        out[i] = (int(c.argmax()), Pending(legal, q[legal].astype(np.float64)))
+    for i, c, g in zip(rows, choice, gains):
+        legal = np.flatnonzero(np.isfinite(c)).tolist()
+        p = Pending(legal, log_prior(scores[i])[legal])
+        p.rewards = np.nan_to_num(g[legal], nan=0.0).astype(np.float64).tolist()
+        out[i] = (int(c.argmax()), p)
     return out
 
 

@@ -56,7 +56,7 @@ def test_an_unknown_key_is_named(key):
 
 @pytest.mark.parametrize("key", ["sl_train.dropout", "sl_train.lr", "rl.epsilon.end", "rl.branch.temperature.wp",
                                  "winprob.C", "sl_dataset.val_fraction", "tune.timeout",
-                                 "rl.phase2.self_play_fraction"])
+                                 "rl.expert.temperature.wp"])
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
 def test_nan_and_infinities_are_refused_by_name(key, value):
     assert _error(with_overrides(DOC, {key: value})) == f"params.yaml: {key} must be a finite number, got {value!r}"

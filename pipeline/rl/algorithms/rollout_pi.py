@@ -22,7 +22,7 @@ from ...params.rl import Branch
 from ...selfplay.branches import BranchSpec
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from .base import PolicyAlgorithm, taken_action_mse
+from .base import PolicyAlgorithm, centred_logit_mse, taken_action_mse
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,7 @@ class RolloutPolicyIteration(PolicyAlgorithm):
         target, legal = batch[4:]
         out = net(x, d).float()
         if self.branch_loss == "logit_mse":
-            n = legal.sum(1, keepdim=True)
-            centred = out - out.masked_fill(~legal, 0.0).sum(1, keepdim=True) / n
-            return ((centred - target).square().masked_fill(~legal, 0.0).sum(1) / n.squeeze(1)).mean()
+            return centred_logit_mse(out, target, legal)
         logp = torch.log_softmax(out.masked_fill(~legal, float("-inf")), dim=1)
         return -(target * logp.masked_fill(~legal, 0.0)).sum(1).mean()
 
