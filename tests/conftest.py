@@ -40,7 +40,7 @@ TINY_PARAMS = {
         "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
         "expert": {"decisions": ["discard", "pick", "koikoi"], "fraction": 0.2, "deals": 2, "k": 2, "z": 2.0,
                    "gap": 4.0, "rollout": "self", "temperature": {"point": 0.3, "wp": 0.1}},
-        "phase2": {"loops": 1, "algorithm": "mc_dqn", "games_per_loop": 4, "epochs": 1},
+        "phase2": {"loops": {"point": 1, "wp": 1}, "algorithm": "mc_dqn", "games_per_loop": 4, "epochs": 1},
     },
 }
 

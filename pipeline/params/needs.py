@@ -109,7 +109,7 @@ def check_needs(params: Params, params_file: str | Path) -> None:
     if "rollout" in runs:
         need_model("rollout.teacher", params.rollout.teacher)
     rl = params.rl
-    phases = (1, 2) if rl.phase2.loops else (1,)  # phase 2 without a loop searches nothing
+    phases = (1, 2) if rl.phase2.loops.point or rl.phase2.loops.wp else (1,)  # phase 2 without a loop searches nothing
     if any(f"rl_phase{phase}" in runs and rl.algorithm_of(phase) == "expert_it" for phase in phases):
         need_rollout("rl.expert.rollout", rl.expert.rollout)
     if "duels" in runs:

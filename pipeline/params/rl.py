@@ -122,8 +122,8 @@ class Expert(Section):
 
 class Epsilon(Section):
     start: Share = tuned({"low": 0.05, "high": 0.5}, ("mc_dqn",), description="exploration rate of the first loop")
-    end: Share = tuned({"low": 0.0, "high": 0.05}, ("mc_dqn",), description="exploration rate of the last loop (linear "
-                       "decay over both phases' loops)")
+    end: Share = tuned({"low": 0.0, "high": 0.05}, ("mc_dqn",), description="exploration rate of phase 1's last loop "
+                       "and of phase 2 (linear decay over phase 1's loops)")
 
 
 class SelfPlay(Section):
@@ -147,8 +147,15 @@ class Phase1(Section):
     record_sl: bool = Field(description="the SL seat's decisions are training samples too")
 
 
+class LoopsPerReward(Section):
+    """Phase 2's loops per reward model: each trains only its own budget."""
+
+    point: Count = Field(description="RL-Point's self-play loops (0: phase 1's model, evaluated and registered)")
+    wp: Count = Field(description="RL-WP's self-play loops (0: phase 1's model, evaluated and registered)")
+
+
 class Phase2(Section):
-    loops: Count = Field(description="self-play loops (0: phase 1's model, evaluated and registered)")
+    loops: LoopsPerReward = Field(description="self-play loops per reward model")
     algorithm: Literal[ALGORITHMS] = Field(description="phase 2's algorithm (rl.algorithm is phase 1's)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
         description="games played per phase-2 loop (rl.games_per_loop is phase 1's)")
@@ -211,24 +218,23 @@ class RLParams(Section):
         """The optimization passes of one loop of phase ``phase``."""
         return self.epochs if phase == 1 else self.phase2.epochs
 
-    @property
-    def total_loops(self) -> int:
-        return self.phase1.loops + self.phase2.loops
-
     def epsilon_at(self, global_loop: int) -> float:
-        """Linear decay from ``epsilon.start`` to ``epsilon.end`` over both phases' loop budget."""
-        frac = min(1.0, global_loop / max(1, self.total_loops - 1))
+        """Linear decay from ``epsilon.start`` to ``epsilon.end`` over phase 1's loops, ``end`` through phase 2 (so
+        phase 1 does not depend on phase 2's budget)."""
+        frac = min(1.0, global_loop / max(1, self.phase1.loops - 1))
         return self.epsilon.start + (self.epsilon.end - self.epsilon.start) * frac
 
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
-        """What a checkpoint must match to be resumed: everything but budgets and how play is executed. The devices
-        are in ``extra`` as resolved (``rl.execution.execution_key``): ``auto`` means another device elsewhere."""
+        """What a checkpoint must match to be resumed: everything but budgets, how play is executed and how the
+        curve is measured (its deals are seeded apart from training's). The devices are in ``extra`` as resolved
+        (``rl.devices.execution_key``): ``auto`` means another device elsewhere."""
         # phase 1 never reads phase 2's section (nor rl.expert unless it runs expert_it): a tuned phase 2 (a long
         # profile) resumes a finished phase 1 instead of training it again
         phase2_only = {"phase2": True, **({"expert": True} if self.algorithm != "expert_it" else {})}
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"},
                                      **(phase2_only if phase == 1 else {"phase2": {"loops"}}),
                                      "train_threads": True, "learner_device": True, "final_eval_games": True,
+                                     "eval_games": True, "eval_every": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})
 

@@ -60,7 +60,7 @@ class PhaseConfig:
 
     @property
     def budget(self) -> int:
-        return self.params.phase1.loops if self.phase == 1 else self.params.phase2.loops
+        return self.params.phase1.loops if self.phase == 1 else getattr(self.params.phase2.loops, self.variant)
 
 
 @dataclass

@@ -233,7 +233,8 @@ class PhaseRunner:
                               progress=c.progress, epochs=p.epochs_of(c.phase), accelerator=self.accelerator)
             n = len(fitted)  # kept encoded with the replay: the loops that replay them encode them no more
             self.replay.add(fitted, buffer.encode().since(len(buffer) - n) if n else None)
-            metrics = {**losses, **self.algorithm.after_fit(learner.net, result, loop_seed(p, c.phase, loop, 4)),
+            after = self.algorithm.after_fit(learner.net, result, loop_seed(p, c.phase, loop, 4), self.inference)
+            metrics = {**losses, **after,
                        **search_metrics(result), "epsilon": epsilon, "play/samples": len(fitted),
                        "train/samples": len(buffer),
                        "play/mean_batch": result.mean_batch}

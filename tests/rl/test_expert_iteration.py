@@ -75,7 +75,7 @@ def test_phase2_moves_its_expert_and_leaves_its_rollout_policy_beside_its_model(
     from pipeline.rl import training
 
     params["rl"]["phase1"]["loops"] = 1
-    params["rl"]["phase2"].update(loops=2, algorithm="expert_it", games_per_loop=2)
+    params["rl"]["phase2"].update(loops={"point": 2, "wp": 0}, algorithm="expert_it", games_per_loop=2)
     params["rl"]["expert"]["rollout"] = str(_rollout_dir(project, make_net))
     params["rollout"].update(hidden=8, layers=1, epochs=1)
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)

@@ -184,7 +184,7 @@ def test_phase2_plays_itself_never_sl_and_its_curve_goes_on_against_sl_and_phase
 
     params["rl"]["algorithm"] = params["rl"]["phase2"]["algorithm"] = "rollout_pi"  # SL rides along as the prior
     params["rl"]["phase1"]["loops"] = 1
-    params["rl"]["phase2"].update(loops=2)
+    params["rl"]["phase2"].update(loops={"point": 2, "wp": 2})
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     jobs = []
     original_play = training.PhaseRunner.play
@@ -254,7 +254,7 @@ def test_initialisation_from_sl_or_scratch(project, params, init):
 
 
 def test_phase2_evaluates_every_eval_every_loops_and_after_the_last(project, params):
-    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, 3
+    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, {"point": 3, "wp": 3}
     params["rl"]["eval_every"] = 3
     rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
@@ -267,7 +267,7 @@ def test_phase2_evaluates_every_eval_every_loops_and_after_the_last(project, par
 def test_phase2_without_a_loop_keeps_phase1s_final_evaluation(project, params, monkeypatch, loops):
     from pipeline.rl import training
 
-    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, loops
+    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, {"point": loops, "wp": loops}
     first = rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
     evaluations, real_evaluate = [], training.evaluate
 

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...agents.base import PlayerSpec
+from ...net.inference import FP32, Inference
 from ...net.model import KoiKoiNet
 from ...net.modelio import load_model, save_model
 from ...params import RLParams
@@ -37,8 +38,9 @@ class Algorithm(Protocol):
         """The samples of a loop's games that its fit trains on."""
         ...
 
-    def after_fit(self, net: nn.Module, result: PlayResult, seed: int) -> dict[str, float]:
-        """Called after a loop's fit with the fitted network and the loop's games; returns metrics to log."""
+    def after_fit(self, net: nn.Module, result: PlayResult, seed: int, inference: Inference = FP32) -> dict[str, float]:
+        """Called after a loop's fit with the fitted network, the loop's games and the players' inference setup;
+        returns metrics to log."""
         ...
 
     def state(self) -> dict:
@@ -82,7 +84,7 @@ class PolicyAlgorithm:
     def fitted(self, result: PlayResult) -> list[Sample]:
         return result.samples
 
-    def after_fit(self, net: nn.Module, result: PlayResult, seed: int) -> dict[str, float]:
+    def after_fit(self, net: nn.Module, result: PlayResult, seed: int, inference: Inference = FP32) -> dict[str, float]:
         return {}
 
     def state(self) -> dict:

@@ -25,10 +25,11 @@ from ...agents.model_agent import NetPlayer
 from ...distill.fit import fit_rollout, judge_net
 from ...distill.teacher_games import label_positions
 from ...engine import DECISION_NAMES
+from ...net.inference import FP32, Inference
 from ...net.model import KoiKoiNet
 from ...params import RLParams, RolloutParams
 from ...params.rl import Expert
-from ...rollout.network import RolloutConfig, RolloutNet, save_rollout
+from ...rollout.network import RolloutConfig, save_rollout
 from ...rollout.rollout_player import RolloutSpec, load_rollout
 from ...search.player import SearchSpec
 from ...search.spec import SELF, SearchOptions
@@ -47,6 +48,7 @@ class ExpertIteration(PolicyAlgorithm):
     seed: int = 0  # rl.seed: the searches' deals are seeded from it, the loop and the observation
     distill: RolloutParams | None = None  # the rollout section: how the rollout policy is distilled again each loop
     playouts: RolloutSpec | None = field(default=None, repr=False)  # the current rollout policy (None: not loaded yet)
+    distilled: bool = False  # whether ``playouts`` was distilled from the learner (after a loop), not rl.expert.rollout
 
     @classmethod
     def from_params(cls, p: RLParams, distill: RolloutParams | None = None) -> ExpertIteration:
@@ -81,30 +83,33 @@ class ExpertIteration(PolicyAlgorithm):
         """The searched decisions: one the search had nothing to weigh (one candidate) has no target."""
         return [s for s in result.samples if s.target is not None]
 
-    def after_fit(self, net: nn.Module, result: PlayResult, seed: int) -> dict[str, float]:
+    def after_fit(self, net: nn.Module, result: PlayResult, seed: int, inference: Inference = FP32) -> dict[str, float]:
         """Distil the rollout policy afresh from the fitted ``net`` on the loop's recorded positions (the last
         tenth of its games validate); returns the fit's validation figures."""
         if self.distill is None or self.rollout_policy() is None:
             return {}
         d = self.distill
-        player = NetPlayer(net.eval())
+        # the labels in the players' arithmetic, uncompiled: one pass over the loop's positions repays no compile
+        player = NetPlayer(net.eval(), inference=Inference(inference.setup.removeprefix("compile-")))
         games = [i for i, t in enumerate(result.trajectories) for _ in t]
         observations = [s.obs for t in result.trajectories for s in t]
         positions = label_positions(observations, player.values(observations), games)
         val = positions.game >= len(result.trajectories) - max(1, len(result.trajectories) // 10)
         student = fit_rollout(positions.subset(~val), positions.subset(val), RolloutConfig(hidden=d.hidden,
                               layers=d.layers), epochs=d.epochs, lr=d.lr, batch_size=d.batch_size, seed=seed)
-        self.playouts = RolloutSpec.from_net(student, "rollout")
+        self.playouts, self.distilled = RolloutSpec.from_net(student, "rollout"), True
         judged = judge_net(student, positions.subset(val))
         return {"rollout/agreement": judged["agreement"], "rollout/kl": judged["kl"]}
 
     def state(self) -> dict:
-        """What a checkpoint keeps: the current rollout policy's config and weights."""
-        return {} if self.playouts is None else {"config": self.playouts.config, "weights": self.playouts.weights}
+        """What a checkpoint keeps: the rollout policy last distilled, its config and weights."""
+        if not self.distilled:
+            return {}
+        return {"config": self.playouts.config, "weights": self.playouts.weights}
 
     def load_state(self, state: dict) -> None:
         if state:
-            self.playouts = RolloutSpec("rollout", state["config"], state["weights"])
+            self.playouts, self.distilled = RolloutSpec("rollout", state["config"], state["weights"]), True
 
     def loss(self, net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
         if len(batch) == 4:
@@ -113,12 +118,11 @@ class ExpertIteration(PolicyAlgorithm):
         return centred_logit_mse(net(x, d).float(), *batch[4:])
 
     def save(self, net: nn.Module, sl: KoiKoiNet, out_dir, meta: dict, variant: str) -> None:
-        """The network, and beside it (``<out_dir>/rollout``) the rollout policy distilled from it: a ``search:``
-        spec of the model plays out with it by default."""
+        """The network, and beside it (``<out_dir>/rollout``) the rollout policy distilled from it, where a loop
+        distilled one: a ``search:`` spec of the model plays out with it by default."""
         super().save(net, sl, out_dir, meta, variant)
-        if (playouts := self.rollout_policy()) is not None:
-            rollout: RolloutNet = playouts.build()
-            save_rollout(rollout, out_dir / PLAYOUTS, {"teacher": str(out_dir)})
+        if self.distilled:
+            save_rollout(self.playouts.build(), out_dir / PLAYOUTS, {"teacher": str(out_dir)})
 
     def loss_units(self, p: RLParams, mse: str) -> dict[str, str]:
         e = p.expert
