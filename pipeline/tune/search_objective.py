@@ -19,7 +19,7 @@ from ..net.model_dir import is_model_dir
 from ..params import DuelsParams
 from ..params.sections import TuneSearchParams
 from ..runtime.hardware import Placement, announce, play_device
-from ..search.spec import SELF
+from ..search.spec import OWN, SELF
 from .objectives import PARAMS_ATTR
 from .search_space import first_trial, trial_spec
 
@@ -47,7 +47,7 @@ class SearchObjective:
         load_agent(cfg.opponent, inference="fp32")  # a bad opponent spec is one ValueError line
         rollouts = self.space.get("rollout")
         for rollout in rollouts if isinstance(rollouts, list) else [rollouts]:
-            if rollout != SELF and not Path(rollout).is_dir():
+            if rollout not in (SELF, OWN) and not Path(rollout).is_dir():
                 raise FileNotFoundError(f"{source}: no rollout model at {rollout} (tune.search.rollout, or a "
                                         "tune.space.search.rollout choice): build it first (dvc repro), or leave "
                                         "it out")
