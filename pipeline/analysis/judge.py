@@ -25,7 +25,7 @@ from ..agents.specs import is_search
 from ..engine import GameState, Observation, RecordError, determinize, load_record, replay_record
 from ..lineup.loader import load_agent
 from ..net.model_dir import is_model_dir
-from ..search.spec import SELF, parse_search
+from ..search.spec import parse_search, rollout_path
 from ..selfplay.playout import branch, play_out
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
@@ -136,22 +136,23 @@ def judge_game(game: Game, judge: Judge, players: Sequence[int],
 
 
 def load_judge(spec: str, seed: int = 0) -> Judge:
-    """The judge of a ``search:`` spec: its rollout policy (or its network with ``rollout=self``), its
-    win-probability table (``winprob=``) and its ``deals``; ``ValueError`` (one line naming the spec)."""
+    """The judge of a ``search:`` spec: the searcher's rollout policy (``rollout=``: the model's own by default,
+    ``search.spec.rollout_path``), its win-probability table (``winprob=``) and its ``deals``; ``ValueError`` (one line naming the spec)."""
     from ..net.inference import FP32  # torch: loaded when a judge is
     from ..search.agent import rollout_spec, search_reward
 
     if not is_search(spec):
         raise ValueError(f"agent {spec!r}: the judge is a searcher: give a search: spec, e.g. "
-                         "search:models/rl/wp?rollout=models/rollout (docs/analysis.md)")
+                         "search:models/rl/wp (docs/analysis.md)")
     model, options = parse_search(spec)
     if options.deals < 2:
         raise ValueError(f"agent {spec!r}: the judge needs deals >= 2 (its intervals come from the deals)")
     if not is_model_dir(Path(model)):
         raise ValueError(f"agent {spec!r}: {model} is not a model directory")
     table = search_reward(spec, replace(options, reward="wp")).table
-    if options.rollout == SELF:
+    path = rollout_path(model, options.rollout)
+    if path is None:
         rollout = load_agent(model, seed=seed, inference="fp32").player
     else:
-        rollout = rollout_spec(spec, options.rollout).player(FP32, "cpu")
+        rollout = rollout_spec(spec, path).player(FP32, "cpu")
     return Judge(rollout, table, options.deals, seed)

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> dict:
 
     spec = args.agent or default_judge()
     if spec is None:
-        raise UserError("no trained model to judge with: give --agent search:<model directory>?rollout=...")
+        raise UserError("no trained model to judge with: give --agent search:<model directory>")
     t0 = time.perf_counter()
     try:
         judge = load_judge(spec)

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
     spec = args.agent or default_judge()
     if spec is None:
-        raise UserError("no trained model to judge with: give --agent search:<model directory>?rollout=...")
+        raise UserError("no trained model to judge with: give --agent search:<model directory>")
     try:
         judge = load_judge(spec, args.seed)
     except ValueError as e:
