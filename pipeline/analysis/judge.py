@@ -136,8 +136,8 @@ def judge_game(game: Game, judge: Judge, players: Sequence[int],
 
 
 def load_judge(spec: str, seed: int = 0) -> Judge:
-    """The judge of a ``search:`` spec: the searcher's rollout policy (``rollout=``: the model's own by default,
-    ``search.spec.rollout_path``), its win-probability table (``winprob=``) and its ``deals``; ``ValueError`` (one line naming the spec)."""
+    """The judge of a ``search:`` spec: the searcher's rollout policy (``search.spec.rollout_path``: the model's own
+    by default), its win-probability table (``winprob=``) and its ``deals``; ``ValueError`` (one line naming it)."""
     from ..net.inference import FP32  # torch: loaded when a judge is
     from ..search.agent import rollout_spec, search_reward
 

@@ -154,3 +154,16 @@ def test_a_judge_spec_is_a_searcher_with_deals_and_its_files(judge_spec, tiny_mo
         with pytest.raises(ValueError, match=words) as e:
             load_judge(spec)
         assert "\n" not in str(e.value)
+
+
+def test_the_judge_plays_out_as_the_searcher_does_with_the_models_own_rollout_policy(judge_spec, tiny_model, tmp_path):
+    import shutil
+
+    from pipeline.rollout.rollout_player import RolloutPlayer
+
+    winprob = judge_spec.split("winprob=")[1].split("&")[0]
+    model = shutil.copytree(tiny_model, tmp_path / "m")
+    assert not isinstance(load_judge(f"search:{model}?winprob={winprob}").rollout, RolloutPlayer)  # none: itself
+    shutil.copytree(judge_spec.split("rollout=")[1].split("&")[0], model / "rollout")  # rollout=own: <model>/rollout
+    assert isinstance(load_judge(f"search:{model}?winprob={winprob}").rollout, RolloutPlayer)
+    assert not isinstance(load_judge(f"search:{model}?winprob={winprob}&rollout=self").rollout, RolloutPlayer)
