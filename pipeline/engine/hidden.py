@@ -1,9 +1,4 @@
-"""Determinization: a game with the cards one player cannot see dealt at random.
-
-Branch targets average a decision's branches over several such copies, so a target measures what an
-action is worth given what the player knows, not given one stock order (``rl.branch.samples``).
-``determinize`` builds such a game from a player's observation alone, for players that search.
-"""
+"""Determinization: a game with the cards one player cannot see dealt at random."""
 
 from __future__ import annotations
 
@@ -24,12 +19,8 @@ def hidden_cards(s: GameState, player: int) -> int:
 
 
 def resample_hidden(s: GameState, player: int, rng: np.random.Generator) -> GameState:
-    """A copy of ``s`` with the opponent's hand and the stock order dealt again from their union.
-
-    Everything ``player`` may see is kept, so ``player``'s observation of the copy equals that of ``s``;
-    the opponent keeps its hand size. Uniform over the consistent deals (it ignores what the opponent's
-    past play says about its hand).
-    """
+    """A copy of ``s`` with the opponent's hand and the stock dealt again, uniformly, from their union;
+    ``player``'s observation is unchanged."""
     opp = player ^ 1
     cards = ids_of(hidden_cards(s, player))
     order = rng.permutation(len(cards))
@@ -44,13 +35,10 @@ def resample_hidden(s: GameState, player: int, rng: np.random.Generator) -> Game
 
 
 def determinize(obs: Observation, rng: np.random.Generator) -> GameState:
-    """A whole game consistent with ``obs``, for its player to search: the opponent's hand and the stock
-    dealt at random from the cards the player cannot see, everything else as observed.
+    """A whole game consistent with ``obs`` (of the player to act), the unseen cards dealt at random.
 
-    ``obs`` must be of the player to act. The copy's observation for that player equals ``obs``. What it
-    cannot know is left out: earlier rounds' results (``results`` holds ``None`` for each, so that a
-    round's result keeps its index) and the round's original deal (``deal`` is the current position).
-    Future rounds are dealt from a generator seeded by ``rng``.
+    What the player cannot know is left out: earlier rounds' results (``None`` each, keeping indices) and
+    the round's original deal (``deal`` is the current position).
     """
     if not obs.to_act:
         raise ValueError("determinize: the observation must be of the player to act")

@@ -1,12 +1,6 @@
-"""The Koi-Koi game state machine.
+"""The Koi-Koi game state: one ``GameState`` holds a whole multi-round game; only decisions stop it.
 
-One :class:`GameState` holds a whole multi-round game. Only decisions stop it: the
-draw from the stock, single or triple captures, round ends and the next deal all
-happen inside :meth:`GameState.step`. Actions are token indices: a card id 0..47
-for discards and picks, :data:`STOP` (48, the [K0] token) and :data:`KOIKOI`
-(49, the [K1] token) for the koi-koi decision.
-
-Players are 0 and 1 (the records' player 1 and 2). How an action moves the game: ``rules.Rules``.
+Actions: a card id 0..47 (discard, pick), ``STOP`` (48) or ``KOIKOI`` (49). Players are 0 and 1.
 """
 
 from __future__ import annotations
@@ -16,16 +10,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .actions import (
-    DISCARD,
-    GAME_OVER,
-    KOIKOI,
-    KOIKOI_DECISION,
-    PICK,
-    STOP,
-    RoundResult,
-    Turn,
-)
+from .actions import DISCARD, GAME_OVER, KOIKOI, KOIKOI_DECISION, PICK, STOP, RoundResult, Turn
 from .cards import MONTH_MASK, ids_of
 from .deal import Deal
 from .observation import Observation
@@ -34,12 +19,7 @@ from .scoring import base_points, with_bonus
 
 
 class GameState(Rules):
-    """A Koi-Koi game: ``legal_actions()``, ``step(a)`` (``Rules``), ``clone()``, ``observation(p)``.
-
-    ``seed`` seeds a numpy Generator that draws the first dealer and every shuffle, so
-    a seed and the same actions reproduce a game exactly. ``deals`` (optional) supplies
-    the deals instead, for record replay; ``first_dealer`` fixes the first dealer.
-    """
+    """A Koi-Koi game. ``seed`` draws the first dealer and every shuffle; ``deals`` supplies them instead."""
 
     __slots__ = (
         "rng", "deals", "num_rounds", "init_points", "points", "round", "dealer",
@@ -75,7 +55,6 @@ class GameState(Rules):
             raise ValueError(f"first_dealer must be 0 or 1, got {first_dealer!r}")
         self._start_round(first_dealer)
 
-    # ----------------------------------------------------------------- queries
     @property
     def decision(self) -> int:
         """Pending decision type: DISCARD, PICK, KOIKOI_DECISION, or GAME_OVER."""
@@ -120,11 +99,9 @@ class GameState(Rules):
     def stock_count(self) -> int:
         return len(self.stock)
 
-    # ----------------------------------------------------------------- copies and views
     def clone(self, deals: Iterator[Deal] | None = None) -> GameState:
-        """An independent copy (its RNG continues from the same state). With ``deals``, the copy's later rounds are
-        those deals, so it never draws from a generator and shares this state's instead of copying it (a playout
-        that ends with its round: the copy then costs about half)."""
+        """An independent copy (its RNG continues alike). With ``deals``, later rounds are those deals and the
+        RNG is shared, not copied: half the cost for a playout that ends with its round."""
         new = GameState.__new__(GameState)
         for name in GameState.__slots__:
             setattr(new, name, getattr(self, name))

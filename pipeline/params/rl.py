@@ -11,18 +11,7 @@ from ..net.limits import MAX_BATCH, MAX_GAMES
 from ..runtime.fingerprints import fingerprint
 from ..runtime.hardware import DEVICES, PRECISIONS
 from ..selfplay.rewards import REWARD_MODELS
-from .base import (
-    INFERENCE_DOC,
-    Count,
-    InferenceSetup,
-    ParamError,
-    Positive,
-    PositiveFloat,
-    Section,
-    Seed,
-    Share,
-    tuned,
-)
+from .base import INFERENCE_DOC, Count, InferenceSetup, ParamError, Positive, PositiveFloat, Section, Seed, Share, tuned
 
 INITS = ("sl", "scratch")
 ALGORITHMS = ("mc_dqn", "rollout_pi", "expert_it")
