@@ -25,9 +25,14 @@ def card_tuple(cid: int) -> tuple[int, int]:
 
 def mask_of(cards: Iterable[tuple[int, int]]) -> int:
     """Bit mask of an iterable of ``(month, index)`` pairs."""
+    return mask_of_ids(card_id(month, index) for month, index in cards)
+
+
+def mask_of_ids(ids: Iterable[int]) -> int:
+    """Bit mask of card ids."""
     m = 0
-    for month, index in cards:
-        m |= 1 << card_id(month, index)
+    for c in ids:
+        m |= 1 << c
     return m
 
 

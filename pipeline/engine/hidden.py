@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import ids_of
+from .cards import ids_of, mask_of_ids
 from .observation import Observation
 from .scoring import base_points
 from .state import GameState
@@ -12,10 +12,7 @@ from .state import GameState
 
 def hidden_cards(s: GameState, player: int) -> int:
     """The cards ``player`` cannot see, as a mask: the opponent's hand and the stock."""
-    mask = s.hands[player ^ 1]
-    for c in s.stock:
-        mask |= 1 << c
-    return mask
+    return s.hands[player ^ 1] | mask_of_ids(s.stock)
 
 
 def resample_hidden(s: GameState, player: int, rng: np.random.Generator) -> GameState:
@@ -26,10 +23,7 @@ def resample_hidden(s: GameState, player: int, rng: np.random.Generator) -> Game
     order = rng.permutation(len(cards))
     n = s.hands[opp].bit_count()
     new = s.clone()
-    hand = 0
-    for i in order[:n]:
-        hand |= 1 << cards[i]
-    new.hands[opp] = hand
+    new.hands[opp] = mask_of_ids(cards[i] for i in order[:n])
     new.stock = [cards[i] for i in order[n:]]
     return new
 
@@ -48,9 +42,7 @@ def determinize(obs: Observation, rng: np.random.Generator) -> GameState:
         seen |= 1 << obs.pick_card
     cards = [c for c in range(48) if not seen >> c & 1]
     order = rng.permutation(len(cards))
-    hand = 0
-    for i in order[:obs.opp_hand_count]:
-        hand |= 1 << cards[i]
+    hand = mask_of_ids(cards[i] for i in order[:obs.opp_hand_count])
     stock = [cards[i] for i in order[obs.opp_hand_count:]]
     s = GameState.__new__(GameState)
     s.rng = np.random.default_rng(int(rng.integers(2**63)))

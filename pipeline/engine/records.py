@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.atomic import write_text
-from .cards import card_id, card_tuple, ids_of
+from .cards import card_id, card_tuple, ids_of, mask_of_ids
 from .state import GameState
 
 
@@ -102,11 +102,7 @@ def _cards(value: Any, path: Path, where: str) -> list[int]:
     return [_card(v, path, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
-def _mask(ids: list[int]) -> int:
-    m = 0
-    for c in ids:
-        m |= 1 << c
-    return m
+_mask = mask_of_ids  # records_replay's name
 
 
 def _player(value: Any, path: Path, where: str, allow_zero: bool = False) -> int:
