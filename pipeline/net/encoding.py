@@ -1,21 +1,5 @@
-"""Observations as the paper's "deck tokens + special tokens" matrix: one column per card, plus [K0] [K1].
-
-``encode`` turns a batch of ``Observation`` s into a float32 array ``(B, NUM_FEATURES, NUM_TOKENS)``.
-Column ``t`` is token ``t``: card ids 0..47, then [K0] (stop, 48) and [K1] (koi-koi, 49), so a token
-index is also an action index. Rows, in ``LAYOUT`` order (``ROWS[name]`` gives a block's first row):
-
-- card state (0/1 per card, from the acting player's view): position, where it was dealt (my hand or
-  the field), the card shown and waiting for a pick, the legal actions, and how each card was played,
-  drawn or taken this round, per turn counted back from the current one (row block 0: this turn,
-  block 1: the turn before, ...; even blocks are my turns, odd ones the opponent's);
-- card attributes (static): month, category, yaku-set membership, and one-hot rows for [K0] and [K1];
-- game progress (the same value in every column): points, yaku points, round, turn, dealer, decision,
-  koi-koi counts and claims per turn, and card counts per position and yaku set, scaled to about [0, 1].
-
-Only ``Observation`` fields are read, so nothing hidden (opponent's hand, stock order) can leak.
-The work is vectorized with numpy: per observation only a handful of ints are read in Python; the
-0/1 rows come from a bit-unpack of uint64 masks.
-"""
+"""Observations as the paper's "deck tokens + special tokens" matrix ``(B, NUM_FEATURES, NUM_TOKENS)``: column ``t``
+is token (= action) ``t``, rows in ``LAYOUT`` order. Only ``Observation`` fields are read: nothing hidden leaks."""
 
 from __future__ import annotations
 
@@ -30,12 +14,9 @@ NUM_TOKENS = 50
 K0, K1 = 48, 49
 MAX_TURNS = 16
 MAX_ROUNDS = 12  # round one-hots cover games of up to 12 rounds (the paper plays 8)
-# Initial points a game may start with (the paper plays 30): points are scaled by 1/30 here, so far larger
-# totals only leave the range the networks learned on, and every total stays exact in int64 and float32.
-MAX_POINTS = 1000
+MAX_POINTS = 1000  # initial points a game may start with (the paper: 30; scaled by 1/30 here)
 
-FEATURE_VERSION = "tokens-v3"  # v3: history by recency, dealt rows, hand/field yaku counts
-"""Bumped whenever the row layout changes, so an old model refuses to load against new features."""
+FEATURE_VERSION = "tokens-v3"  # bumped when the rows change: an old model then refuses to load
 
 POSITIONS = ("hand", "field", "my_pile", "opp_pile", "pending", "unseen")
 DEALT = ("dealt_to_me", "dealt_to_field")  # where each card was at the start of the round
@@ -83,8 +64,7 @@ ATTR_START, PROGRESS_START = ROWS["month"], ROWS["points"]
 
 
 CANONICAL_TOKEN = np.array([*CANONICAL, K0, K1], dtype=np.int64)
-"""Token -> the lowest token interchangeable with it (``engine.cards.CANONICAL``; [K0], [K1] map to
-themselves). Interchangeable cards have identical attribute columns."""
+"""Token -> the lowest token interchangeable with it (``engine.cards.CANONICAL``)."""
 
 
 def same_choice(pred: np.ndarray, action: np.ndarray) -> np.ndarray:
@@ -138,13 +118,8 @@ def _scalars(observations: Sequence[Observation]) -> np.ndarray:
 
 def _history(observations: Sequence[Observation]) -> tuple[list[int], list[int], list[int], list[int], list[int],
                                                           np.ndarray]:
-    """Flat (sample, row, mask) triples of the history rows, (sample, row) of koi-koi claims, and the
-    masks of the cards dealt to me and to the field, ``(B, 2)``."""
-    hb: list[int] = []
-    hr: list[int] = []
-    hm: list[int] = []
-    kb: list[int] = []
-    kr: list[int] = []
+    """(sample, row, mask) of the history rows, (sample, row) of koi-koi claims, and the dealt masks (B, 2)."""
+    hb, hr, hm, kb, kr = [], [], [], [], []  # history (sample, row, mask), koi-koi claims (sample, row)
     dealt = np.zeros((len(observations), 2), dtype=np.uint64)
     k = len(HISTORY_KINDS)
     for b, o in enumerate(observations):
