@@ -29,11 +29,8 @@ def resample_hidden(s: GameState, player: int, rng: np.random.Generator) -> Game
 
 
 def determinize(obs: Observation, rng: np.random.Generator) -> GameState:
-    """A whole game consistent with ``obs`` (of the player to act), the unseen cards dealt at random.
-
-    What the player cannot know is left out: earlier rounds' results (``None`` each, keeping indices) and
-    the round's original deal (``deal`` is the current position).
-    """
+    """A whole game consistent with ``obs`` (of the player to act), the unseen cards dealt at random; earlier
+    rounds' results are ``None`` and ``deal`` is the current position (the player cannot know them)."""
     if not obs.to_act:
         raise ValueError("determinize: the observation must be of the player to act")
     me, opp = obs.player, obs.player ^ 1

@@ -8,11 +8,8 @@ from .actions import Turn
 
 
 class Observation(NamedTuple):
-    """What one player may see; ``decision``/``legal_mask`` only when that player is to act.
-
-    ``turns``: this round's public history, the turn in progress last. A named tuple: ten times faster to
-    build than a dataclass, and search makes hundreds a decision.
-    """
+    """What one player may see (``turns``: this round's, the turn in progress last); a named tuple, ten times
+    faster to build than a dataclass: search makes hundreds a decision."""
 
     player: int
     to_act: bool

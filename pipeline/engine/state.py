@@ -1,7 +1,5 @@
-"""The Koi-Koi game state: one ``GameState`` holds a whole multi-round game; only decisions stop it.
-
-Actions: a card id 0..47 (discard, pick), ``STOP`` (48) or ``KOIKOI`` (49). Players are 0 and 1.
-"""
+"""The Koi-Koi game state: one ``GameState`` holds a whole multi-round game; only decisions stop it. Actions: a
+card id 0..47 (discard, pick), ``STOP`` (48) or ``KOIKOI`` (49). Players are 0 and 1."""
 
 from __future__ import annotations
 
