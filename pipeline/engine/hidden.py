@@ -46,20 +46,19 @@ def determinize(obs: Observation, rng: np.random.Generator) -> GameState:
     s.deals = None
     s.num_rounds = obs.num_rounds
     s.init_points = (obs.my_points + obs.opp_points) // 2  # points only change hands
-    s.points = [0, 0]
-    s.points[me], s.points[opp] = obs.my_points, obs.opp_points
+    def seats(mine: int, theirs: int) -> list[int]:  # a per-player pair from ``me``'s view
+        return [mine, theirs] if me == 0 else [theirs, mine]
+
+    s.points = seats(obs.my_points, obs.opp_points)
     s.round = obs.round
     s.dealer = me if obs.is_dealer else opp
-    s.hands = [0, 0]
-    s.hands[me], s.hands[opp] = obs.hand, hand
-    s.piles = [0, 0]
-    s.piles[me], s.piles[opp] = obs.my_pile, obs.opp_pile
+    s.hands = seats(obs.hand, hand)
+    s.piles = seats(obs.my_pile, obs.opp_pile)
     s.field = obs.field
     s.stock = stock
     s.turn = obs.turn
     s.player = me
-    s.koikoi = [0, 0]
-    s.koikoi[me], s.koikoi[opp] = obs.my_koikoi, obs.opp_koikoi
+    s.koikoi = seats(obs.my_koikoi, obs.opp_koikoi)
     s.phase = obs.decision
     s.pick_card = obs.pick_card
     s.pick_from_draw = obs.pick_from_draw

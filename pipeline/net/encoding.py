@@ -3,6 +3,7 @@ is token (= action) ``t``, rows in ``LAYOUT`` order. Only ``Observation`` fields
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,13 +52,9 @@ LAYOUT: tuple[tuple[str, int], ...] = (
     ("yaku_progress", 5 * len(YAKU_NAMES)),  # share of each yaku set in my pile, opponent's, unseen, hand, field
 )
 
-ROWS: dict[str, int] = {}
-_r = 0
-for _name, _n in LAYOUT:
-    ROWS[_name] = _r
-    _r += _n
-NUM_FEATURES: int = _r
-del _r, _name, _n
+_STARTS = list(itertools.accumulate((n for _, n in LAYOUT), initial=0))
+ROWS: dict[str, int] = {name: start for (name, _), start in zip(LAYOUT, _STARTS)}
+NUM_FEATURES: int = _STARTS[-1]
 
 NUM_MASK_ROWS = ROWS["month"]  # rows 0..NUM_MASK_ROWS-1 are per-card bit masks
 ATTR_START, PROGRESS_START = ROWS["month"], ROWS["points"]

@@ -10,7 +10,7 @@ from torch import nn
 
 from ..engine import DECISION_NAMES
 from ..engine.cards import MONTH_SWAPS
-from .encoding import NUM_FEATURES, NUM_TOKENS, ROWS
+from .encoding import NUM_FEATURES, ROWS
 from .layers import CardLogit, EncoderLayer, FastDropout, TokenNorm, YakuCross
 from .limits import MAX_FF, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 
@@ -178,5 +178,3 @@ def masked(values: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     """``values`` with illegal entries set to -inf (``legal``: bool, same shape)."""
     return values.masked_fill(~legal, float("-inf"))
 
-
-__all__ = ["NUM_DECISIONS", "NUM_TOKENS", "KoiKoiNet", "ModelConfig", "masked"]

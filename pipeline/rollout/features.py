@@ -16,12 +16,11 @@ import numpy as np
 
 from ..engine import Observation
 from ..engine.cards import ALL_CARDS, MONTH_MASK, YAKU_SETS
-from ..net.encoding import ATTRIBUTES, NUM_TOKENS
+from ..net.encoding import ATTRIBUTES, NUM_TOKENS, POSITIONS
 
 FEATURE_VERSION = "rollout-v1"  # bumped when a row changes meaning: an old rollout model then refuses to load
 
 MAX_LEGAL = 8  # the most legal tokens of any decision: a discard from a full hand
-POSITIONS = ("hand", "field", "my_pile", "opp_pile", "pending", "unseen")
 MONTH_COUNTS = ("field", "hand", "unseen", "my_pile", "opp_pile")  # per token: cards of its month there
 PROGRESS = ("my_pile", "opp_pile", "unseen")  # per token: share of each of its yaku sets there
 GLOBAL_PROGRESS = ("my_pile", "opp_pile", "unseen", "hand", "field")  # per observation
