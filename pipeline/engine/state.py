@@ -54,11 +54,6 @@ class GameState(Rules):
         self._start_round(first_dealer)
 
     @property
-    def decision(self) -> int:
-        """Pending decision type: DISCARD, PICK, KOIKOI_DECISION, or GAME_OVER."""
-        return self.phase
-
-    @property
     def current_player(self) -> int:
         return self.player
 
@@ -68,14 +63,7 @@ class GameState(Rules):
 
     def legal_actions(self) -> list[int]:
         """Legal actions of the pending decision, ascending (empty when the game is over)."""
-        ph = self.phase
-        if ph == DISCARD:
-            return ids_of(self.hands[self.player])
-        if ph == PICK:
-            return ids_of(self.field & MONTH_MASK[self.pick_card >> 2])
-        if ph == KOIKOI_DECISION:
-            return [STOP, KOIKOI]
-        return []
+        return ids_of(self.legal_mask())
 
     def legal_mask(self) -> int:
         """Legal actions as a bit mask over the 50 action tokens."""
@@ -92,10 +80,6 @@ class GameState(Rules):
         """The player's current yaku total, koi-koi bonus included."""
         k = self.koikoi[player]
         return with_bonus(base_points(self.piles[player], k > 0), k)
-
-    @property
-    def stock_count(self) -> int:
-        return len(self.stock)
 
     def clone(self, deals: Iterator[Deal] | None = None) -> GameState:
         """An independent copy (its RNG continues alike). With ``deals``, later rounds are those deals and the

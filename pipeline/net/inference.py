@@ -1,7 +1,5 @@
-"""The one inference path: how every player runs a network's forward passes (fp32, autocast, bf16, compiled).
-
-``auto``: ``compile-bf16`` on a CPU with native bf16 matmuls, else ``fp32`` (docs/benchmarks.md).
-"""
+"""The one inference path: how every player runs a network's forward passes (fp32, autocast, bf16, compiled);
+``auto``: ``compile-bf16`` on a CPU with native bf16 matmuls, else ``fp32`` (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -31,10 +29,6 @@ class Inference:
     def __post_init__(self) -> None:
         if self.setup not in INFERENCE_SETUPS:
             raise ValueError(f"inference setup must be one of {', '.join(INFERENCE_SETUPS)}, got {self.setup!r}")
-
-    @property
-    def bf16(self) -> bool:
-        return self.setup != "fp32" and self.setup != "compile-fp32"
 
     @property
     def bf16_weights(self) -> bool:

@@ -38,11 +38,8 @@ class FastDropout(nn.Module):
 
 class EncoderLayer(nn.TransformerEncoderLayer):
     """``nn.TransformerEncoderLayer`` whose training path computes attention from strided views of the packed
-    projection (``nn.MultiheadAttention``'s copies took ~15% of an SL step).
-
-    ``fused`` off: the unfused ops, for a compiled copy (the fused kernel fails under torch.compile). A flag of
-    the layer, not torch's process-wide switch, so threads never turn it off for each other.
-    """
+    projection (``nn.MultiheadAttention``'s copies took ~15% of an SL step). ``fused`` off: the unfused ops, for a
+    compiled copy (the fused kernel fails under torch.compile); a flag of the layer, not a process-wide switch."""
 
     fused = True  # the eager fast path (``torch._transformer_encoder_layer_fwd``) in eval mode
 
@@ -93,8 +90,7 @@ class YakuCross(nn.Module):
 
 class CardLogit(nn.Module):
     """A linear score of each card on its own attributes (plus a per-token bias), added to the Transformer's
-    output: the "wide" part of a wide-and-deep network; SL fits it first (``sl.card_logit``).
-    """
+    output: the "wide" part of a wide-and-deep network; SL fits it first (``sl.card_logit``)."""
 
     N_IN = 4 + YakuCross.N_SETS + YakuCross.ROWS_ADDED
 

@@ -1,9 +1,7 @@
 """What the rollout policy sees: a row per legal token and a row per observation, from ``Observation`` fields only.
 
-Only legal tokens are featurized (at most ``MAX_LEGAL``), and there is no per-turn history (its Python loop cost
-more than this whole policy). Per token: position (6), static attributes (27), its month's counts per place (5),
-yaku progress of its sets (27); per observation: decision, points, round, turn, koi-koi, counts, yaku progress.
-"""
+No per-turn history (its Python loop cost more than this whole policy). Per token: position, static attributes,
+its month's counts per place, yaku progress of its sets; per observation: the game's progress."""
 
 from __future__ import annotations
 

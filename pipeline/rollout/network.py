@@ -1,8 +1,5 @@
-"""``RolloutNet``: a per-token MLP with a global embedding, one output per decision type; its model directory.
-
-A rollout model directory is a ``KoiKoiNet``'s with ``"kind": "rollout"`` in ``config.json``, so neither loader
-takes the other's.
-"""
+"""``RolloutNet``: a per-token MLP with a global embedding, one output per decision type; its model directory, a
+``KoiKoiNet``'s with ``"kind": "rollout"`` in ``config.json``, so neither loader takes the other's."""
 
 from __future__ import annotations
 
