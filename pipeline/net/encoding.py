@@ -69,19 +69,9 @@ def same_choice(pred: np.ndarray, action: np.ndarray) -> np.ndarray:
     return CANONICAL_TOKEN[pred] == CANONICAL_TOKEN[action]
 
 
-def _bits(mask: int) -> np.ndarray:
-    return np.array([(mask >> t) & 1 for t in range(NUM_TOKENS)], dtype=np.float32)
-
-
-def _attributes() -> np.ndarray:
-    rows = [_bits(MONTH_MASK[m]) for m in range(12)]
-    rows += [_bits(CATEGORIES[c]) for c in CATEGORY_NAMES]
-    rows += [_bits(YAKU_SETS[y]) for y in YAKU_NAMES]
-    rows += [_bits(1 << K0), _bits(1 << K1)]
-    return np.stack(rows)
-
-
-ATTRIBUTES = _attributes()
+_ATTRIBUTE_MASKS = (*MONTH_MASK, *(CATEGORIES[c] for c in CATEGORY_NAMES), *(YAKU_SETS[y] for y in YAKU_NAMES),
+                    1 << K0, 1 << K1)
+ATTRIBUTES = np.array([[(m >> t) & 1 for t in range(NUM_TOKENS)] for m in _ATTRIBUTE_MASKS], dtype=np.float32)
 """The static card-attribute block, ``(ROWS['points'] - ROWS['month'], NUM_TOKENS)``."""
 
 _YAKU_MASKS = np.array([YAKU_SETS[y] for y in YAKU_NAMES], dtype=np.uint64)

@@ -43,22 +43,17 @@ def load_config(directory: str | Path) -> tuple[ModelConfig, dict]:
         meta = dict(doc.get("meta", {}))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
-    _check_layout(config, meta, d / MODEL_FILE)
-    return config, meta
-
-
-def _check_layout(config: ModelConfig, meta: dict, weights: Path) -> None:
-    """``ValueError`` (one line naming the network's file) unless ``config`` reads this code's feature layout."""
     version = meta.get("feature_version")
     if config.num_features != NUM_FEATURES or version != FEATURE_VERSION:
-        raise ValueError(f"{weights} was built for features {version!r} ({config.num_features} rows), "
+        raise ValueError(f"{d / MODEL_FILE} was built for features {version!r} ({config.num_features} rows), "
                          f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
+    return config, meta
 
 
 def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
     """Load ``(net, meta)`` from a model directory; the net is on CPU in eval mode."""
     d = Path(directory)
-    config, meta = load_config(d)  # its feature layout checked
+    config, meta = load_config(d)
     fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
     return load_weights(lambda: KoiKoiNet(config), d, fix), meta
 
