@@ -127,12 +127,7 @@ class Rules:
     def _end_round(self, winner: int | None) -> None:
         self.turns.append(Turn(*self.cur))
         dealer = self.dealer
-        if winner is None:  # Dealer's Priority
-            gain = 1
-            taker = dealer
-        else:
-            gain = self.yaku_points(winner)
-            taker = winner
+        gain, taker = (1, dealer) if winner is None else (self.yaku_points(winner), winner)  # None: Dealer's Priority
         pts = (gain, -gain) if taker == 0 else (-gain, gain)
         self.points[0] += pts[0]
         self.points[1] += pts[1]
