@@ -1,10 +1,4 @@
-"""Writes a kill cannot leave half done: each file is written beside its target and renamed over it.
-
-``os.replace`` within one directory is atomic on POSIX, so a reader (or the next run after a kill)
-sees the old file or the new one, never a truncated one. ``replace_dir`` swaps a whole directory
-built beside its target: at every instant either the old or the new tree is at the target or kept
-beside it under a ``.old-`` name that the next swap removes.
-"""
+"""Writes a kill cannot leave half done: each file (or directory) is written beside its target and renamed over it."""
 
 from __future__ import annotations
 
@@ -66,8 +60,7 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
 
 
 def write_with(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
-    """``write(f)`` into a binary file object that becomes ``path`` only once ``write`` returned
-    (e.g. ``lambda f: torch.save(obj, f)``)."""
+    """``write(f)`` into a binary file object that becomes ``path`` only once ``write`` returned."""
     path = Path(path)
     with _temp_beside(path, "wb") as f:
         write(f)
@@ -90,8 +83,7 @@ def torch_save(obj: Any, path: str | Path) -> Path:
 
 @contextmanager
 def building_dir(target: str | Path) -> Iterator[Path]:
-    """A fresh directory beside ``target`` to build into; it replaces ``target`` only when the block
-    ends without an exception (else it is removed and ``target`` is left as it was)."""
+    """A fresh directory beside ``target`` that replaces it when the block ends without an exception."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     olds = sorted(target.parent.glob(f".{target.name}.old-*"))
