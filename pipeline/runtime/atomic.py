@@ -44,7 +44,6 @@ def _temp_beside(path: Path, mode: str) -> Iterator[IO[Any]]:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """``path.write_text(text)``, atomically."""
     path = Path(path)
     with _temp_beside(path, "w") as f:
         f.write(text)
@@ -52,7 +51,6 @@ def write_text(path: str | Path, text: str) -> Path:
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
-    """``path.write_bytes(data)``, atomically."""
     path = Path(path)
     with _temp_beside(path, "wb") as f:
         f.write(data)
@@ -75,7 +73,6 @@ def savefig(fig: Any, path: str | Path, **kwargs: Any) -> Path:
 
 
 def torch_save(obj: Any, path: str | Path) -> Path:
-    """``torch.save(obj, path)``, atomically."""
     import torch
 
     return write_with(path, lambda f: torch.save(obj, f))

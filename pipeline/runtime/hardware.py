@@ -30,8 +30,7 @@ MIN_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 65, 6)}
 
 
 def pin_worker_threads(n: int) -> None:
-    """A play worker's ``n`` threads, torch's and numpy's BLAS (two workers' BLAS on 2 cores spin against each
-    other: docs/search.md#figures)."""
+    """A play worker's threads, torch's and numpy's BLAS (two BLAS on 2 cores spin against each other)."""
     import torch
     from threadpoolctl import threadpool_limits
 

@@ -20,7 +20,6 @@ _beat: tuple[int, threading.Thread] | None = None  # (pid, thread): a forked chi
 
 
 def on_terminal() -> bool:
-    """Whether stderr, where the bars go, is a terminal."""
     return sys.stderr.isatty()
 
 

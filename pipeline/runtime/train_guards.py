@@ -20,8 +20,7 @@ from .progress import on_terminal, progress_bar
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning checkpoints written atomically and read back safely, whatever a caller asks (a checkpoint is a file
-    anyone with write access could have planted)."""
+    """Lightning checkpoints written atomically and always read back safely (a checkpoint may be planted)."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
         torch_save(checkpoint, path)

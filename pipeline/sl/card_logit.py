@@ -16,8 +16,7 @@ from .module import masked_cross_entropy
 @torch.enable_grad()
 def fit_card_logit(logit: CardLogit, h: torch.Tensor, legal: torch.Tensor, action: torch.Tensor,
                    c: float = 30.0, max_iter: int = 500) -> float:
-    """Fit ``logit`` by L-BFGS (float64) with scikit-learn's L2 penalty ``|params|^2 / (2 c n)``; returns the mean
-    training loss (nan with no samples, ``logit`` unchanged)."""
+    """Fit ``logit`` by L-BFGS with scikit-learn's L2 penalty; returns the mean training loss (nan: no samples)."""
     n = h.shape[0]
     if n == 0:
         return float("nan")

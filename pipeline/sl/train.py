@@ -42,8 +42,7 @@ _RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
 
 
 def resolved(params: SLTrainParams) -> dict:
-    """The params as a dict with ``accelerator`` and ``precision`` made concrete for this machine (what runs, logs
-    and fingerprints); ``ValueError`` naming the param when it cannot run here (a GPU asked for, none seen)."""
+    """The params as a dict, ``accelerator`` and ``precision`` made concrete for this machine."""
     p = params.model_dump()
     accelerator = resolve_accelerator(p["accelerator"], "sl_train.accelerator")
     precision = resolve_precision(p["precision"], accelerator, "sl_train.precision")
