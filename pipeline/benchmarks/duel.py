@@ -1,8 +1,6 @@
 """A duel's speed and memory: games/s and the peak RSS, which stays flat as --games grows (games are streamed).
 Give a model as --a or --b for the realistic figure: the duel runs as ``koikoi duel`` runs it."""
 
-from __future__ import annotations
-
 import argparse
 import resource
 import time

@@ -1,8 +1,6 @@
 """Forward speed of each inference setup: decisions per CPU-second of the paper-size network at several batch
 sizes, and each setup's ratio to fp32 in the same run."""
 
-from __future__ import annotations
-
 import argparse
 import statistics
 import time

@@ -2,8 +2,6 @@
 same observations, by decision type, as the searcher's playouts call them. Without a model at ``--model`` or
 ``--rollout`` it times fresh networks of the same sizes: the speed depends on the sizes only."""
 
-from __future__ import annotations
-
 import argparse
 from pathlib import Path
 

@@ -3,8 +3,6 @@
 Plays ``--games`` games of the page's API (no network), the person's side playing uniformly random legal moves.
 """
 
-from __future__ import annotations
-
 import argparse
 import tempfile
 import time

@@ -1,7 +1,5 @@
 """``koikoi bench TARGET``: speed benchmarks (``pipeline/benchmarks/<target>.py``), each a JSON line."""
 
-from __future__ import annotations
-
 import argparse
 import importlib
 import json

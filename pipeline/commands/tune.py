@@ -5,8 +5,6 @@ merges its ``best_params.yaml`` into params.yaml, warning when its trials had an
 The last line is the study summary as JSON.
 """
 
-from __future__ import annotations
-
 import argparse
 import json
 import shlex

@@ -1,8 +1,6 @@
 """What the ``rollout`` stage runs: the teacher's games, the fit of a ``RolloutNet`` to its policy, the figures it is
 judged by and the rollout model directory, tracked in MLflow experiment ``rollout``."""
 
-from __future__ import annotations
-
 import time
 from contextlib import nullcontext
 from pathlib import Path

@@ -1,7 +1,5 @@
 """The Lightning fit of a ``RolloutNet`` to a teacher's policy, and what the fit is judged by."""
 
-from __future__ import annotations
-
 import lightning.pytorch as pl
 import numpy as np
 import torch

@@ -1,8 +1,6 @@
 """Microseconds per decision of players on the same observations, as the playouts call them: CPU time (another job
 slows it less than wall time), the median of ``rounds`` rounds."""
 
-from __future__ import annotations
-
 import statistics
 import time
 from collections.abc import Mapping, Sequence

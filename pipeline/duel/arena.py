@@ -1,7 +1,5 @@
 """Play many games at once between two agents, batching every pending decision per agent."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..agents.base import Agent

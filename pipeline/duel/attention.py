@@ -1,8 +1,6 @@
 """The paper's Fig. 7/8: a model's attention between card tokens (each head of its first and last layers) and the
 value of each legal action at a chosen discard of round 1, the model greedy against itself."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import matplotlib

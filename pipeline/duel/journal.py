@@ -1,8 +1,6 @@
 """A duel's journal (``koikoi duel --journal``): each block of games' totals appended as it ends, so a killed duel
 goes on where it stopped. The number of games is not in the header: a longer duel counts the blocks played."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 

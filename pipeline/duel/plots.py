@@ -1,7 +1,5 @@
 """Figures of the duels stage: the win-rate matrix and the RL training curves against SL."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import matplotlib

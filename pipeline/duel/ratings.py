@@ -1,8 +1,6 @@
 """Bradley-Terry ratings from duel results, with 95% intervals from the Fisher information: a logistic regression
 on ``e_i - e_j``, the anchor at 0, a weak prior keeping strengths finite when an agent wins every game."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 

@@ -1,7 +1,5 @@
 """The duels stage's ratings file read back (by the play server), without heavy imports."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 

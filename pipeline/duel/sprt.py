@@ -7,8 +7,6 @@ frequencies, empty categories regularized; the normal approximation (``LLR_alt2`
 scored alike. Wald's bounds decide.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -1,8 +1,6 @@
 """Which agent is the strongest, by duel ratings that respect their intervals: the higher Elo of two whose
 intervals overlap would flip with every run."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 
 

@@ -1,7 +1,5 @@
 """Writes a kill cannot leave half done: each file (or directory) is written beside its target and renamed over it."""
 
-from __future__ import annotations
-
 import os
 import shutil
 import tempfile

@@ -1,7 +1,5 @@
 """A learning curve as CSV (SL's epochs, RL's loops), written atomically and read back with its numbers' types."""
 
-from __future__ import annotations
-
 import csv
 import io
 from collections.abc import Iterable, Mapping, Sequence

@@ -4,8 +4,6 @@ bf16 only where it is native (a CPU without AVX512-BF16/AMX runs it ~8x slower t
 falls back to the CPU in silence: ``gpu_problem`` says why torch cannot use the machine's NVIDIA GPU.
 """
 
-from __future__ import annotations
-
 import os
 import platform
 import re

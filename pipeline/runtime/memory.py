@@ -4,8 +4,6 @@ Each RL loop's Trainer sits in reference cycles and glibc keeps freed heaps; wit
 ideep's kernel caches keep every batch shape's kernels (pytorch/pytorch#98688), so a learner bounds them.
 """
 
-from __future__ import annotations
-
 import ctypes
 import ctypes.util
 import functools

@@ -1,7 +1,5 @@
 """Project paths that stay right inside ``dvc exp run`` temp-dir copies; outputs kept apart from inputs."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable
 from pathlib import Path

@@ -1,7 +1,5 @@
 """Progress: a tqdm bar on a terminal; off one, a line every ``LOG_EVERY`` seconds saying where each open bar is."""
 
-from __future__ import annotations
-
 import os
 import sys
 import threading

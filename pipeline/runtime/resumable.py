@@ -3,8 +3,6 @@
 A row cut short by a kill is dropped with every row after it; a header naming other work is an error.
 """
 
-from __future__ import annotations
-
 import json
 import os
 from collections.abc import Callable

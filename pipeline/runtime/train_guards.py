@@ -1,8 +1,6 @@
 """Lightning callbacks that every training run (SL, RL) carries, so a fault ends it cleanly, and atomic checkpoints
 (Lightning's own copy from a temp directory, which a kill can leave half done)."""
 
-from __future__ import annotations
-
 import logging
 import math
 import signal

@@ -1,7 +1,5 @@
 """``search:<model>?...`` as an agent: ``load_search_agent`` (what ``agents.load_agent`` calls) and ``SearchAgent``."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 
 import numpy as np

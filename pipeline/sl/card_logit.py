@@ -1,7 +1,5 @@
 """Fitting ``model.CardLogit`` before SL: a conditional logit solved in full batch, then held fixed."""
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 

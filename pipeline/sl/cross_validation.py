@@ -1,7 +1,5 @@
 """k-fold cross-validation of supervised training, split by game (``koikoi sl-cv``, the paper's Table I)."""
 
-from __future__ import annotations
-
 import sys
 import tempfile
 from collections.abc import Sequence

@@ -1,7 +1,5 @@
 """The Lightning data module over a packed SL dataset; batches are unpacked only on the device (a few MB)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import lightning.pytorch as pl

@@ -1,7 +1,5 @@
 """A model's greedy choices on held-out samples, for their top-1 agreement with human choices (``koikoi sl-cv``)."""
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 

@@ -1,7 +1,5 @@
 """The Lightning fit of an SL run, shared by ``train_sl`` and ``cross_validate``."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any

@@ -1,7 +1,5 @@
 """The Lightning module: cross-entropy over the legal-masked outputs, accuracy per decision type."""
 
-from __future__ import annotations
-
 import copy
 
 import lightning.pytorch as pl

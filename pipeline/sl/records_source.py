@@ -1,7 +1,5 @@
 """Where the game records come from: one rule for the pipeline, the tests and the commands (docs/sl.md)."""
 
-from __future__ import annotations
-
 import shutil
 import sys
 from pathlib import Path

@@ -1,8 +1,6 @@
 """Best-epoch selection for the three networks, each on its own validation loss (the paper trains them apart):
 the koi-koi network overfits within a few epochs while the discard network still improves."""
 
-from __future__ import annotations
-
 import copy
 
 import lightning.pytorch as pl

@@ -1,8 +1,6 @@
 """Supervised training: ``train_sl``, one tracked run, resumable from ``last.ckpt`` written with the same params
 and data (the ``sl_train`` stage and the tuner)."""
 
-from __future__ import annotations
-
 import os
 import shutil
 import sys

@@ -1,7 +1,5 @@
 """The books of a tracked run closed, the same for SL and RL."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any

@@ -1,8 +1,6 @@
 """One pipeline execution (a ``dvc repro``, a ``dvc exp run``) in MLflow: the tags that group its runs, and
 one run that sums it up for comparing executions side by side (docs/mlflow.md)."""
 
-from __future__ import annotations
-
 import hashlib
 import os
 import socket

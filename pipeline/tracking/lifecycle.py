@@ -1,8 +1,6 @@
 """MLflow runs whose state says what happened to their process: KILLED after Ctrl-C or a kill -9 (closed by a
 later run), FAILED after an error (MLflow's exit hook would say FINISHED)."""
 
-from __future__ import annotations
-
 import socket
 import sys
 from collections.abc import Iterator, Mapping

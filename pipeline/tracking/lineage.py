@@ -1,8 +1,6 @@
 """Where a model comes from, in MLflow: from a registered version to the run that trained its weights, that
 run's starting models, the SL dataset and the pipeline execution (docs/mlflow.md "Lineage")."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import warnings

@@ -1,8 +1,6 @@
 """Resuming a run, in one place: whether a killed stage or tuning session continues where it stopped, and in
 which MLflow run."""
 
-from __future__ import annotations
-
 import json
 import os
 import sys

@@ -1,7 +1,5 @@
 """A finished stage's metrics in its pipeline execution's run of experiment ``pipeline`` (``executions``)."""
 
-from __future__ import annotations
-
 import sys
 import time
 from collections.abc import Mapping

@@ -1,8 +1,6 @@
 """Where MLflow runs go: one store for the repository (``mlruns/``, artifacts beside it), whoever starts the run,
 ``dvc exp run``'s temp copies included; ``MLFLOW_TRACKING_URI`` overrides it."""
 
-from __future__ import annotations
-
 import os
 from pathlib import Path
 

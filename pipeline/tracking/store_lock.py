@@ -1,8 +1,6 @@
 """One process at a time through the first use of a SQLite database (MLflow's, Optuna's), whose schema two
 processes migrating at once would break, and named locks across processes on a database."""
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path

@@ -1,8 +1,6 @@
 """A SQLite MLflow store that was copied or moved keeps working where it now is: MLflow records absolute
 artifact paths, which ``relocate`` rewrites (docs/mlflow.md "Moving a store")."""
 
-from __future__ import annotations
-
 import sqlite3
 import sys
 from pathlib import Path

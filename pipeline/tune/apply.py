@@ -1,8 +1,6 @@
 """Merge tuned values into params.yaml through a round-trip YAML parser (ruamel.yaml): comments, order and flow
 style survive, and the merged file must pass the params models before it is written."""
 
-from __future__ import annotations
-
 import io
 import shlex
 from collections.abc import Iterator, Mapping

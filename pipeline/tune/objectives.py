@@ -1,8 +1,6 @@
 """What a trial trains and scores: ``sl`` (validation accuracy) and ``rl`` (win rate against SL after a short
 budget), as ``objective(trial, run_id) -> float``."""
 
-from __future__ import annotations
-
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path

@@ -1,8 +1,6 @@
 """MLflow bookkeeping of a study: one parent run per study (its id a study attribute, so a resumed study logs
 under it), one nested run per trial; a pruned trial ends FINISHED (it did what it was asked)."""
 
-from __future__ import annotations
-
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager

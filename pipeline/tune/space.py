@@ -4,8 +4,6 @@ A spec is a list (a choice), a mapping ``{low, high[, log][, step]}`` (a range) 
 ``tune.space.<target>`` may narrow or fix any field, checked against it first.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass

@@ -1,7 +1,5 @@
 """A study's outputs in ``results/tune/<study>/``: ``best_params.yaml`` (ready to merge), summary and plots."""
 
-from __future__ import annotations
-
 import json
 import sys
 import warnings
