@@ -39,9 +39,7 @@ PlayBlocks = Callable[[range, int], tuple[list[DuelResult], dict[str, float]]]
 
 def block_size(journal: DuelJournal | None, sprt: Sprt | None, default: int) -> int:
     """Deals per block: the journal's (it names its size), a sequential duel's, else ``default``."""
-    if journal is not None:
-        return journal.block
-    return SPRT_BLOCK if sprt is not None else default
+    return journal.block if journal is not None else SPRT_BLOCK if sprt is not None else default
 
 
 def journal_block(sequential: bool) -> int:
@@ -135,7 +133,6 @@ def play_duel(
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     seeds = duel_seeds(games, seed)
-
     with progress_bar(total=games, desc=progress, unit="game", leave=False, enabled=progress is not None) as bar:
         def play(job: range, size: int) -> tuple[list[DuelResult], dict[str, float]]:
             t0 = time.perf_counter()
