@@ -133,8 +133,6 @@ def load_judge(spec: str, seed: int = 0) -> Judge:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory")
     table = search_reward(spec, replace(options, reward="wp")).table
     path = rollout_path(model, options.rollout)
-    if path is None:
-        rollout = load_agent(model, seed=seed, inference="fp32").player
-    else:
-        rollout = rollout_spec(spec, path).player(FP32, "cpu")
+    rollout = (load_agent(model, seed=seed, inference="fp32").player if path is None
+               else rollout_spec(spec, path).player(FP32, "cpu"))
     return Judge(rollout, table, options.deals, seed)

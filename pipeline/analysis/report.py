@@ -22,16 +22,12 @@ COLOURS = {"inaccuracy": "#e6b800", "mistake": "#f08c00", "blunder": "#d62728"}
 
 def label(cost: float, low: float) -> str | None:
     """The label of a cost whose interval's lower end is ``low``."""
-    if low <= 0.0:
-        return None
-    return next((name for name, t in THRESHOLDS if cost >= t), None)
+    return None if low <= 0.0 else next((name for name, t in THRESHOLDS if cost >= t), None)
 
 
 def move_accuracy(cost: float) -> float:
     """Lichess's accuracy of a move that lost ``cost`` of P(win) (100 for none, 63 for 10 points, 0 past 80)."""
-    if cost <= 0.0:
-        return 100.0
-    return min(100.0, max(0.0, 103.1668 * math.exp(-0.04354 * 100.0 * cost) - 3.1669))
+    return 100.0 if cost <= 0.0 else min(100.0, max(0.0, 103.1668 * math.exp(-0.04354 * 100.0 * cost) - 3.1669))
 
 
 def move_name(action: int) -> str:
