@@ -1,7 +1,5 @@
 """The ``koikoi`` command: each subcommand is ``pipeline/commands/<name>.py`` with ``register(subparsers)``."""
 
-from __future__ import annotations
-
 import argparse
 import difflib
 import importlib

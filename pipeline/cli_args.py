@@ -1,7 +1,5 @@
 """The ``koikoi`` command's argument helpers, shared by its commands and benchmarks (below both, and ``cli``)."""
 
-from __future__ import annotations
-
 import argparse
 import math
 import re

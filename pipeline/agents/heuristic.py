@@ -1,8 +1,6 @@
 """A greedy rule-based player: a capture is worth what it adds to my yaku ``potential`` plus part of the opponent's
 (denial); a lone discard costs its worth to me plus the opponent's gain if they can take it."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 from ..engine import DISCARD, KOIKOI, PICK, STOP, Observation, base_points, ids_of

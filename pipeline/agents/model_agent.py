@@ -1,8 +1,6 @@
 """A network as a player: ``NetPlayer``, the one way a ``KoiKoiNet`` turns observations into masked action
 values, and ``ModelAgent``, the (epsilon-)greedy ``Agent`` over it."""
 
-from __future__ import annotations
-
 import time
 from collections.abc import Sequence
 

@@ -1,7 +1,5 @@
 """The paper's random baseline: uniform discards and picks, koi-koi with probability 0.5."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 from ..engine import Observation

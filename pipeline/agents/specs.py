@@ -1,7 +1,5 @@
 """What an agent spec names, without loading it: ``random``, ``heuristic``, a model directory or ``search:...``."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable
 from pathlib import Path

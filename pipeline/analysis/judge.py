@@ -1,8 +1,6 @@
 """The judge: every legal move valued in P(win the game) from its player's observation alone, by playouts on shared
 deals, so that the deals' luck cancels from a move's cost (docs/analysis.md)."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace

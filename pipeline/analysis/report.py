@@ -1,8 +1,6 @@
 """A judged game as a report (JSON), as text and as a graph. A move is labelled only where its cost's 95% interval
 excludes zero; accuracy is lichess's per-move accuracy (docs/analysis.md)."""
 
-from __future__ import annotations
-
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence

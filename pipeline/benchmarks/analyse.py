@@ -1,8 +1,6 @@
 """A whole game analysed for one player: ``koikoi analyse``'s seconds, and the play page's after a game of random
 moves (``page_s``); docs/analysis.md."""
 
-from __future__ import annotations
-
 import argparse
 import tempfile
 import time

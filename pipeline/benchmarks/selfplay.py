@@ -1,7 +1,5 @@
 """Batched self-play of the paper-size network (random weights): games/s, decisions/s vs pure forward passes."""
 
-from __future__ import annotations
-
 import argparse
 import time
 

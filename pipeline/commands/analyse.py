@@ -1,7 +1,5 @@
 """``koikoi analyse RECORD...``: finished games judged move by move by a searcher (docs/analysis.md)."""
 
-from __future__ import annotations
-
 import argparse
 import json
 import sys

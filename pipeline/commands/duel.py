@@ -1,8 +1,6 @@
 """``koikoi duel A B --games N --seed S [--sprt H0 H1]``: duplicate-deal games of agent A against agent B, a fixed
 number or, with ``--sprt``, until a sequential test on the pairs decides (``--games`` its cap)."""
 
-from __future__ import annotations
-
 import argparse
 import json
 import sys

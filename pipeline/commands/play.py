@@ -1,7 +1,5 @@
 """``koikoi play``: serve the play page on a loopback port and open it in the default browser."""
 
-from __future__ import annotations
-
 import argparse
 import ipaddress
 import os

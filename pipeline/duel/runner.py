@@ -1,8 +1,6 @@
 """Duplicate-deal duels: every deal played twice with the seats swapped, in blocks of deals, the unit of the journal
 and of the sequential test's looks (small blocks stop sooner, but each is one worker job: docs/duels.md)."""
 
-from __future__ import annotations
-
 import sys
 import time
 from collections.abc import Callable, Iterator

@@ -1,7 +1,5 @@
 """Decision types, action ids, the illegal-action error and the public record of play."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import NamedTuple
 

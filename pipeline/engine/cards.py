@@ -1,8 +1,6 @@
 """The 48 hanafuda cards, their categories and yaku sets: card ``(month 1-12, index 1-4)`` has id
 ``4 * (month - 1) + (index - 1)``; a set of cards is an ``int`` bit mask."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 
 NUM_CARDS = 48

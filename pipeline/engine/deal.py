@@ -1,7 +1,5 @@
 """A deal: the two hands and the field (card masks) and the stock (ids), and the re-deal rule."""
 
-from __future__ import annotations
-
 import numpy as np
 
 from .cards import MONTH_MASK, mask_of_ids

@@ -1,7 +1,5 @@
 """Determinization: a game with the cards one player cannot see dealt at random."""
 
-from __future__ import annotations
-
 import numpy as np
 
 from .cards import ids_of, mask_of_ids

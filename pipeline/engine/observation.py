@@ -1,7 +1,5 @@
 """A player's view of a game: everything public plus the player's own hand, nothing else."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from .actions import Turn

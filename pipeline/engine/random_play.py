@@ -1,7 +1,5 @@
 """Seeded random-vs-random games: what ``engine_tests`` and ``koikoi bench engine`` time."""
 
-from __future__ import annotations
-
 import random
 
 from .actions import GAME_OVER

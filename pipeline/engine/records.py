@@ -1,7 +1,5 @@
 """Read (every field checked) and write game records in the JSON format of the paper's public records."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

@@ -1,7 +1,5 @@
 """How an action moves a Koi-Koi game: ``Rules.step`` and the turn and round transitions behind it."""
 
-from __future__ import annotations
-
 import operator
 
 from .actions import (

@@ -1,7 +1,5 @@
 """Yaku scoring per Table IV of the paper (the rules of the PC game "KoiKoi-Japan")."""
 
-from __future__ import annotations
-
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field

@@ -1,8 +1,6 @@
 """Koi-Koi as a PettingZoo AEC environment (docs/rules-engine.md): actions are token indices, observations
 the model's encoding with an action mask, rewards each round's points."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import gymnasium

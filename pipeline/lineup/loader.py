@@ -1,7 +1,5 @@
 """One loader for every agent spec: ``random``, ``heuristic``, a model directory, or ``search:<model>?...``."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 from ..agents.base import Agent

@@ -1,7 +1,5 @@
 """A model directory as a greedy agent, with the player spec duels ship to their workers."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 from ..agents.model_agent import ModelAgent

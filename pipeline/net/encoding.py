@@ -1,8 +1,6 @@
 """Observations as the paper's "deck tokens + special tokens" matrix ``(B, NUM_FEATURES, NUM_TOKENS)``: column ``t``
 is token (= action) ``t``, rows in ``LAYOUT`` order. Only ``Observation`` fields are read: nothing hidden leaks."""
 
-from __future__ import annotations
-
 import itertools
 from collections.abc import Sequence
 

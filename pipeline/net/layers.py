@@ -1,7 +1,5 @@
 """The network's building blocks beside ``torch.nn``'s (``model`` assembles them)."""
 
-from __future__ import annotations
-
 import torch
 from torch import nn
 

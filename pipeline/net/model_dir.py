@@ -1,7 +1,5 @@
 """What a model directory holds (``model.pt`` + ``config.json``), told without torch."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 MODEL_FILE = "model.pt"

@@ -1,8 +1,6 @@
 """Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}); ``meta``
 records the feature layout, so a model of another layout fails with a clear error, not garbage."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable
 from pathlib import Path

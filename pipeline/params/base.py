@@ -1,8 +1,6 @@
 """What every params section shares: strict pydantic models and the one-line ``ParamError`` message. A field's
 ``tune`` extra is its Optuna range: a list or ``{low, high[, log]}`` (a section's field: one per leaf name)."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 

@@ -1,7 +1,5 @@
 """params.yaml as one typed ``Params``: the only place the pipeline reads its params file."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any

@@ -1,8 +1,6 @@
 """What the stages will need beyond valid values (paths, devices), checked before DVC removes any output; a path
 is present when it exists or a stage of the ``dvc.yaml`` beside the params file makes it."""
 
-from __future__ import annotations
-
 import os
 import re
 from pathlib import Path

@@ -1,8 +1,6 @@
 """What the page says about an opponent: its name, its duel rating, and the unit of its hint values (policy
 logits shown as probabilities; an ``mc_dqn`` model's Q values turned back into points or P(win) with params.yaml)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Any

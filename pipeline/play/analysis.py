@@ -1,7 +1,5 @@
 """A finished game's analysis for the page, judged in a thread while the page polls; one at a time (CPU)."""
 
-from __future__ import annotations
-
 import threading
 from typing import Any
 

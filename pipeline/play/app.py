@@ -1,8 +1,6 @@
 """The play web app (FastAPI): the JSON API (docs/play.md) and the static page. Endpoints are plain functions, run
 in the server's thread pool, so a slow model in one game does not hold up the others."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any

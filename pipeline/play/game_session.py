@@ -1,8 +1,6 @@
 """One game between a person and an agent, built from the person's observation only; a request that fails part way
 puts the game back as it was."""
 
-from __future__ import annotations
-
 import json
 import threading
 import time

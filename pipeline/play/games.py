@@ -1,8 +1,6 @@
 """The games a server holds, the least recently used dropped past a cap; a game whose record the disk refused is
 kept apart (its own cap, then no new game) so that unsaved records never push live games out."""
 
-from __future__ import annotations
-
 import secrets
 import threading
 from collections import OrderedDict

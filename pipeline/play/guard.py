@@ -1,8 +1,6 @@
 """An ASGI middleware: the play server's checks of every request (Host against DNS rebinding, Origin, JSON-only
 POSTs no cross-site form can send, body size), and the security headers of every response."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable
 from typing import Any

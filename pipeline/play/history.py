@@ -1,7 +1,5 @@
 """A person's record: finished games and the win rate against each opponent; never the cards."""
 
-from __future__ import annotations
-
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any

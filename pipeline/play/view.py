@@ -1,8 +1,6 @@
 """The JSON the play API sends, built from the human's observation and public results only; cards are
 ``[month, index]``."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from ..engine import DECISION_NAMES, Observation, RoundResult, Turn, card_name, ids_of, score_mask

@@ -3,8 +3,6 @@
 No per-turn history (its Python loop cost more than this whole policy). Per token: position, static attributes,
 its month's counts per place, yaku progress of its sets; per observation: the game's progress."""
 
-from __future__ import annotations
-
 import itertools
 import operator
 from collections.abc import Sequence

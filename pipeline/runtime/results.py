@@ -4,8 +4,6 @@ data came from, MLflow run ids, why it stopped, the config it echoes). Both are 
 committed to git beside ``dvc.lock``; only ``metrics.json`` is listed under ``metrics:`` in ``dvc.yaml``.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
