@@ -255,7 +255,7 @@ class PhaseRunner:
                              "phase 1, " if "vs_phase1" in row else "") + f"eps {epsilon:.3f}, "
                           + (f"{games / play_s:.1f} games/s" if play_s is not None else "games of rl_phase1_play"))
             state.seconds += time.perf_counter() - t0
-            metrics["loop_seconds"] = time.perf_counter() - t0
+            metrics.update(loop_seconds=time.perf_counter() - t0, cpu_seconds=state.cpu_seconds)
             if tracker:
                 tracker.metrics(metrics, state.loop_offset + loop)
             self._checkpoint(learner, state)
