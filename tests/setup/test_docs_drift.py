@@ -2,7 +2,10 @@
 params key that a product page (``docs/*.md`` but the experiment log in ``docs/log/``), the README or an error
 message of ``pipeline/`` cites must exist. Read statically (``ast``): nothing of the project is imported but the CLI's
 parser. What is not the project's is left alone: other tools' commands and flags, third-party modules, URLs,
-absolute paths and placeholders (``<model>``; ``<variant>`` stands for a reward model)."""
+absolute paths and placeholders (``<model>``; ``<variant>`` stands for a reward model), formulas, the file a command's
+option names for its output (``--journal a.jsonl``). Names the project owns but does not define as Python are
+checked where they live: ``tags.X`` (a tag the code sets), ``[tool.X]`` (pyproject.toml), ``info.seed`` (fields of a
+JSON document the code writes), keys below a params mapping empty by default (``tune.space.search.k``)."""
 
 from __future__ import annotations
 
