@@ -328,7 +328,7 @@ def check_metric(token: str) -> str | None:
     return f"no metric or tag {token} in the code"
 
 
-def check_token(token: str) -> str | None:
+def check_token(token: str, command: bool = False) -> str | None:
     """A path, a dotted name, a name of the code or an agent spec, as a page or a message cites it; None where it
     exists."""
     token = token.strip("'\"()[],;")
@@ -343,7 +343,8 @@ def check_token(token: str) -> str | None:
         looks = (ROOT / first).exists() or first in OUTPUTS
         if looks or token.rsplit(".", 1)[-1] in EXTENSIONS:
             return check_path(token)
-        return check_metric(token) if re.fullmatch(r"[a-z]\w*/[a-z]\w*", token) else None
+        # in a command, a path under a folder the project does not have is the user's own (`--out analysis/human`)
+        return check_metric(token) if not command and re.fullmatch(r"[a-z]\w*/[a-z]\w*", token) else None
     ext = token.rsplit(".", 1)[-1] if "." in token else ""
     if ext in EXTENSIONS and DOTTED.match(token.rsplit(".", 1)[0] + ".x"):
         if token in EXAMPLES or (ROOT / token).exists() or token in code_text():
@@ -399,7 +400,7 @@ def check_command(words: list[str]) -> list[str]:
     if words[0] in ("koikoi", "make", "dvc", "python", "source", "git"):
         # a bare file name after an option is one the user picks (`--journal a.jsonl`), not one of the project
         errors += [e for k, w in enumerate(words[1:], 1)
-                   if not (FLAG.match(words[k - 1]) and "/" not in w) and (e := check_token(w))]
+                   if not (FLAG.match(words[k - 1]) and "/" not in w) and (e := check_token(w, command=True))]
     return errors
 
 
@@ -492,5 +493,6 @@ def test_the_checker_finds_what_drifted():
             "`tests/setup/test_docs.py::test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page`",
             "`tags.dvc_exp`", "`params.rl.phase1.loops`", "`Path.write_text`", "`[tool.vulture]`", "`info.seed`",
             "`LLR = N * sum_i q_i`", "```bash\nkoikoi duel models/sl random --journal a.jsonl\n```",
-            "```bash\nmlflow server \\\n  --allowed-hosts x\n```\n`--allowed-hosts`"]
+            "```bash\nmlflow server \\\n  --allowed-hosts x\n```\n`--allowed-hosts`",
+            "```bash\nkoikoi analyse data/records --summary --out analysis/human\n```"]
     assert [t for t in fine if check_text(t)] == []
