@@ -38,8 +38,7 @@ from ..agents.base import Player, PlayerSpec, legal_list, observation_rng
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
 from ..net.inference import Inference
-from ..selfplay.branches import log_prior
-from ..selfplay.playout import branch, play_out
+from ..selfplay.playout import branch, log_prior, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from .spec import SearchOptions
