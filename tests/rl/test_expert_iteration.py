@@ -103,6 +103,18 @@ def test_phase2_moves_its_expert_and_leaves_its_rollout_policy_beside_its_model(
     assert isinstance(algorithm_for(parse_params(params).rl, 2, parse_params(params).rollout), ExpertIteration)
 
 
+def test_a_phase2_without_loops_leaves_its_experts_rollout_policy_beside_its_model(project, params, make_net):
+    """rl.phase2.loops 0 (the default for point): the model still searches with a rollout policy, the expert's."""
+    params["rl"]["phase1"]["loops"] = 1
+    params["rl"]["phase2"].update(loops={"point": 0, "wp": 0}, algorithm="expert_it", games_per_loop=2)
+    params["rl"]["expert"]["rollout"] = str(_rollout_dir(project, make_net))
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
+    expert = load_rollout_net(params["rl"]["expert"]["rollout"])[0].state_dict()
+    saved = load_rollout_net(project / "models/rl/point" / PLAYOUTS)[0].state_dict()
+    assert saved.keys() == expert.keys() and all(torch.equal(saved[k], expert[k]) for k in saved)
+
+
 def test_a_tuned_phase2_leaves_phase1s_fingerprint(params):
     before = parse_params(params).rl
     params["rl"]["phase2"].update(games_per_loop=8, algorithm="expert_it")

@@ -153,11 +153,13 @@ class ExpertIteration(Algorithm):
         return centred_logit_mse(net(x, d).float(), *batch[4:])
 
     def save(self, net: nn.Module, sl: KoiKoiNet, out_dir, meta: dict, variant: str) -> None:
-        """The network, and beside it (``<out_dir>/rollout``) the rollout policy distilled from it, where a loop
-        distilled one: a ``search:`` spec of the model plays out with it by default."""
+        """The network, and beside it (``<out_dir>/rollout``) the rollout policy its expert ended with (distilled
+        from it, or ``rl.expert.rollout``'s where no loop ran): a ``search:`` spec of the model plays out with it by
+        default, and a network's own playouts are far too slow to search with."""
         super().save(net, sl, out_dir, meta, variant)
-        if self.distilled:
-            save_rollout(self.playouts.build(), out_dir / PLAYOUTS, {"teacher": str(out_dir)})
+        if (policy := self.rollout_policy()) is not None:
+            teacher = str(out_dir) if self.distilled else self.expert.rollout
+            save_rollout(policy.build(), out_dir / PLAYOUTS, {"teacher": teacher})
 
     def loss_units(self, p: RLParams, mse: str) -> dict[str, str]:
         e = p.expert
