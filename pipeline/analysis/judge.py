@@ -1,14 +1,5 @@
-"""The judge: every legal move of a decision valued from its player's observation alone, in P(win the game).
-
-For each decision, ``deals`` deals are built by ``engine.determinize`` from the observation only (their generator
-seeded by the judge's seed and the observation, as a searcher's are), every legal action is taken on each of
-them and played out to the end of the round by the rollout policy (``selfplay.playout``: the searcher's own
-machinery, greedy, both seats), and the round's end is worth the player's probability of winning the game then:
-the win-probability table's (the paper's Fig. 5), or the game's outcome where the round ends it (win 1, draw
-0.5). A move's value is its mean over the deals; its cost is the best move's value less its own, with a 95%
-interval from the per-deal differences: the deals are shared, so their luck cancels from them
-(docs/analysis.md).
-"""
+"""The judge: every legal move valued in P(win the game) from its player's observation alone, by playouts on shared
+deals, so that the deals' luck cancels from a move's cost (docs/analysis.md)."""
 
 from __future__ import annotations
 
@@ -35,8 +26,7 @@ Z95 = 1.96  # a two-sided 95% interval of a mean over the deals
 
 @dataclass(frozen=True)
 class Game:
-    """A finished game as a record gives it: every decision (the observation of the player to act, the action
-    taken) in order, each round's start (round, both players' points before it, dealer), the outcome."""
+    """A finished game: its decisions (observation, action), each round's start (round, points, dealer), outcome."""
 
     path: str
     names: tuple[str, str]
@@ -47,8 +37,7 @@ class Game:
 
 
 def read_game(path: str | Path, rec: dict[str, Any] | None = None) -> Game:
-    """The game of a record file (or of ``rec``, its content already read), replayed through the engine;
-    ``RecordError`` (one line naming the file) for a record that is not a finished game the engine agrees with."""
+    """The game of a record file (or of ``rec``, its content), replayed; ``RecordError`` unless a finished game."""
     rec = load_record(path) if rec is None else rec
     decisions: list[tuple[Observation, int]] = []
     starts: list[tuple[int, tuple[int, int], int]] = []
@@ -73,8 +62,7 @@ def read_game(path: str | Path, rec: dict[str, Any] | None = None) -> Game:
 
 
 class Judge:
-    """``values(observations)``: per observation, every legal action's P(win the game) on each of ``deals``
-    shared deals (rows: the legal actions ascending), their playouts played by ``rollout``."""
+    """Per observation, every legal action's P(win the game) on each of ``deals`` shared deals."""
 
     def __init__(self, rollout: Player, table: WinProbTable, deals: int = 32, seed: int = 0) -> None:
         if deals < 2:
@@ -84,7 +72,6 @@ class Judge:
         self.playouts = 0
 
     def values(self, observations: Sequence[Observation]) -> list[np.ndarray]:
-        """Every decision of the batch in the same playout passes (``SearchPlayer.improve``'s batching)."""
         items, spans = [], []
         for obs in observations:
             rng = observation_rng(self.seed, obs)
@@ -98,9 +85,7 @@ class Judge:
 
 
 def verdict(obs: Observation, action: int, values: np.ndarray) -> dict[str, Any]:
-    """One decision judged: the chosen and the best action, their values, the cost (the best's value less the
-    chosen's: 0 where the chosen one is best) and its 95% interval from the per-deal differences; probabilities
-    to 4 decimals, as the report keeps them."""
+    """One decision judged: the chosen and best actions, their values, the cost and its 95% interval."""
     legal = legal_list(obs)
     mean = values.mean(axis=1)
     c = legal.index(action)
@@ -115,14 +100,12 @@ def verdict(obs: Observation, action: int, values: np.ndarray) -> dict[str, Any]
 
 
 def judged(decisions: Sequence[tuple[Observation, int]], players: Sequence[int]) -> list[int]:
-    """The indices of the decisions the judge values: ``players``' decisions with two or more legal actions."""
     return [i for i, (o, _) in enumerate(decisions) if o.player in players and o.legal_mask & (o.legal_mask - 1)]
 
 
 def judge_game(game: Game, judge: Judge, players: Sequence[int],
                progress: Callable[[int, int], None] | None = None) -> dict[int, dict[str, Any]]:
-    """``players``' decisions of ``game`` judged (``verdict``), by decision index; round by round, each round's
-    decisions in the same playout passes, ``progress(rounds done, rounds)`` after each."""
+    """``players``' decisions judged, by index; a round's decisions in the same playout passes."""
     todo = judged(game.decisions, players)
     rounds = sorted({game.decisions[i][0].round for i in todo})
     out: dict[int, dict[str, Any]] = {}
@@ -136,8 +119,7 @@ def judge_game(game: Game, judge: Judge, players: Sequence[int],
 
 
 def load_judge(spec: str, seed: int = 0) -> Judge:
-    """The judge of a ``search:`` spec: the searcher's rollout policy (``search.spec.rollout_path``: the model's own
-    by default), its win-probability table (``winprob=``) and its ``deals``; ``ValueError`` (one line naming it)."""
+    """The judge of a ``search:`` spec: its rollout policy, table and deals; ``ValueError`` (one line)."""
     from ..net.inference import FP32  # torch: loaded when a judge is
     from ..search.agent import rollout_spec, search_reward
 
@@ -151,8 +133,6 @@ def load_judge(spec: str, seed: int = 0) -> Judge:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory")
     table = search_reward(spec, replace(options, reward="wp")).table
     path = rollout_path(model, options.rollout)
-    if path is None:
-        rollout = load_agent(model, seed=seed, inference="fp32").player
-    else:
-        rollout = rollout_spec(spec, path).player(FP32, "cpu")
+    rollout = (load_agent(model, seed=seed, inference="fp32").player if path is None
+               else rollout_spec(spec, path).player(FP32, "cpu"))
     return Judge(rollout, table, options.deals, seed)

@@ -1,11 +1,5 @@
-"""A judged game as a report (JSON): each judged decision with its board, verdict and label, each player's
-accuracy and labels, and the win-probability graph; the costliest moves and a table of many reports as text; the
-graph as a picture.
-
-A move is labelled only where its cost's 95% interval excludes zero, by the cost's size (``THRESHOLDS``, in
-P(win the game)); a player's accuracy is the mean over its judged decisions of lichess's per-move accuracy of the
-win probability it lost (100 for the best move). docs/analysis.md says how the thresholds were calibrated.
-"""
+"""A judged game as a report (JSON), as text and as a graph. A move is labelled only where its cost's 95% interval
+excludes zero; accuracy is lichess's per-move accuracy (docs/analysis.md)."""
 
 from __future__ import annotations
 
@@ -27,17 +21,13 @@ COLOURS = {"inaccuracy": "#e6b800", "mistake": "#f08c00", "blunder": "#d62728"}
 
 
 def label(cost: float, low: float) -> str | None:
-    """The label of a cost whose interval's lower end is ``low``: none unless the interval excludes zero."""
-    if low <= 0.0:
-        return None
-    return next((name for name, t in THRESHOLDS if cost >= t), None)
+    """The label of a cost whose interval's lower end is ``low``."""
+    return None if low <= 0.0 else next((name for name, t in THRESHOLDS if cost >= t), None)
 
 
 def move_accuracy(cost: float) -> float:
     """Lichess's accuracy of a move that lost ``cost`` of P(win) (100 for none, 63 for 10 points, 0 past 80)."""
-    if cost <= 0.0:
-        return 100.0
-    return min(100.0, max(0.0, 103.1668 * math.exp(-0.04354 * 100.0 * cost) - 3.1669))
+    return 100.0 if cost <= 0.0 else min(100.0, max(0.0, 103.1668 * math.exp(-0.04354 * 100.0 * cost) - 3.1669))
 
 
 def move_name(action: int) -> str:
@@ -50,8 +40,7 @@ def _cards(mask: int) -> list[list[int]]:
 
 def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int = 0,
             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """The report of ``players``' decisions of ``game`` (seats 0/1; the report says 1/2, as records do), its
-    graph of ``perspective``'s P(win the game)."""
+    """The report of ``players``' decisions (seats 0/1, 1/2 in the report), its graph ``perspective``'s P(win)."""
     verdicts = judge_game(game, judge, players, progress)
     decisions, points = [], []
     starts = {r: (pts, dealer) for r, pts, dealer in game.starts}
@@ -86,7 +75,6 @@ def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int =
 
 
 def player_summary(name: str, decisions: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """A player's figures over its judged decisions: accuracy, the labels' counts, the P(win) lost in all."""
     n = len(decisions)
     acc = sum(move_accuracy(d["cost"]) for d in decisions) / n if n else None
     return {"name": name, "decisions": n, "accuracy": None if acc is None else round(acc, 1),
@@ -95,7 +83,6 @@ def player_summary(name: str, decisions: Sequence[dict[str, Any]]) -> dict[str, 
 
 
 def costliest(report: dict[str, Any], most: int = 5) -> list[str]:
-    """The ``most`` costliest judged moves of a report, one line each, the costliest first."""
     worst = sorted(report["decisions"], key=lambda d: -d["cost"])[:most]
     names = report["names"]
     return [f"R{d['round']} T{d['turn']} {names[d['player'] - 1]} {d['decision']}: {d['chosen_name']} "
@@ -105,15 +92,12 @@ def costliest(report: dict[str, Any], most: int = 5) -> list[str]:
 
 
 def players_line(report: dict[str, Any]) -> str:
-    """Each analysed player's accuracy and labels on one line."""
     return "; ".join(f"{p['name']} (player {k}): accuracy {p['accuracy']}, " +
                      ", ".join(f"{p[lab]} {lab if p[lab] == 1 else PLURALS[lab]}" for lab in reversed(LABELS))
                      for k, p in report["players"].items())
 
 
 def summary_table(reports: Iterable[dict[str, Any]]) -> str:
-    """A markdown table of many reports by player name: games, judged decisions, accuracy (the mean over every
-    decision), each label and the P(win) lost per game."""
     rows: dict[str, Counter] = {}
     for rep in reports:
         for p in rep["players"].values():
@@ -129,7 +113,6 @@ def summary_table(reports: Iterable[dict[str, Any]]) -> str:
 
 
 def plot_graph(report: dict[str, Any], path: str | Path) -> Path:
-    """The win-probability graph (PNG or SVG by the suffix): the rounds marked, the labelled moves coloured."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,12 +1,5 @@
-"""A whole game analysed for one player: the seconds of ``koikoi analyse``'s judge on an 8-round game, and of the
-play page's analysis after a game through its API (the target: at most 10 s each on 2 cores, docs/analysis.md).
-
-The game is ``--record``, or by default an 8-round game of the heuristic against itself on deal ``--seed``; it is
-analysed ``--repeat`` times after the judge is loaded (``load_s``): the median ``seconds`` and the CPU seconds of
-this process (``cpu_s``: one core's, what a busy machine does not inflate). The page's game is an 8-round game
-against the heuristic, the person's side choosing uniformly among the legal moves; ``page_s`` runs from the game's
-end to the report, the progress polled as the page does.
-"""
+"""A whole game analysed for one player: ``koikoi analyse``'s seconds, and the play page's after a game of random
+moves (``page_s``); docs/analysis.md."""
 
 from __future__ import annotations
 
@@ -18,13 +11,13 @@ from pathlib import Path
 import numpy as np
 
 from ..agents.heuristic import HeuristicAgent
-from ..analysis.judge import load_judge, read_game
+from ..analysis.judge import read_game
 from ..analysis.report import analyse
 from ..cli_args import UserError, int_range
 from ..duel.arena import play_games
 from ..engine import RecordError, game_to_record
+from ..play.analysis import judge_for
 from ..play.games import Games
-from ..play.opponents import default_judge
 from ..runtime.hardware import pin_worker_threads
 
 
@@ -42,14 +35,11 @@ def run(args: argparse.Namespace) -> dict:
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
 
-    spec = args.agent or default_judge()
-    if spec is None:
-        raise UserError("no trained model to judge with: give --agent search:<model directory>")
     t0 = time.perf_counter()
     try:
-        judge = load_judge(spec)
+        spec, judge = judge_for(args.agent)
     except ValueError as e:
-        raise UserError(f"--agent {e}") from None
+        raise UserError(str(e)) from None
     load = time.perf_counter() - t0
     pin_worker_threads(1)
     try:

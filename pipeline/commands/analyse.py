@@ -1,6 +1,4 @@
-"""``koikoi analyse RECORD... [--agent SPEC] [--player 1|2|both] [--out DIR]``: finished games judged move by move
-by a searcher (docs/analysis.md): the costliest moves and each player's accuracy printed, a JSON report and the
-win-probability graph written per game."""
+"""``koikoi analyse RECORD...``: finished games judged move by move by a searcher (docs/analysis.md)."""
 
 from __future__ import annotations
 
@@ -43,8 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def record_paths(items: list[str]) -> list[Path]:
-    """The record files named, directories expanded (``*.json`` in natural order); ``UserError`` for a path that
-    is neither."""
+    """The record files named, directories expanded; ``UserError`` for a path that is neither."""
     out: list[Path] = []
     for item in items:
         p = Path(item)
@@ -61,21 +58,18 @@ def record_paths(items: list[str]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.judge import load_judge, read_game
+    from ..analysis.judge import read_game
     from ..analysis.report import analyse, costliest, players_line, plot_graph, summary_table
-    from ..play.opponents import default_judge
+    from ..play.analysis import judge_for
 
     try:  # every record read before any playout: a bad one costs nothing
         games = [read_game(p) for p in record_paths(args.records)]
     except RecordError as e:
         raise UserError(str(e)) from None
-    spec = args.agent or default_judge()
-    if spec is None:
-        raise UserError("no trained model to judge with: give --agent search:<model directory>")
     try:
-        judge = load_judge(spec, args.seed)
+        spec, judge = judge_for(args.agent, args.seed)
     except ValueError as e:
-        raise UserError(f"--agent {e}") from None
+        raise UserError(str(e)) from None
     pin_worker_threads(1)  # the rollout policy's small matrix products: one BLAS thread (docs/analysis.md)
     players = PLAYERS[args.player]
     try:

@@ -146,14 +146,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         server.run()
     finally:
-        _keep_unsaved_records(games)
+        fallback = Path(tempfile.gettempdir()) / "koikoi-played"  # for the records the records directory refused
+        for game_id, path in games.save_unsaved(fallback):
+            where = f"written to {path}" if path is not None else f"lost: neither {games.records_dir} nor {fallback} " \
+                                                                    "could take it"
+            print(f"koikoi play: the record of game {game_id} was {where}", file=sys.stderr)
     return 0
-
-
-def _keep_unsaved_records(games) -> None:  # noqa: ANN001 (play.games.Games)
-    """At shutdown, write the records the records directory refused (there, else to the temp directory)."""
-    fallback = Path(tempfile.gettempdir()) / "koikoi-played"
-    for game_id, path in games.save_unsaved(fallback):
-        where = f"written to {path}" if path is not None else f"lost: neither {games.records_dir} nor {fallback} " \
-                                                                "could take it"
-        print(f"koikoi play: the record of game {game_id} was {where}", file=sys.stderr)

@@ -1,18 +1,5 @@
-"""Duplicate-deal duels: every deal is played twice with the seats swapped.
-
-Deal seeds run ``s, s+1, ...``; every deal is played once with agent A as player 0 and
-once with A as player 1. A seed fixes a game's deals and its first dealer, so both games
-of a pair see the same cards and each agent is first dealer once. Games are counted as they end: a duel's memory
-does not grow with its number of games.
-
-A duel is played in blocks of deals (``play_blocks``), the unit of its journal and of its sequential test: each
-block is played whole (both seatings of each of its deals), its two games of each deal scored as a pair
-(``DuelResult.pairs``, the interval from them), recorded in the journal, and then a sequential duel's test
-(``sprt``) looks at every pair so far and stops the duel when it decides. The block's size is the price of a look:
-the duel stops at the end of the block where its test crosses a bound, so small blocks stop sooner, but each block
-is one job for the worker pool (its networks shipped and built, its last games played in small batches).
-``SPRT_BLOCK`` is the size measured to cost little (docs/duels.md).
-"""
+"""Duplicate-deal duels: every deal played twice with the seats swapped, in blocks of deals, the unit of the journal
+and of the sequential test's looks (small blocks stop sooner, but each is one worker job: docs/duels.md)."""
 
 from __future__ import annotations
 
@@ -52,9 +39,7 @@ PlayBlocks = Callable[[range, int], tuple[list[DuelResult], dict[str, float]]]
 
 def block_size(journal: DuelJournal | None, sprt: Sprt | None, default: int) -> int:
     """Deals per block: the journal's (it names its size), a sequential duel's, else ``default``."""
-    if journal is not None:
-        return journal.block
-    return SPRT_BLOCK if sprt is not None else default
+    return journal.block if journal is not None else SPRT_BLOCK if sprt is not None else default
 
 
 def journal_block(sequential: bool) -> int:
@@ -64,18 +49,14 @@ def journal_block(sequential: bool) -> int:
 
 def job_blocks(done: int, most: int) -> int:
     """Blocks in the next job of a sequential duel that has ``done`` blocks: one at first, so that a clear
-    difference stops after 32 games, then half as many as are done, up to ``most``. A job of one block plays
-    small batches (1.8x the time per game of a 64-deal job in compile-bf16, docs/duels.md); a job of several is
-    looked at block by block all the same, and what it played past the decision is not counted."""
+    difference stops after 32 games, then half as many as are done (larger jobs play larger batches)."""
     return max(1, min(most, done // 2))
 
 
 def play_blocks(seeds: range, size: int, play: PlayBlocks, journal: DuelJournal | None = None,
                 sprt: Sprt | None = None, most: int = 1) -> tuple[DuelResult, dict[str, float]]:
-    """Play the deals ``seeds`` in blocks of ``size`` with ``play``, taking a block the journal holds whole from it
-    instead. A sequential duel (``sprt``) plays jobs of up to ``most`` blocks (``job_blocks``) and stops after the
-    block where its test decides. Returns the duel's totals (``seconds``: its blocks', ``sprt``: the test's state
-    at the end) and the searchers' counts."""
+    """Play the deals ``seeds`` in blocks of ``size`` with ``play``, a block the journal holds taken from it; a
+    sequential duel stops after the block where its test decides. The duel's totals and the searchers' counts."""
     blocks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
     held = (lambda b: journal.holds(b)) if journal is not None else (lambda b: False)
     result, stats, i = DuelResult(), {}, 0
@@ -105,20 +86,17 @@ def play_blocks(seeds: range, size: int, play: PlayBlocks, journal: DuelJournal 
 
 
 def _by_block(job: range, size: int) -> tuple[list[DuelResult], Callable[[int], DuelResult]]:
-    """A job's blocks' totals, empty, and which of them counts a deal's games."""
     parts = [DuelResult() for _ in range(0, len(job), size)]
     return parts, lambda deal: parts[(deal - job.start) // size]
 
 
 def _timed(parts: list[DuelResult], job: range, size: int, seconds: float) -> list[DuelResult]:
-    """``parts``, each timed its share of the job's ``seconds`` by its deals."""
     for k, part in enumerate(parts):
         part.seconds = seconds * len(job[k * size:(k + 1) * size]) / len(job)
     return parts
 
 
 def duel_seeds(games: int, seed: int) -> range:
-    """Seeds of the distinct deals (one per pair of games); ``games`` must be even."""
     if games < 2 or games % 2:
         raise ValueError(f"games must be an even number >= 2 (each deal is played twice), got {games}")
     return range(seed, seed + games // 2)
@@ -128,9 +106,6 @@ def duel_games(
     agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8, init_points: int = 30,
     progress: str | None = None, concurrency: int = CONCURRENCY, block: int = LOCAL_BLOCK,
 ) -> Iterator[tuple[int, int, GameState]]:
-    """The duel's games as they end, each with A's seat and its deal's seed: block by block of ``block`` deals,
-    every deal of the block with A seated 0, then with A seated 1; at most ``concurrency`` games in memory at
-    once."""
     seeds = duel_seeds(games, seed)
     with progress_bar(total=games, desc=progress, unit="game", leave=False, enabled=progress is not None) as bar:
         for i in range(0, len(seeds), block):
@@ -153,14 +128,11 @@ def play_duel(
     progress: str | None = None, concurrency: int = CONCURRENCY, sprt: Sprt | None = None,
     on_game: Callable[[int, int, GameState], None] | None = None,
 ) -> DuelResult:
-    """Play ``games`` duplicate-deal games of A against B and score them from A's side, game and pair, keeping
-    running totals only: memory is bounded by ``concurrency`` games and a block's pairs, not by ``games``.
-    ``sprt``: a sequential duel, stopped after the block of ``SPRT_BLOCK`` deals where its test decides (``games``
-    its cap). ``on_game(A's seat, deal seed, finished state)``: each game as it ends (its record)."""
+    """Play ``games`` duplicate-deal games of A against B in this process, scored from A's side; ``sprt``: a
+    sequential duel, ``games`` its cap; ``on_game(A's seat, deal seed, finished state)`` as each game ends."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     seeds = duel_seeds(games, seed)
-
     with progress_bar(total=games, desc=progress, unit="game", leave=False, enabled=progress is not None) as bar:
         def play(job: range, size: int) -> tuple[list[DuelResult], dict[str, float]]:
             t0 = time.perf_counter()
@@ -185,13 +157,8 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
                     inference: Inference | str = "auto", device: str = "cpu",
                     journal: DuelJournal | None = None, sprt: Sprt | None = None,
                     executor: Executor | None = None) -> DuelResult:
-    """``play_duel`` for two model players (``NetSpec`` or ``SearchSpec``), on the RL
-    self-play engine: worker processes, batched forward passes on ``device`` in the ``inference`` setup (a player
-    that names its own, ``NetSpec.inference``, keeps it). The same deals, seatings and pairs as ``play_duel``;
-    run in blocks of deals (``block_size``), so memory does not grow with ``games``. With a ``journal``,
-    its blocks, each recorded as it ends, and those it holds already are counted, not played again; with an
-    ``sprt``, stopped after the block where the test decides. ``executor``: a pool of workers on ``device`` to
-    play on and leave running (``tournament.Arena.pool``); else one of ``workers`` for this duel."""
+    """``play_duel`` for two model players on the self-play engine's worker processes; the blocks a ``journal``
+    holds are not played again. ``executor``: a pool to play on and leave running; else one of ``workers``."""
     seeds = duel_seeds(games, seed)
     players = (player_a, player_b)
     setup = resolve_inference(inference, device)
@@ -219,16 +186,14 @@ def play_model_duel(player_a: object, player_b: object, games: int, seed: int = 
 
 
 class Pools(dict[str, Executor]):
-    """The worker pools of a run of duels by device, each started by its first duel and kept until ``close``: a
-    pool's processes start and compile the networks once (they share the architecture), where a pool per duel paid
-    about 20 s a duel for it on 2 cores (docs/duels.md). The duels stage's arena and a search study hold one."""
+    """The worker pools of a run of duels by device, kept until ``close``: a pool per duel paid about 20 s a duel
+    to start and compile (docs/duels.md)."""
 
     def __init__(self, workers: int) -> None:
         super().__init__()
         self.workers = workers
 
     def pool(self, device: str) -> Executor | None:
-        """The pool on ``device`` (its processes start at its first job); None without workers."""
         if self.workers < 1:
             return None
         if device not in self:
@@ -236,7 +201,6 @@ class Pools(dict[str, Executor]):
         return self[device]
 
     def close(self) -> None:
-        """Stop the pools."""
         for pool in self.values():
             pool.close()
         self.clear()
@@ -248,12 +212,8 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
                 journal: DuelJournal | None = None, sprt: Sprt | None = None,
                 executor: Executor | None = None,
                 on_game: Callable[[int, int, GameState], None] | None = None) -> DuelResult:
-    """A pairing with a model agent (a network or a searcher) against another model or a built-in agent plays on
-    the self-play engine (``workers`` processes, forward passes on ``device`` in the ``inference`` setup, B's in
-    ``inference_b`` when given; ``journal``: resumable); any other pairing in this process (no journal:
-    ValueError). ``sprt``: a sequential duel, ``games`` its cap. ``executor``: the models' worker pool, kept
-    running after the duel (``play_model_duel``). Either way the games are the same. ``on_game``: each game as it
-    ends (``play_duel``'s; the duel then plays in this process, whose games keep their moves)."""
+    """A duel with a model agent on the self-play engine (``play_model_duel``), any other (or one with
+    ``on_game``) in this process (``play_duel``); either way the games are the same."""
     specs = [player_spec(agent, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
     if on_workers(specs, workers) and on_game is None:
         if inference_b is not None:
@@ -267,14 +227,13 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
 
 
 def on_workers(specs: list[PlayerSpec | None], workers: int) -> bool:
-    """Whether a duel of these players' specs (``player_spec``) plays on worker processes: with workers, when both
-    can be shipped and one runs a network (two built-in agents play faster here than a pool starts)."""
+    """Whether a duel of these specs plays on workers: both can be shipped and one runs a network (two built-in
+    agents play faster here than a pool starts)."""
     return workers > 0 and None not in specs and not all(isinstance(s, RuleSpec) for s in specs)
 
 
 def player_spec(agent: Agent, name: str) -> PlayerSpec | None:
-    """How a worker rebuilds ``agent``: a built-in agent's ``RuleSpec``, a model agent's spec (its network's
-    ``NetSpec`` by default); None for any other agent (it plays in this process)."""
+    """How a worker rebuilds ``agent``; None for an agent that plays in this process only."""
     spec = rule_spec(agent)
     if spec is not None:
         return spec

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..runtime.progress import progress_bar
 from .actions import KOIKOI, KOIKOI_DECISION, PICK, STOP, IllegalActionError
 from .cards import card_tuple, ids_of
 from .deal import Deal, deal_is_valid
-from .records import RecordError, _card, _cards, _get, _mask, _player, _rounds, load_record, record_files
+from .records import RecordError, _card, _cards, _get, _mask, _player, _rounds, _tuples, load_record, record_files
 from .state import GameState
 
 
 @dataclass
 class ReplayReport:
-    """Totals of a replay, one line per mismatch, and the unfinished games: a record saved mid-round whose
-    ``result.isOver`` is false (the public dataset's 201.json), replayed and checked up to its last turn."""
+    """Totals of a replay, one line per mismatch, and the games saved unfinished (checked up to their last turn)."""
 
     games: int = 0
     rounds: int = 0
@@ -32,12 +31,8 @@ class ReplayReport:
                 "mismatches": len(self.mismatches)}
 
     def merge(self, other: ReplayReport) -> None:
-        self.games += other.games
-        self.rounds += other.rounds
-        self.turns += other.turns
-        self.mismatches += other.mismatches
-        self.errors += other.errors
-        self.unfinished += other.unfinished
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 class _Mismatch(Exception):
@@ -45,21 +40,15 @@ class _Mismatch(Exception):
 
 
 def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: Any = None) -> ReplayReport:
-    """Replay one game record through the engine and check every recorded event.
-
-    ``visitor``, if given, is called as ``visitor(state, action)`` before each decision
-    the engine asks for (the SL dataset build uses it). Raises ``RecordError`` for an
-    unreadable record; engine disagreements are returned as mismatch lines.
-    """
+    """Replay one game record through the engine and check every recorded event; ``visitor(state, action)`` before
+    each decision. ``RecordError`` for an unreadable record; disagreements are mismatch lines."""
     path = Path(path)
     report = ReplayReport(games=1)
     info = rec["info"]
-    init_points = _get(info, "player1InitPts", path, "info")
-    num_rounds = _get(info, "numRound", path, "info")
-    if not isinstance(init_points, int) or init_points < 1:
-        raise RecordError(path, "info.player1InitPts", f"expected a positive int, got {init_points!r}")
-    if not isinstance(num_rounds, int) or num_rounds < 1:
-        raise RecordError(path, "info.numRound", f"expected a positive int, got {num_rounds!r}")
+    init_points, num_rounds = (_get(info, key, path, "info") for key in ("player1InitPts", "numRound"))
+    for key, value in (("player1InitPts", init_points), ("numRound", num_rounds)):
+        if not isinstance(value, int) or value < 1:
+            raise RecordError(path, f"info.{key}", f"expected a positive int, got {value!r}")
     rounds = _rounds(rec, path)
 
     # Parse every deal up front so a malformed record fails before any replay.
@@ -68,10 +57,8 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
     for n, rnd in rounds:
         b = rnd["basic"]
         w = f"record.round{n}.basic"
-        h1 = _cards(_get(b, "initHand1", path, w), path, f"{w}.initHand1")
-        h2 = _cards(_get(b, "initHand2", path, w), path, f"{w}.initHand2")
-        board = _cards(_get(b, "initBoard", path, w), path, f"{w}.initBoard")
-        pile = _cards(_get(b, "initPile", path, w), path, f"{w}.initPile")
+        h1, h2, board, pile = (_cards(_get(b, k, path, w), path, f"{w}.{k}")
+                               for k in ("initHand1", "initHand2", "initBoard", "initPile"))
         if sorted(h1 + h2 + board + pile) != list(range(48)):
             raise RecordError(path, w, "the deal is not the 48 cards once each")
         if (len(h1), len(h2), len(board), len(pile)) != (8, 8, 8, 24):
@@ -83,14 +70,17 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
         where = f"round {n}" + (f" turn {t}" if t is not None else "")
         report.mismatches.append(f"{path}: {where}: {msg}")
 
+    def stop(n: int, t: int | None, msg: str) -> NoReturn:
+        mismatch(n, t, msg)
+        raise _Mismatch
+
     def act(state: GameState, action: int, n: int, t: int) -> None:
         if visitor is not None:
             visitor(state, action)
         try:
             state.step(action)
         except IllegalActionError as e:
-            mismatch(n, t, str(e))
-            raise _Mismatch from None
+            stop(n, t, str(e))
 
     for i, deal in enumerate(deals):
         if not deal_is_valid(deal):
@@ -101,14 +91,11 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
     try:
         for (n, rnd), dealer in zip(rounds, dealers, strict=True):
             if state.is_over:
-                mismatch(n, None, "the engine ended the game before this round")
-                raise _Mismatch
+                stop(n, None, "the engine ended the game before this round")
             if state.round != n:
-                mismatch(n, None, f"engine is in round {state.round}")
-                raise _Mismatch
+                stop(n, None, f"engine is in round {state.round}")
             if state.dealer != dealer:
-                mismatch(n, None, f"dealer is player {dealer + 1} in the record, {state.dealer + 1} in the engine")
-                raise _Mismatch
+                stop(n, None, f"dealer is player {dealer + 1} in the record, {state.dealer + 1} in the engine")
             report.rounds += 1
             turn_keys = sorted((int(k[4:]), k) for k in rnd if k.startswith("turn") and k[4:].isdigit())
             if [t for t, _ in turn_keys] != list(range(1, len(turn_keys) + 1)):
@@ -129,44 +116,38 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
                     raise RecordError(path, f"{w}.isKoiKoi", f"expected null, true or false, got {koi!r}")
                 report.turns += 1
                 if len(state.results) != results_before or state.is_over:
-                    mismatch(n, t, "the engine ended the round before this turn")
-                    raise _Mismatch
+                    stop(n, t, "the engine ended the round before this turn")
                 if state.turn != t or state.player != who:
-                    mismatch(n, t, f"engine expects turn {state.turn} of player {state.player + 1}")
-                    raise _Mismatch
+                    stop(n, t, f"engine expects turn {state.turn} of player {state.player + 1}")
                 act(state, discard, n, t)
                 if state.phase == PICK and not state.pick_from_draw and len(state.results) == results_before:
                     if len(col1) != 2:
-                        mismatch(n, t, f"two field cards match the played card but collectCard is {col1}")
-                        raise _Mismatch
+                        stop(n, t, f"two field cards match the played card but collectCard is {col1}")
                     act(state, col1[1], n, t)
                 if state.phase == PICK and state.pick_from_draw and len(state.results) == results_before:
                     if len(col2) != 2:
-                        mismatch(n, t, f"two field cards match the drawn card but collectCard2 is {col2}")
-                        raise _Mismatch
+                        stop(n, t, f"two field cards match the drawn card but collectCard2 is {col2}")
                     act(state, col2[1], n, t)
                 if state.phase == KOIKOI_DECISION and len(state.results) == results_before and state.turn == t:
                     if koi is None:
-                        mismatch(n, t, "the engine asks koi-koi or stop; the record has no prompt")
-                        raise _Mismatch
+                        stop(n, t, "the engine asks koi-koi or stop; the record has no prompt")
                     act(state, KOIKOI if koi else STOP, n, t)
                 done = state.results[-1].turns[-1] if len(state.results) != results_before else state.turns[-1]
                 if done.discard != discard:
                     mismatch(n, t, "turn bookkeeping lost the played card")
                 if sorted(ids_of(done.captured)) != sorted(col1[1:]) or (col1 and col1[0] != discard):
-                    mismatch(n, t, f"played card captured {_names(done.captured)}, record says {col1}")
+                    mismatch(n, t, f"played card captured {_tuples(ids_of(done.captured))}, record says {col1}")
                 if done.draw != draw:
                     mismatch(n, t, f"drew {list(card_tuple(done.draw))}, record says {list(card_tuple(draw))}")
                 if sorted(ids_of(done.captured2)) != sorted(col2[1:]) or (col2 and col2[0] != draw):
-                    mismatch(n, t, f"drawn card captured {_names(done.captured2)}, record says {col2}")
+                    mismatch(n, t, f"drawn card captured {_tuples(ids_of(done.captured2))}, record says {col2}")
                 if done.koikoi is not koi:
                     mismatch(n, t, f"koi-koi is {done.koikoi} in the engine, {koi} in the record")
             if len(state.results) == results_before:
                 if n == len(rounds) and not _over(rec):  # saved mid-round: every turn it has was checked
                     report.unfinished.append(f"{path}: round {n}: the game was saved unfinished (result.isOver false)")
                     raise _Mismatch
-                mismatch(n, None, "the record ends the round, the engine does not")
-                raise _Mismatch
+                stop(n, None, "the record ends the round, the engine does not")
             res = state.results[-1]
             b = rnd["basic"]
             w = f"record.round{n}.basic"
@@ -200,12 +181,7 @@ def _over(rec: dict[str, Any]) -> bool:
     return not isinstance(result, dict) or result.get("isOver") is not False
 
 
-def _names(mask: int) -> list[list[int]]:
-    return [list(card_tuple(c)) for c in ids_of(mask)]
-
-
 def replay_dir(directory: str | Path, progress: bool = False) -> ReplayReport:
-    """Replay every record of a directory; unreadable files are listed in ``errors``."""
     total = ReplayReport()
     files = record_files(directory)
     for f in progress_bar(files, enabled=progress, desc="replay", unit="game", leave=False):

@@ -1,4 +1,1 @@
-"""Play against the agents in the browser: a FastAPI app (``app``) over game sessions (``session``).
-
-``koikoi play`` serves it; the page in ``static/`` uses only the JSON API.
-"""
+"""Play against the agents in the browser: a FastAPI app (``app``) that ``koikoi play`` serves."""

@@ -1,18 +1,9 @@
-"""What the page says about an opponent: its name (not a path), its duel rating, and what its hint values mean.
-
-Ratings come from the duels stage's ``results/duels/ratings.json`` (Bradley-Terry, in Elo, with the anchor
-agent at 0) when it exists. Hint values: every model plays the arg-max of its outputs, but what an output
-*is* depends on how the model was trained (its ``config.json`` meta), so the page is told the unit:
-
-- SL, and RL trained by rollout policy iteration (the default): the outputs are policy logits, so the
-  hint shows their softmax over the legal moves: the model's probability of playing each move.
-- RL trained by Monte-Carlo DQN (``mc_dqn``): the outputs are Q values, the expected round reward: points
-  for RL-Point, or for RL-WP the win probability after the round, less ``wp_baseline``, times the
-  variant's ``reward_scale`` (undone here with the project's params.yaml, so the page shows points or P(win)).
-"""
+"""What the page says about an opponent: its name, its duel rating, and the unit of its hint values (policy
+logits shown as probabilities; an ``mc_dqn`` model's Q values turned back into points or P(win) with params.yaml)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +18,26 @@ def agent_name(spec: str) -> str:
     return display_name(key_name(spec))
 
 
+def meta_of(spec: str, root: Path) -> dict[str, Any] | None:
+    """A model directory's meta from its config.json (no torch needed); None for the built-in agents."""
+    try:
+        return dict(json.loads((root / model_of(spec) / "config.json").read_text(encoding="utf-8")).get("meta", {}))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def ratings(root: Path) -> dict[str, Any]:
-    """``{key: {"elo", "elo_lo", "elo_hi"}}`` and the anchor from the duels' ratings file; empty without one."""
     anchor, table = read_ratings(root)
     return {"anchor": None if anchor is None else display_name(anchor), "ratings": table}
 
 
 def rating(spec: str, root: Path) -> dict[str, Any] | None:
-    """The agent's Elo with its 95% interval and the anchor it is relative to, or None when it was not rated."""
     doc = ratings(root)
     r = doc["ratings"].get(key_name(spec))
     return None if r is None else {**r, "anchor": doc["anchor"]}
 
 
 def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
-    """(reward_scale, baseline) of an RL variant from the project's params.yaml; None when it cannot be read."""
     try:
         rl = load_params(root / "params.yaml").rl
     except ParamError:
@@ -50,10 +46,8 @@ def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
 
 
 def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, Any] | None:
-    """How the page turns a hint option into a number with a unit: ``unit`` is ``probability`` (read the
-    option's ``probability``), ``points`` or ``win_probability`` (``value * scale + offset``), or ``q`` (the raw
-    value, when params.yaml cannot be read to convert it); ``what`` says it in words. None for an agent
-    without values (random, heuristic)."""
+    """How the page shows a hint option: ``probability``, or ``value * scale + offset`` in ``unit``; None without
+    values."""
     if meta is None:
         return None
     if meta.get("kind") == "rl" and meta.get("algorithm") == "mc_dqn":
@@ -76,9 +70,6 @@ def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, 
 
 
 def describe(spec: str, root: Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything the page shows about an opponent; ``meta`` is its model's meta (None: no values to hint).
-
-    A searcher (``search:<model>?...``) hints with its model's values, so they are said to be its model's."""
     name = agent_name(spec)
     return {"spec": spec, "name": name, "rating": rating(spec, root),
             "hint": hint_units(meta, agent_name(model_of(spec)), root)}

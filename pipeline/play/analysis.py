@@ -1,18 +1,28 @@
-"""A finished game's analysis for the page (``GET /api/games/{id}/analysis``): the person's decisions judged in a
-thread by the server's judge (``pipeline.analysis``), from the finished game's record, while the page polls the
-progress; one analysis at a time, for they share the CPU with the games."""
+"""A finished game's analysis for the page, judged in a thread while the page polls; one at a time (CPU)."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any
 
-from .opponents import log
+from .opponents import default_judge, log
+
+
+def judge_for(spec: str | None, seed: int = 0) -> tuple[str, Any]:
+    """The judge of ``spec`` (default: ``default_judge()``) and its spec; ``ValueError`` in one line."""
+    from ..analysis.judge import load_judge
+
+    spec = spec or default_judge()
+    if spec is None:
+        raise ValueError("no trained model to judge with: give --agent search:<model directory>")
+    try:
+        return spec, load_judge(spec, seed)
+    except ValueError as e:
+        raise ValueError(f"--agent {e}") from None
 
 
 class Judges:
-    """The server's judge, a ``search:`` spec (None: the server has none), loaded at the first analysis and kept;
-    ``lock`` runs one analysis at a time."""
+    """The server's judge (spec None: none), loaded at the first analysis and kept."""
 
     def __init__(self, spec: str | None) -> None:
         self.spec = spec
@@ -20,7 +30,6 @@ class Judges:
         self.judge: Any = None  # an analysis.judge.Judge once loaded
 
     def get(self) -> Any:
-        """The judge (call under ``lock``); ``ValueError`` when it cannot be loaded."""
         if self.judge is None:
             from ..analysis.judge import load_judge
 
@@ -29,9 +38,6 @@ class Judges:
 
 
 class Analysis:
-    """The analysis of the seat ``you`` of a finished game's ``record``, computed in a thread as it is made:
-    ``view()`` is its progress (rounds judged of the rounds), then its report, or the line saying it failed."""
-
     def __init__(self, game_id: str, record: dict[str, Any], you: int, judges: Judges) -> None:
         self.id, self.record, self.you, self.judges = game_id, record, you, judges
         self.done = self.total = 0
@@ -58,8 +64,6 @@ class Analysis:
             self.failed = True
 
     def view(self) -> dict[str, Any]:
-        """``{"status": "running", "done", "total"}``, then ``{"status": "done", **report}``, or ``{"status":
-        "failed"}``."""
         if self.report is not None:
             return {"status": "done", **self.report}
         return {"status": "failed"} if self.failed else {"status": "running", "done": self.done, "total": self.total}

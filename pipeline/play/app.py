@@ -1,25 +1,9 @@
-"""The play web app (FastAPI): the JSON API under ``/api`` and the static page that uses only it.
-
-Routes (docs/play.md documents them):
-
-- ``GET /api/opponents``, ``GET /api/cards`` (the deck: names and categories, no game data)
-- ``POST /api/games`` -> 201 ``{"id", "state", "events"}``; ``GET /api/games/{id}`` -> ``{"id", "state"}``
-- ``POST /api/games/{id}/actions`` ``{"action": token, "move": optional}`` -> ``{"id", "state", "events"}``
-- ``GET /api/games/{id}/hint``, ``/review``, ``/record``; ``/analysis`` after the game: its progress, then the
-  report of ``pipeline.analysis`` on the person's decisions (docs/analysis.md)
-- ``routes``: ``GET /api/opponents/about``, ``/api/games/{id}/opponent``, ``/api/history``
-
-Errors are ``{"error": "one line"}`` (docs/play.md), any echoed input cut short: 400 bad input, an illegal
-action or a Host the server does not serve, 403 another site's request, 404 unknown game or path, 405 wrong
-method, 409 not now, 413 a body too large, 415 a POST that is not JSON, 500 an internal error, after which the
-game is as it was before the request, 503 no new game while records cannot be written. Endpoints are plain
-functions, so the server runs them in its thread pool and a slow model in one game does not hold up the others;
-each game's lock serialises the requests on that game.
-"""
+"""The play web app (FastAPI): the JSON API (docs/play.md) and the static page. Endpoints are plain functions, run
+in the server's thread pool, so a slow model in one game does not hold up the others."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
-from . import routes, view
-from .game_session import PlayError
+from . import view
+from .about import describe, meta_of
+from .game_session import GameSession, PlayError
 from .games import MAX_SEED, Games
 from .guard import LOOPBACK, Guard, excerpt
+from .history import history
 from .opponents import log
 
 STATIC = Path(__file__).parent / "static"
@@ -75,30 +61,20 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 def create_app(games: Games, root: Path = Path("."), hosts: Iterable[str] = LOOPBACK) -> FastAPI:
-    """The app over ``games`` (which also holds the opponents offered); ``root`` is the project directory
-    (the ratings and params.yaml the page's opponent names come from); ``hosts``: the names and addresses
-    the server serves, the only ``Host`` headers it answers (``guard``)."""
+    """The app over ``games``; ``root``: the project directory; ``hosts``: the only ``Host`` headers it answers."""
     app = FastAPI(title="koikoi play", summary="Play Koi-Koi against the project's agents.")
     app.state.games = games
     app.add_middleware(Guard, hosts=hosts)  # Host, origin, JSON-only POSTs, body size; the security headers
 
-    @app.exception_handler(PlayError)
-    def play_error(_: Request, exc: PlayError) -> JSONResponse:
-        return _error(exc.status, str(exc))
+    app.add_exception_handler(PlayError, lambda _, exc: _error(exc.status, str(exc)))
+    app.add_exception_handler(RequestValidationError, lambda _, exc: _error(400, _validation_message(exc)))
+    app.add_exception_handler(HTTPException, lambda _, exc: _error(exc.status_code, str(exc.detail)))
 
     @app.exception_handler(Exception)
     def internal_error(request: Request, exc: Exception) -> JSONResponse:
         # the session has rolled its game back; the operator's log gets the cause, the client one line
         log(f"internal error in {request.method} {request.url.path}: {type(exc).__name__}: {exc}")
         return _error(500, INTERNAL.format(type(exc).__name__))
-
-    @app.exception_handler(RequestValidationError)
-    def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(400, _validation_message(exc))
-
-    @app.exception_handler(HTTPException)
-    def http_error(_: Request, exc: HTTPException) -> JSONResponse:
-        return _error(exc.status_code, str(exc.detail))
 
     @app.get("/api/opponents")
     def opponents() -> dict[str, Any]:
@@ -115,11 +91,14 @@ def create_app(games: Games, root: Path = Path("."), hosts: Iterable[str] = LOOP
         with game.lock:
             return {"id": game.id, "state": game.view(), "events": game.opening_events}
 
-    @app.get("/api/games/{game_id}")
-    def get_game(game_id: str) -> dict[str, Any]:
+    def locked(game_id: str, answer: Callable[[GameSession], dict[str, Any]]) -> dict[str, Any]:
         game = games.get(game_id)
         with game.lock:
-            return {"id": game.id, "state": game.view()}
+            return answer(game)
+
+    @app.get("/api/games/{game_id}")
+    def get_game(game_id: str) -> dict[str, Any]:
+        return locked(game_id, lambda g: {"id": g.id, "state": g.view()})
 
     @app.post("/api/games/{game_id}/actions")
     def act(game_id: str, body: Action) -> dict[str, Any]:
@@ -130,29 +109,33 @@ def create_app(games: Games, root: Path = Path("."), hosts: Iterable[str] = LOOP
 
     @app.get("/api/games/{game_id}/hint")
     def hint(game_id: str) -> dict[str, Any]:
-        game = games.get(game_id)
-        with game.lock:
-            return {"id": game.id, "move": game.move, "kind": game.values_kind, "options": game.hint()}
+        return locked(game_id, lambda g: {"id": g.id, "move": g.move, "kind": g.values_kind, "options": g.hint()})
 
     @app.get("/api/games/{game_id}/review")
     def review(game_id: str) -> dict[str, Any]:
-        game = games.get(game_id)
-        with game.lock:
-            return {"id": game.id, "opponent": game.opponent, "kind": game.values_kind, "decisions": game.review()}
+        return locked(game_id, lambda g: {"id": g.id, "opponent": g.opponent, "kind": g.values_kind,
+                                          "decisions": g.review()})
 
     @app.get("/api/games/{game_id}/analysis")
     def analysis(game_id: str) -> dict[str, Any]:
-        game = games.get(game_id)
-        with game.lock:
-            return {"id": game.id, **game.analysis(games.judges)}
+        return locked(game_id, lambda g: {"id": g.id, **g.analysis(games.judges)})
 
     @app.get("/api/games/{game_id}/record")
     def record(game_id: str) -> dict[str, Any]:
-        game = games.get(game_id)
-        with game.lock:
-            return game.record()
+        return locked(game_id, lambda g: g.record())
 
-    app.include_router(routes.router(games, root))  # the page's opponent names and the person's record
+    @app.get("/api/opponents/about")
+    def about_opponents() -> list[dict[str, Any]]:
+        return [describe(spec, root, meta_of(spec, root)) for spec in games.opponents.offered()]
+
+    @app.get("/api/games/{game_id}/opponent")
+    def opponent(game_id: str) -> dict[str, Any]:
+        game = games.get(game_id)
+        return describe(game.opponent, root, game.meta if game.has_values else None)
+
+    @app.get("/api/history")
+    def played() -> dict[str, Any]:
+        return history(games.records_dir)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

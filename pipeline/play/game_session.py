@@ -1,12 +1,5 @@
-"""One game between a person and an agent: the agent plays until the person's next decision.
-
-A :class:`GameSession` owns the engine's ``GameState`` and a lock. The person's actions go through
-``GameState.step`` (which rejects an illegal one before changing anything); the agent is asked through
-``Agent.act`` with its own ``Observation``. Every response is built from the person's observation
-(``view.state_view``), and an error names only the person's own legal actions. A request that fails part
-way (an agent's exception) puts the game back as it was before it. A finished game's record is kept in
-memory and written in the project's JSON format; a write that fails is tried again (``save_record``).
-"""
+"""One game between a person and an agent, built from the person's observation only; a request that fails part way
+puts the game back as it was."""
 
 from __future__ import annotations
 
@@ -31,7 +24,7 @@ HUMAN_NAME = "human"
 
 
 class PlayError(Exception):
-    """A request the game cannot take; ``status`` is the HTTP status that says why (400, 404, 409, 500)."""
+    """A request the game cannot take; ``status``: its HTTP status."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -39,7 +32,6 @@ class PlayError(Exception):
 
 
 def shown(value: object) -> str:
-    """``repr(value)`` cut short (``guard.excerpt``): a client's input echoed in an error stays short."""
     return excerpt(repr(value))
 
 
@@ -53,8 +45,6 @@ def options(values: np.ndarray, legal: list[int]) -> list[dict[str, Any]]:
 
 
 class GameSession:
-    """A game of the person (seat ``you``) against ``agent``; thread-safe through ``lock``."""
-
     def __init__(self, game_id: str, agent: Agent | PoolRef, opponent: str, seed: int, rounds: int, points: int,
                  records_dir: Path, you: int = 0) -> None:
         self.id = game_id
@@ -62,10 +52,7 @@ class GameSession:
         first = self.agent
         self.has_values = isinstance(first, ScoringAgent)  # model agents score moves: hints and the review need it
         self.meta: dict[str, Any] = dict(getattr(first, "meta", {}) or {}) if self.has_values else {}
-        self.opponent = opponent
-        self.seed = seed
-        self.you = you
-        self.records_dir = records_dir
+        self.opponent, self.seed, self.you, self.records_dir = opponent, seed, you, records_dir
         self.record_doc: dict[str, Any] | None = None  # the finished game's record, kept once it ends
         self.record_path: Path | None = None  # where it was written; None while it is not
         self.record_error: str | None = None  # why the last write failed and what to do
@@ -79,11 +66,9 @@ class GameSession:
         self._seen = (0, 0)  # (finished rounds, turns of the current round) already sent as events
         self.opening_events = self._advance()  # the agent deals first in about half the games
 
-    # ----------------------------------------------------------------- views
     @property
     def agent(self) -> Agent:
-        """The opponent: a built-in agent of this game's own, or the model pool's shared agent (``PoolRef``),
-        loaded again if the pool let it go; a caller holds it for one request only."""
+        """The opponent; a caller holds a pool's shared agent for one request only."""
         return self._agent.get() if isinstance(self._agent, PoolRef) else self._agent
 
     @agent.setter
@@ -92,12 +77,10 @@ class GameSession:
 
     @property
     def values_kind(self) -> str | None:
-        """``sl`` (values are logits of human moves) or ``rl`` (expected rewards), from the model's meta."""
         return self.meta.get("kind") if self.has_values else None
 
     @property
     def record_unsaved(self) -> bool:
-        """The game is over and its record is in memory only."""
         return self.record_doc is not None and self.record_path is None
 
     def view(self) -> dict[str, Any]:
@@ -106,14 +89,9 @@ class GameSession:
                                opponent=self.opponent, move=self.move, values=self.values_kind,
                                has_values=self.has_values)
 
-    # ----------------------------------------------------------------- play
     def act(self, action: int, move: int | None = None) -> list[dict[str, Any]]:
-        """Apply the person's ``action``; the agent then plays up to the person's next decision.
-
-        Returns the events since the last response. Raises ``PlayError`` (the game unchanged):
-        409 for a finished game, a stale ``move`` or the agent's turn, 400 for an illegal action. Any other
-        exception (the agent's) puts the game back as it was before the call, then propagates.
-        """
+        """Apply the person's ``action``, then the agent's up to the person's next decision; the events since the
+        last response. On any exception the game is put back as it was."""
         s = self.state
         if s.is_over:
             raise PlayError(409, f"game {self.id} is over: start a new game")
@@ -178,9 +156,7 @@ class GameSession:
         return out
 
     def save_record(self, directory: Path | None = None) -> Path | None:
-        """Write the finished game's record (atomically) into ``directory`` (default the records directory)
-        unless it is written already; its path, or None when the write failed (``record_error`` says why and
-        what to do; the record stays in memory and ``GET /api/games/{id}/record`` tries again)."""
+        """Write the finished game's record once; its path, or None when the write failed (``record_error``)."""
         if self.record_doc is None or self.record_path is not None:
             return self.record_path
         directory = directory or self.records_dir
@@ -198,9 +174,8 @@ class GameSession:
         self.record_path, self.record_error = path, None
         return path
 
-    # ----------------------------------------------------------------- the agent's view
     def hint(self) -> list[dict[str, Any]]:
-        """The agent's values for each of the person's legal moves, from the person's own observation."""
+        """The agent's values for the person's legal moves, from the person's own observation."""
         if self.state.is_over:
             raise PlayError(409, f"game {self.id} is over: no decision to hint")
         if not self.has_values:
@@ -213,7 +188,6 @@ class GameSession:
         return options(values, ids_of(obs.legal_mask))
 
     def review(self) -> list[dict[str, Any]]:
-        """After the game: each decision the agent made, what it saw of its own cards, and its values."""
         if not self.state.is_over:
             raise PlayError(409, f"game {self.id} is not over: the review comes after the game")
         if self._review is None:
@@ -233,8 +207,7 @@ class GameSession:
         return self._review
 
     def analysis(self, judges: Judges) -> dict[str, Any]:
-        """After the game: the analysis of the person's decisions (``play.analysis``), started by the first call;
-        its progress until it is done. From the finished game's record, which the person may read already."""
+        """After the game: the analysis of the person's decisions, started by the first call; its progress."""
         if self.record_doc is None:
             raise PlayError(409, f"game {self.id} is not over: the analysis comes after the game")
         if judges.spec is None:
@@ -249,8 +222,7 @@ class GameSession:
         return view
 
     def record(self) -> dict[str, Any]:
-        """The finished game's record (from memory: served even when the records directory refused it; the
-        write is tried again first)."""
+        """The finished game's record, from memory; the write is tried again first."""
         if self.record_doc is None:
             raise PlayError(409, f"game {self.id} is not over: its record is written when it ends")
         self.save_record()

@@ -1,8 +1,5 @@
-"""The games a server holds: created with a fresh id, found by id, the least recently used dropped past a cap.
-
-A finished game whose record the disk refused is not dropped: it moves out of the table of live games into
-a bounded set of unsaved records (its own cap), so unsaved records never push live games out; once that set
-is full, new games are refused (503, one line saying why) until the records can be written."""
+"""The games a server holds, the least recently used dropped past a cap; a game whose record the disk refused is
+kept apart (its own cap, then no new game) so that unsaved records never push live games out."""
 
 from __future__ import annotations
 
@@ -21,8 +18,6 @@ MAX_UNSAVED = 64  # finished games kept in memory while the records directory re
 
 
 class Games:
-    """Every game of one server. Each game has its own lock; this one only guards the table."""
-
     def __init__(self, records_dir: str | Path, default_opponent: str, max_games: int = 256,
                  models_root: str | Path = MODELS_ROOT, max_unsaved: int = MAX_UNSAVED,
                  deals: int | None = None, judge: str | None = None) -> None:
@@ -41,7 +36,7 @@ class Games:
 
     def new(self, opponent: str | None = None, seed: int | None = None, rounds: int = 8,
             points: int = 30) -> GameSession:
-        """Start a game; ``PlayError`` 400 naming the parameter for a bad one. No seed: a random one."""
+        """Start a game; ``PlayError`` 400 naming a bad parameter."""
         if not 1 <= rounds <= MAX_ROUNDS:
             raise PlayError(400, f"rounds must be in 1..{MAX_ROUNDS}, got {shown(rounds)}")
         if not 1 <= points <= MAX_POINTS:
@@ -70,10 +65,8 @@ class Games:
         return game
 
     def _room_for_a_game(self) -> None:
-        """``PlayError`` 503 while ``max_unsaved`` finished games hold records the records directory refused
-        (each is tried again first): a new game's record would have nowhere to go."""
-        with self._lock:
-            waiting = [g for g in [*self._games.values(), *self._unsaved.values()] if g.record_unsaved]
+        """``PlayError`` 503 while ``max_unsaved`` records cannot be written (each tried again first)."""
+        waiting = self.unsaved()
         if len(waiting) < self.max_unsaved:
             return
         for game in waiting:
@@ -90,15 +83,13 @@ class Games:
                                  f"returns a finished game's)")
 
     def _drop_old(self) -> None:
-        """Past ``max_games``, drop the least recently used games (never the newest: a game is not dropped by
-        its own creation); a finished game whose record could not be written moves to the unsaved set."""
+        """Past ``max_games``, drop the least recently used games; one with an unsaved record moves apart."""
         while len(self._games) > max(1, self.max_games):
             _, game = self._games.popitem(last=False)
             if game.record_unsaved:
                 self._unsaved[game.id] = game
 
     def get(self, game_id: str) -> GameSession:
-        """The game with this id, marked as just used; ``PlayError`` 404 when there is none."""
         with self._lock:
             game = self._games.get(game_id)
             if game is not None:
@@ -115,13 +106,11 @@ class Games:
         return game
 
     def unsaved(self) -> list[GameSession]:
-        """The finished games whose record is not written yet."""
         with self._lock:
             return [g for g in [*self._games.values(), *self._unsaved.values()] if g.record_unsaved]
 
     def save_unsaved(self, fallback: Path) -> list[tuple[str, Path | None]]:
-        """Write every unwritten record: to the records directory, else to ``fallback``; ``(game id, path or
-        None when neither took it)`` for each. For the server's shutdown."""
+        """At shutdown, write every unwritten record there, else to ``fallback``: ``(game id, path or None)``."""
         out = []
         for game in self.unsaved():
             with game.lock:

@@ -1,14 +1,5 @@
-"""What the play server checks of every request before a route sees it, and the headers of every response.
-
-- ``Host`` must name an address the server serves (``hosts``): a DNS-rebinding page, whose requests carry its
-  own name, is refused (400), and so is a request that comes from another origin (``Origin``, 403).
-- A ``POST`` (every request that changes anything) must be JSON: ``Content-Type: application/json``, which no
-  plain cross-site form can send (415 otherwise), and at most ``MAX_BODY`` bytes (413).
-- Every response forbids framing and scripts or styles from elsewhere (``Content-Security-Policy``,
-  ``X-Frame-Options``), content sniffing and the referrer.
-
-A plain ASGI middleware: it answers refusals itself, as ``{"error": "one line"}`` like every other error.
-"""
+"""An ASGI middleware: the play server's checks of every request (Host against DNS rebinding, Origin, JSON-only
+POSTs no cross-site form can send, body size), and the security headers of every response."""
 
 from __future__ import annotations
 
@@ -37,7 +28,7 @@ def excerpt(value: object, limit: int = 40) -> str:
 
 
 def host_name(host: str) -> str:
-    """The name or address of a ``Host`` header (``[::1]:8000`` -> ``::1``), lower case, without its port."""
+    """A ``Host`` header's name, lower case, without its port (``[::1]:8000`` -> ``::1``)."""
     host = host.strip().lower()
     if host.startswith("["):
         return host[1:host.find("]")] if "]" in host else host
@@ -45,7 +36,7 @@ def host_name(host: str) -> str:
 
 
 class Guard:
-    """The checks above around ``app``; ``hosts``: the names and addresses a client may call the server by."""
+    """The checks around ``app``; ``hosts``: the names and addresses a client may call the server by."""
 
     def __init__(self, app: Any, hosts: Iterable[str] = LOOPBACK, max_body: int = MAX_BODY) -> None:
         self.app = app
@@ -92,7 +83,7 @@ class Guard:
         return None
 
     async def _body(self, receive: Any, headers: dict[str, str]) -> tuple[bytes, tuple[int, str] | None]:
-        """The whole body, read up to ``max_body`` bytes (a body sent in chunks has no length to check first)."""
+        """The whole body, up to ``max_body`` bytes (a chunked body has no length to check first)."""
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -108,15 +99,10 @@ class Guard:
 
 
 def _replay(body: bytes, receive: Any) -> Any:
-    """``receive`` that gives the body already read, then hands on to the connection's (its disconnect)."""
-    sent = False
+    first = [{"type": "http.request", "body": body, "more_body": False}]
 
     async def replay() -> dict:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
+        return first.pop() if first else await receive()
 
     return replay
 

@@ -1,10 +1,4 @@
-"""A person's record: the finished games the server wrote to its records directory (``data/played/``), and
-the person's win rate against each opponent with its Wilson 95% interval (draws count half, as in duels).
-
-Only each game's result is read out (who played, when, rounds, final points), never its cards: the list is
-safe to show whoever opens the page. A file that is not a readable record of a person's game is skipped
-and named, with the reason, in ``skipped``; nothing is changed on disk.
-"""
+"""A person's record: finished games and the win rate against each opponent; never the cards."""
 
 from __future__ import annotations
 
@@ -22,8 +16,6 @@ RESULTS = ("win", "loss", "draw")
 
 @dataclass(frozen=True)
 class PlayedGame:
-    """One finished game from the person's side."""
-
     file: str
     game: str  # the server's game id (the file name's last part)
     ended: str

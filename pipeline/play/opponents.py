@@ -1,9 +1,5 @@
-"""Which agents a person can play, which one by default, and loading them for many games.
-
-A server offers a fixed list: the built-in agents, the model directories found under its models root
-(the project's ``models/``, or ``koikoi play --models DIR``) and the operator's ``--opponent``. A
-request names one of them or gets one generic refusal: a client cannot probe the server's files.
-"""
+"""Which agents a person can play, which one by default, and loading them for many games; a request names an offered
+one or gets one generic refusal, so that a client cannot probe the server's files."""
 
 from __future__ import annotations
 
@@ -38,7 +34,6 @@ MAX_DEPTH = 3   # how deep under the models root model directories are looked fo
 
 
 def present_models(root: Path = Path(".")) -> list[str]:
-    """The trained model directories that exist under ``root``, as agent specs relative to it."""
     return [m for m in MODELS if is_model_dir(root / m)]
 
 
@@ -48,8 +43,7 @@ def _strongest(candidates: list[str], ratings: dict[str, dict[str, float]]) -> s
 
 
 def search_options(root: Path = Path("."), deals: int | None = None) -> str:
-    """The options of the searcher the duels stage rates (params.yaml ``duels.search.options``), as measured; with
-    ``deals`` (``koikoi play --deals``), that many deals per searched decision (``with_deals``)."""
+    """The options of the searcher the duels stage rates (params.yaml), with ``deals`` when given."""
     try:
         search = load_params(root / "params.yaml").duels.search
         options = search.options if search is not None else ""
@@ -63,8 +57,7 @@ def _search_spec(model: str, options: str) -> str:
 
 
 def searcher(root: Path = Path("."), models: list[str] | None = None, options: str | None = None) -> str | None:
-    """The strongest searcher: ``search:`` over the strongest of ``models`` (default: the trained models present
-    under ``root``) with ``options`` (default: ``search_options(root)``), None without a model."""
+    """The searcher over the strongest of ``models`` (default: those present), None without a model."""
     models = present_models(root) if models is None else models
     if not models:
         return None
@@ -72,9 +65,7 @@ def searcher(root: Path = Path("."), models: list[str] | None = None, options: s
 
 
 def with_deals(options: str, deals: int | None) -> str:
-    """Search options with ``deals`` deals per searched decision (``koikoi play --deals``: more thinking than the duels
-    measured, or less); None: as they are, the searcher as measured. Options that do not parse are left as they are
-    (loading the agent names them)."""
+    """Search options with ``deals`` (None: as they are); options that do not parse are left for the loader."""
     if deals is None:
         return options
     try:
@@ -84,9 +75,7 @@ def with_deals(options: str, deals: int | None) -> str:
 
 
 def champion(root: Path = Path("."), deals: int | None = None) -> tuple[str, str] | None:
-    """The duels' champion (``results/duels/champion.json``) as the spec to serve, the measured agent itself (a
-    searcher with ``deals`` set when given, ``with_deals``), and one line saying what it is and its figure; None
-    without one whose model is present."""
+    """The duels' champion as the spec to serve and one line saying what it is; None without one present."""
     try:
         doc = json.loads((root / CHAMPION).read_text())
         spec = doc["spec"]
@@ -102,11 +91,8 @@ def champion(root: Path = Path("."), deals: int | None = None) -> tuple[str, str
 
 
 def default_opponent(root: Path = Path("."), deals: int | None = None) -> tuple[str, str]:
-    """The opponent to serve and one line saying which and why (``koikoi play`` prints it): the duels' champion
-    (``champion``); without one, the strongest trained agent present by the duels' ratings (``duel.strongest``:
-    of the agents whose intervals overlap the best rated one's, the first of RL-WP, RL-Point, SL, then the searcher
-    over the strongest model), without ratings RL-WP, RL-Point, SL in that order; else heuristic. ``deals``: the
-    deals per searched decision of ``koikoi play --deals`` (none: as measured)."""
+    """The opponent to serve and one line saying why: the duels' champion, else the strongest trained agent
+    present by the duels' ratings (or ``MODELS``' order), else heuristic."""
     crowned = champion(root, deals)
     if crowned is not None:
         return crowned
@@ -121,17 +107,15 @@ def default_opponent(root: Path = Path("."), deals: int | None = None) -> tuple[
 
 
 def default_judge(root: Path = Path(".")) -> str | None:
-    """The searcher that judges a game's analysis (docs/analysis.md): the duels' champion when it is one, else the
-    searcher over the strongest model present (``searcher``); None without a trained model."""
+    """The searcher that judges games: the champion when it is one, else ``searcher``; None without a model."""
     crowned = champion(root)
     return crowned[0] if crowned is not None and is_search(crowned[0]) else searcher(root)
 
 
 def find_models(models_root: str | Path) -> list[str]:
-    """The model directories under ``models_root`` (up to ``MAX_DEPTH`` levels), as specs that start with
-    ``models_root`` as given: the ranked ones (``MODELS``) first, the others by name."""
+    """The model directories under ``models_root`` (``MAX_DEPTH`` levels), ``MODELS`` first, the others by name."""
     base = Path(models_root)
-    found: list[str] = []
+    found: list[Path] = []
     level = [base]
     for _ in range(MAX_DEPTH):
         nxt = []
@@ -141,13 +125,10 @@ def find_models(models_root: str | Path) -> list[str]:
             except OSError:
                 continue
             for p in subs:
-                if is_model_dir(p):
-                    found.append(str(p))
-                else:
-                    nxt.append(p)
+                (found if is_model_dir(p) else nxt).append(p)
         level = nxt
     rank = {m.split("/", 1)[1]: i for i, m in enumerate(MODELS)}
-    return sorted(found, key=lambda s: (rank.get(Path(s).relative_to(base).as_posix(), len(rank)), s))
+    return sorted(map(str, found), key=lambda s: (rank.get(Path(s).relative_to(base).as_posix(), len(rank)), s))
 
 
 def _normal(spec: str) -> str:
@@ -156,11 +137,9 @@ def _normal(spec: str) -> str:
 
 
 class Opponents:
-    """The opponents one server offers and their agents. A model is loaded once per file version and shared
-    by its games (it plays greedily: its moves depend on the observation alone, so sharing changes nothing);
-    games hold it by name (``ref``), so the pool's networks are all the networks there are: at most
-    ``max_networks`` (counted by ``networks``), the least recently used model dropped first (the one just asked
-    for stays, whatever it holds)."""
+    """The opponents one server offers and their agents. A model is loaded once per file version and shared by
+    its games (its moves depend on the observation alone); games hold it by name (``ref``), so ``max_networks``
+    bounds every network loaded, the least recently used dropped first."""
 
     def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS,
                  deals: int | None = None) -> None:
@@ -172,8 +151,7 @@ class Opponents:
         self._models: OrderedDict[tuple[str, str, int], tuple[Agent, int]] = OrderedDict()  # agent, networks
 
     def offered(self) -> list[str]:
-        """The opponents a client may choose: the models under the root, the searcher over the strongest of them,
-        the default, the built-in agents."""
+        """The models under the root, the searcher over the strongest, the default, the built-in agents."""
         models = find_models(self.models_root)
         search = searcher(models=models, options=self.search_options)
         offered = models + ([search] if search else [])
@@ -191,9 +169,7 @@ class Opponents:
         return next((o for o in offered if o not in BUILTIN and _normal(o) == target), None)
 
     def load(self, spec: str, seed: int) -> Agent:
-        """The agent for ``spec`` (random, heuristic, a model directory or a searcher, unchecked: ``resolve`` first);
-        ``ValueError`` (one line, naming the spec) when it cannot be loaded. A model agent is the pool's: hold it
-        only for one request (a game holds ``ref(spec)``), or the pool's bound would not bound anything."""
+        """The agent for a resolved ``spec``; ``ValueError`` (one line). Hold a model agent for one request only."""
         if spec in BUILTIN:
             return load_agent(spec, seed=seed)  # cheap, and their random tie-breaks follow the game's seed
         weights = Path(model_of(spec)) / MODEL_FILE  # a searcher's choices, too, depend on the observation alone
@@ -205,33 +181,27 @@ class Opponents:
             entry = self._models.get(key)
             if entry is None:
                 agent = load_agent(spec, seed=seed)
-                entry = (agent, networks(agent))
-                self._models[key] = entry
+                entry = self._models[key] = (agent, networks(agent))
             self._models.move_to_end(key)
             while len(self._models) > 1 and sum(n for _, n in self._models.values()) > self.max_networks:
                 self._models.popitem(last=False)  # no game holds it: it is freed now
             return entry[0]
 
     def ref(self, spec: str, seed: int) -> Agent | PoolRef:
-        """What a game holds for its opponent: a built-in agent itself (its own random tie-breaks), a model
-        agent by name only (``PoolRef``): the pool holds the one copy, loaded again after it was let go."""
+        """What a game holds: a built-in agent itself (its own tie-breaks), a model agent by name (``PoolRef``)."""
         agent = self.load(spec, seed)  # loaded now, so that a bad model fails at the game's creation
         return agent if spec in BUILTIN else PoolRef(self, spec, seed)
 
     def loaded(self) -> int:
-        """How many agents the pool holds now."""
         with self._lock:
             return len(self._models)
 
     def live_networks(self) -> int:
-        """How many networks the pool's agents hold (what ``max_networks`` bounds)."""
         with self._lock:
             return sum(n for _, n in self._models.values())
 
 
 class PoolRef:
-    """A game's opponent by name: ``get()`` is the pool's agent for it (loaded again if the pool let it go)."""
-
     def __init__(self, pool: Opponents, spec: str, seed: int) -> None:
         self.pool, self.spec, self.seed = pool, spec, seed
 
@@ -240,8 +210,7 @@ class PoolRef:
 
 
 def networks(agent: object) -> int:
-    """The torch networks ``agent`` holds (each counted once, its own layers not counted apart): what one
-    loaded agent costs the pool. A walk over the agent's attributes and containers, not over modules or types."""
+    """The torch networks ``agent`` holds, each counted once: a walk over its attributes and containers."""
     import torch
 
     seen: set[int] = set()
@@ -262,16 +231,13 @@ def networks(agent: object) -> int:
 
 
 def log(message: str) -> None:
-    """One line on the server's stderr: what the operator needs and a client must not see (paths, causes)."""
+    """One line on the server's stderr: what a client must not see (paths, causes)."""
     print(f"koikoi play: {message}", file=sys.stderr, flush=True)
 
 
 def warm_up(agent: Agent) -> float:
-    """Seconds of ``agent``'s first decisions, made before any person waits on one: a compiled inference setup
-    (``auto`` on AMX and AVX512-BF16 CPUs) compiles in them, not in the page's first replies (7-12 s there).
-    One observation, then a batch of 7 holding a discard, a pick and a koi-koi call of random games: a compile
-    with dynamic batch sizes settles after two shapes, and a searcher searches those of its decision types,
-    which compiles its playouts' passes too."""
+    """Seconds of ``agent``'s first decisions, so that a compiled setup compiles before any person waits: one
+    observation, then a batch of 7 with every decision type (a dynamic-shape compile settles after two shapes)."""
     t0 = time.perf_counter()
     if agent.name not in BUILTIN:
         obs = random_observations(64)  # seed 0: 4 koi-koi calls and 7 picks among them (a test checks)

@@ -1,8 +1,5 @@
-"""The JSON the play API sends: the human's view of a game, built from the engine's public data only.
-
-``state_view`` reads an :class:`Observation` (the human's own hand and what is public) plus the public
-results of finished rounds, so nothing hidden can reach a response. Cards are ``[month, index]``.
-"""
+"""The JSON the play API sends, built from the human's observation and public results only; cards are
+``[month, index]``."""
 
 from __future__ import annotations
 
@@ -43,7 +40,6 @@ def category(cid: int) -> str:
 
 
 def grouped(mask: int) -> dict[str, list[list[int]]]:
-    """A pile grouped by category (light, seed, ribbon, dross)."""
     out: dict[str, list[list[int]]] = {name: [] for name in CATEGORY_ORDER}
     for c in ids_of(mask):
         out[category(c)].append(list(card_tuple(c)))
@@ -51,7 +47,6 @@ def grouped(mask: int) -> dict[str, list[list[int]]]:
 
 
 def yaku(pile: int, koikoi: int) -> dict[str, Any]:
-    """A pile's yaku ``[[name, points], ...]`` (koi-koi bonus included) and their total."""
     s = score_mask(pile, koikoi)
     return {"points": s.points, "yaku": [[name, pts] for name, pts in s.yaku]}
 
@@ -63,12 +58,7 @@ _TOWARD = (("Boar-Deer-Butterfly", BOAR_DEER_BUTTERFLY, 3), ("Flower Viewing Sak
 
 
 def progress(pile: int, opp_pile: int) -> list[dict[str, Any]]:
-    """How far ``pile`` is toward each yaku it has not made yet, from the two piles alone (both public).
-
-    A yaku the other pile has made impossible (it holds a card the yaku needs) is left out, and so is one
-    with no card yet. Each item: ``name``, ``have``, ``need`` and, for a yaku of named cards, the names of
-    the ``missing`` ones. Most advanced first.
-    """
+    """How far ``pile`` is toward each yaku it has started and can still make, most advanced first."""
     out: list[dict[str, Any]] = []
     free_lights = LIGHT & ~opp_pile
     lights = (pile & LIGHT).bit_count()
@@ -86,7 +76,6 @@ def progress(pile: int, opp_pile: int) -> list[dict[str, Any]]:
 
 
 def deck() -> list[dict[str, Any]]:
-    """The 48 cards with the names and attributes the page draws them with (static, no game data)."""
     def ribbon(c: int) -> str | None:
         if category(c) != "ribbon":
             return None
@@ -97,13 +86,11 @@ def deck() -> list[dict[str, Any]]:
 
 
 def turn_view(t: Turn) -> dict[str, Any]:
-    """One turn of the public history: what was played and drawn and what each took."""
     return {"player": t.player, "discard": card(t.discard), "captured": cards(t.captured),
             "draw": card(t.draw), "captured2": cards(t.captured2), "koikoi": t.koikoi}
 
 
 def pile_of(turns: tuple[Turn, ...], player: int) -> int:
-    """The cards ``player`` took in a round, from its public turns."""
     pile = 0
     for t in turns:
         if t.player == player:
@@ -115,7 +102,6 @@ def pile_of(turns: tuple[Turn, ...], player: int) -> int:
 
 
 def round_view(res: RoundResult, you: int) -> dict[str, Any]:
-    """A finished round: winner, points that changed hands, totals, and the winner's yaku."""
     opp = you ^ 1
     out: dict[str, Any] = {"round": res.round, "dealer": res.dealer, "winner": res.winner,
                            "points": {"you": res.points[you], "opponent": res.points[opp]},
@@ -128,8 +114,7 @@ def round_view(res: RoundResult, you: int) -> dict[str, Any]:
 
 def state_view(obs: Observation, results: list[RoundResult], *, over: bool, winner: int | None,
                opponent: str, move: int, has_values: bool, values: str | None) -> dict[str, Any]:
-    """Everything the page shows, from the human's observation and the finished rounds. No seed: the deals
-    follow from it (the seed is in the finished game's record only)."""
+    """Everything the page shows; no seed, for the deals follow from it."""
     you, opp = obs.player, obs.player ^ 1
     decision = "over" if over else DECISION_NAMES[obs.decision] if obs.to_act else "wait"
     return {
