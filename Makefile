@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # mkdocs-material prints an end-of-life banner on every build unless told not to
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
-.PHONY: setup system-packages test test-durations test-fast repro pull push ui tune lint bench docs docs-serve clean
+.PHONY: setup system-packages test test-durations test-fast repro readme pull push ui tune lint bench docs docs-serve clean
 
 setup: $(STAMP)
 
@@ -89,6 +89,11 @@ repro: setup
 	@if $(DVC_PATH) $(BIN)/python -m stages.records data/records results/records/source.json --changed; then \
 	  $(DVC_PATH) $(BIN)/dvc repro --force --single-item records; fi
 	$(DVC_PATH) $(BIN)/dvc repro
+	$(MAKE) --no-print-directory readme
+
+# The README's results table, generated from results/ (docs/hooks.py); make repro runs it after the stages.
+readme: setup
+	$(BIN)/python -m docs.hooks
 
 # Models and datasets a team shares through a DVC remote (docs/development.md, "Sharing models"): set one up
 # once with `dvc remote add -d shared /path/to/shared/folder`; REMOTE=name picks another.

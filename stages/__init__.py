@@ -16,13 +16,18 @@ import pipeline  # noqa: F401
 # isort: split
 import argparse
 import json
+import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from pipeline import check_interrupted
 from pipeline.params import ParamError, load_params
+from pipeline.runtime.hardware import cpu_name
+from pipeline.runtime.results import add_to_run
 from pipeline.tracking.lifecycle import stage_exit
 from pipeline.tracking.stage_record import record_stage
 
@@ -47,15 +52,22 @@ def stage_parser(stage: str, doc: str, **positionals: str) -> argparse.ArgumentP
     return ap
 
 
-def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception], name: str | None = None) -> None:
+def run_stage(stage: str, work: Callable[[Any], dict], *errors: type[Exception], name: str | None = None,
+              results: str | Path | None = None) -> None:
     """Read params.yaml, run ``work(params)`` and print its result as JSON, inside ``lifecycle.stage_exit``
     (Ctrl-C: one line, exit code 130; a bad param: exit code 2) and ``one_line_errors(stage, *errors)``. The
-    result (the stage's DVC metrics) also goes into its execution's MLflow run (``executions.record_stage``)
-    as ``name`` (default: ``stage``)."""
+    result (the stage's DVC metrics) also goes into its execution's MLflow run (``stage_record.record_stage``)
+    as ``name`` (default: ``stage``). ``results``: the stage's results directory, whose ``run.json`` gains the
+    stage's wall ``seconds`` (its work, with the imports made inside it) and the ``cpu`` it ran on: the README's
+    ``make repro`` time is their sum (``docs/hooks.py``)."""
     with stage_exit(stage):
         check_interrupted()  # a Ctrl-C during the imports an optional import swallowed
+        started = time.perf_counter()
         params = load_params()
         with one_line_errors(stage, *errors):
             result = work(params)
+        if results is not None:
+            add_to_run(results, seconds=round(time.perf_counter() - started, 1),
+                       cpu=f"{cpu_name()}, {len(os.sched_getaffinity(0))} cores")
         record_stage(name or stage, result)
         print(json.dumps(result))

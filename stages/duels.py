@@ -17,7 +17,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = stage_parser(STAGE, __doc__, out_dir="metrics, table, ratings and figures go here (results/duels)"
                         ).parse_args(argv)
     run_stage(STAGE, lambda params: duels_stage(params.duels, args.out_dir, register=params.registry.enabled),
-              ValueError)  # DuelsError is one
+              ValueError, results=args.out_dir)  # DuelsError is one
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--records", help="the records to replay (data/records); default: those records_source's rule "
                     "names")
     args = ap.parse_args(argv)
-    run_stage(STAGE, lambda params: engine_tests(params.engine_tests, args.tests_dir, args.out_dir, args.records))
+    run_stage(STAGE, lambda params: engine_tests(params.engine_tests, args.tests_dir, args.out_dir, args.records),
+              results=args.out_dir)
 
 
 if __name__ == "__main__":

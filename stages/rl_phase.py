@@ -120,7 +120,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     # an unknown reward model is a ParamError: exit code 2, as a bad param
     run_stage(f"rl_phase{args.phase}", lambda params: rl_stage(args.phase, args.variant, params, paths,
                                                                 register=args.phase == 2 and params.registry.enabled),
-              ValueError, FileNotFoundError, name=f"rl_phase{args.phase}@{args.variant}")
+              ValueError, FileNotFoundError, name=f"rl_phase{args.phase}@{args.variant}",
+              results=paths.results)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Stage rl_phase1_play: phase 1's first loop, played once for both reward models (``pipeline.rl.first_loop``).
 
-Usage: python -m stages.rl_phase1_play SL_DIR OUT_FILE --winprob TABLE (the paths: dvc.yaml). Each
+Usage: python -m stages.rl_phase1_play SL_DIR OUT_FILE --winprob TABLE --results DIR (the paths: dvc.yaml). Each
 ``rl_phase1@<reward>`` fits its first loop on its samples in OUT_FILE instead of playing the games again.
 """
 
@@ -56,9 +56,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("sl", type=Path, help="the SL model (models/sl)")
     ap.add_argument("out", type=Path, help="the file written: each reward model's first-loop samples")
     ap.add_argument("--winprob", type=Path, required=True, help="the starting win-probability table (RL-WP)")
+    ap.add_argument("--results", type=Path, required=True, help="run.json: the stage's time (results/rl_phase1_play)")
     args = ap.parse_args(argv)
     run_stage("rl_phase1_play", lambda params: play_stage(params, args.sl, args.out, args.winprob),
-              ValueError, FileNotFoundError)
+              ValueError, FileNotFoundError, results=args.results)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = stage_parser(STAGE, __doc__, model_dir="the rollout model directory written (models/rollout)",
                         results_dir="metrics.json and run.json (results/rollout)").parse_args(argv)
     run_stage(STAGE, lambda params: rollout_stage(params, args.model_dir, args.results_dir), ValueError,
-              FileNotFoundError)
+              FileNotFoundError, results=args.results_dir)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "in RECORDS_DIR must be those it describes")
     args = ap.parse_args(argv)
     run_stage(STAGE, lambda params: sl_dataset(params.sl_dataset, args.records_dir, args.out_dir, args.results_dir,
-                                               args.source))
+                                               args.source),
+              results=args.results_dir)
 
 
 if __name__ == "__main__":

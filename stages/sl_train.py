@@ -56,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         model_dir="the model directory written (models/sl)",
                         ckpt_dir="Lightning checkpoints, kept between runs to resume (checkpoints/sl)",
                         results_dir="metrics.json, run.json and curves.csv (results/sl)").parse_args(argv)
-    run_stage(STAGE, lambda params: sl_train(params, args.data_dir, args.model_dir, args.ckpt_dir, args.results_dir))
+    run_stage(STAGE, lambda params: sl_train(params, args.data_dir, args.model_dir, args.ckpt_dir, args.results_dir),
+              results=args.results_dir)
 
 
 if __name__ == "__main__":

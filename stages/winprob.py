@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = stage_parser(STAGE, __doc__, out_dir="winprob.json goes here (models/winprob)",
                         results_dir="metrics.json, run.json and winprob.png (results/winprob)").parse_args(argv)
     run_stage(STAGE, lambda params: winprob_stage(params.winprob, args.out_dir, args.results_dir),
-              ValueError, FileNotFoundError)
+              ValueError, FileNotFoundError, results=args.results_dir)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,13 @@ def write_results(results_dir: str | Path, doc: Mapping[str, Any], info_keys: It
     return metrics
 
 
+def add_to_run(results_dir: str | Path, **info: Any) -> None:
+    """Merge ``info`` into ``results_dir/run.json`` (written where the stage wrote none)."""
+    out = Path(results_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(out / RUN_FILE, json.dumps({**read_run(out), **info}, indent=2) + "\n")
+
+
 def read_run(results_dir: str | Path) -> dict:
     """A stage's ``run.json`` ({} when it has none)."""
     path = Path(results_dir) / RUN_FILE

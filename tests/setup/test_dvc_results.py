@@ -37,7 +37,9 @@ def test_metrics_and_curves_are_uncached_and_not_git_ignored():
     assert {n for n, p, _ in small if p.endswith("metrics.json")} >= {"engine_tests", "sl_dataset", "sl_train",
                                                                        "winprob", "rl_phase1", "rl_phase2", "duels"}
     with_metrics = {n for n, p, _ in small if p.endswith("metrics.json")}
-    assert with_metrics == {n for n, p, _ in small if p.endswith("/run.json")}  # the rest of each outcome
+    # run.json holds the rest of each outcome and the stage's time (the README's `make repro` time sums them): a stage
+    # without metrics may record its run alone (rl_phase1_play)
+    assert with_metrics <= {n for n, p, _ in small if p.endswith("/run.json")}
     for name, path, opts in small:
         assert opts.get("cache") is False, f"{name}: {path} must be cache: false (git tracks it)"
         for p in _expand(path):

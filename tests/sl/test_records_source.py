@@ -147,6 +147,7 @@ def test_synthetic_records_when_asked_are_recorded_as_such(project, capsys):
     assert split_results(metrics) == (metrics, {})  # numbers only
     run = read_run(project / "results/sl_dataset")
     assert run["source"] == "synthetic" and run["human_records"] is False and metrics["games"] == 4
+    assert run["seconds"] > 0 and run["cpu"].endswith(" cores")  # stages.run_stage: the README's make repro time
     report = replay_dir(project / "data/records")
     assert report.games == 4 and not report.mismatches and not report.errors
 
