@@ -8,11 +8,11 @@ the rollout policy in ``models/rollout``. The options, their defaults and what e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
-from ..agents.specs import is_search, split_spec
+from ..agents.specs import PREFIX, is_search, split_spec
 from ..engine import DECISION_NAMES
 
 WINPROB = "models/winprob/winprob.json"
@@ -49,6 +49,24 @@ class SearchOptions:
 
 
 OPTIONS = tuple(f.name for f in fields(SearchOptions))
+
+
+def read_paths(spec: str) -> dict[str, str]:
+    """Every file or directory the searcher ``spec`` reads, by what names it: ``model`` (its model directory) and
+    each option of ``PATH_OPTIONS`` it reads (``rollout`` unless self, ``winprob`` under the wp reward). Whatever
+    keeps or keys a searcher (the champion's logged model and its version) takes them all from here."""
+    model, options = parse_search(spec)
+    unread = {"rollout": options.rollout == SELF, "winprob": options.reward != "wp"}
+    return {"model": model} | {n: getattr(options, n) for n in PATH_OPTIONS if not unread.get(n)}
+
+
+def with_paths(spec: str, paths: Mapping[str, str]) -> str:
+    """``spec`` reading ``paths`` (``read_paths``' names: ``model``, an option) in place of its own, its other
+    options as they are."""
+    model, query = split_spec(spec)
+    segs = [s for s in query.split("&") if s and s.partition("=")[0] not in paths]
+    segs += [f"{n}={quote(str(p), safe='/')}" for n, p in paths.items() if n != "model"]
+    return f"{PREFIX}{paths.get('model', model)}" + (f"?{'&'.join(segs)}" if segs else "")
 
 
 def plays_out_with_a_policy(spec: str) -> bool:
@@ -150,3 +168,5 @@ def _path(v: str) -> str:
 
 _PARSE = {"deals": _int(0), "k": _k, "z": _positive, "gap": _positive, "rollout": _path, "decisions": _decisions,
           "reward": _reward, "winprob": _path}
+# The options that name a file or directory (parsed by ``_path``): a new one is read and kept like these.
+PATH_OPTIONS = tuple(name for name, parse in _PARSE.items() if parse is _path)
