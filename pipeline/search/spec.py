@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from urllib.parse import parse_qsl, quote
 
-from ..agents.specs import PREFIX, is_search, split_spec
+from ..agents.specs import BUILTIN, PREFIX, is_search, split_spec
 from ..engine import DECISION_NAMES
 
 WINPROB = "models/winprob/winprob.json"
@@ -52,9 +52,12 @@ OPTIONS = tuple(f.name for f in fields(SearchOptions))
 
 
 def read_paths(spec: str) -> dict[str, str]:
-    """Every file or directory the searcher ``spec`` reads, by what names it: ``model`` (its model directory) and
-    each option of ``PATH_OPTIONS`` it reads (``rollout`` unless self, ``winprob`` under the wp reward). Whatever
-    keeps or keys a searcher (the champion's logged model and its version) takes them all from here."""
+    """Every file or directory the agent ``spec`` reads, by what names it: ``model`` (a model directory, or a
+    searcher's) and each option of ``PATH_OPTIONS`` a searcher reads (``rollout`` unless self, ``winprob`` under the
+    wp reward); a built-in agent none. Whatever keeps or keys an agent (the champion's logged model and its version,
+    a tune study) takes them all from here."""
+    if not is_search(spec):
+        return {} if spec in BUILTIN else {"model": spec}
     model, options = parse_search(spec)
     unread = {"rollout": options.rollout == SELF, "winprob": options.reward != "wp"}
     return {"model": model} | {n: getattr(options, n) for n in PATH_OPTIONS if not unread.get(n)}

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..agents.specs import model_of
 from ..net.inference import FP32, Inference
+from ..runtime.fingerprints import file_fingerprint
 from ..search.spec import read_paths, with_paths
 
 AGENT_FILE = "agent.json"  # in the logged data: the spec, how it played (seed, inference) and the files it reads
@@ -43,14 +44,11 @@ def kept_files(path: Path) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def agent_sha256(spec: str, play: dict, paths: dict[str, Path]) -> str:
+def agent_sha256(spec: str, play: dict) -> str:
     """The key of a searcher's version: its spec, ``play`` (its seed and inference) and every file it reads
-    (``paths``: ``read_paths``), each by what names it."""
-    h = hashlib.sha256(json.dumps({"spec": spec, **play}, sort_keys=True).encode())
-    for name in sorted(paths):
-        for f in kept_files(paths[name]):
-            h.update(f"{name}/{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
-    return h.hexdigest()
+    (``read_paths``), each by what names it."""
+    files = {n: file_fingerprint(p) for n, p in read_paths(spec).items()}
+    return hashlib.sha256(json.dumps({"spec": spec, **play, "files": files}, sort_keys=True).encode()).hexdigest()
 
 
 def register_searcher(spec: str, tags: dict[str, Any], name: str, network: Any = None, seed: int = 0,
@@ -72,7 +70,7 @@ def register_searcher(spec: str, tags: dict[str, Any], name: str, network: Any =
         return None
     play = {"seed": int(seed), "inference": asdict(inference)}
     client = mlflow.MlflowClient()
-    digest = agent_sha256(spec, play, paths)
+    digest = agent_sha256(spec, play)
     same = [v for v in client.search_model_versions(f"name='{name}'") if v.tags.get(AGENT_SHA) == digest]
     if same:
         return str(max(int(v.version) for v in same))
