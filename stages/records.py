@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.engine.records import record_files, records_sha256
+from pipeline.engine.records import ENV_VAR, record_files, records_sha256
 from pipeline.params import ParamError, SLDatasetParams, load_params
 from pipeline.runtime import atomic
 from pipeline.sl.records_source import RECORDS_HELP, has_records, records_folder, synthesize_records, warn
@@ -81,7 +81,9 @@ def records_stage(p: SLDatasetParams, records_dir: str | Path, out_file: str | P
                 try:
                     held = fetch_records(git, dest)
                 except RecordsFetchError as e:
-                    sys.exit(f"{STAGE}: error: {e}")
+                    into = f"into {folder} ({named_by})" if folder else "into a folder sl_dataset.records_dir names"
+                    sys.exit(f"{STAGE}: error: {e}; or give the records another way: put them {into}, name a folder "
+                             f"of them with ${ENV_VAR}, or set sl_dataset.synthetic: true (docs/sl.md)")
                 print(f"{STAGE}: fetched {len(held)} records into {dest}, SHA-256 {git.sha256} as pinned",
                       file=sys.stderr)
             source = {"kind": "human", "origin": "git", "url": git.url, "rev": git.rev, "path": git.path,
