@@ -114,7 +114,7 @@ def test_a_phase_is_keyed_by_every_model_it_starts_from_or_plays_with(models, pa
             resumed = {(cfg.init_ckpt_dir / STATE_FILE).resolve(), cfg.init_curve.resolve()}
             assert resumed <= read and Path("models/rollout/model.pt").resolve() in read
             read -= resumed
-        assert_keyed(read, lambda: phase_fingerprint(cfg))
+        assert_keyed(read, lambda cfg=cfg: phase_fingerprint(cfg))
 
 
 @pytest.mark.parametrize("target", ["search", "rl"])
