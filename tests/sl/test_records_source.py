@@ -136,11 +136,17 @@ def test_changed_sees_records_that_change_outside_the_project(project, games, mo
     assert "are not those" in records.changed(load(p), OUT[1])
     with pytest.raises(SystemExit) as e:
         records.main([*OUT, "--changed"])
-    assert e.value.code == 0 and "running the stage again" in capsys.readouterr().err
+    assert e.value.code == records.CHANGED == 3 and "running the stage again" in capsys.readouterr().err
     records.main(OUT)
+    capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         records.main([*OUT, "--changed"])
-    assert e.value.code == 1
+    assert e.value.code == 0
+    # an error is neither answer (issue 87: make repro read a crash as "no change"): one line, exit 2 for params
+    (project / "params.yaml").write_text("sl_dataset: [not, a, mapping]\n")
+    with pytest.raises(SystemExit) as e:
+        records.main([*OUT, "--changed"])
+    assert e.value.code == 2 and capsys.readouterr().err.startswith("records: error: params.yaml: ")
     monkeypatch.setenv(rs.ENV_VAR, str(games))  # the variable names other records: seen too
     assert "$KOIKOI_RECORDS" in records.changed(load(p), OUT[1])
 
