@@ -159,3 +159,27 @@ def _refused(call: Callable[[], object]) -> str:
     except ValueError as e:
         return str(e)
     return ""
+
+
+def test_dvc_reruns_a_stage_when_a_model_its_params_name_changes():
+    """The keys above decide whether a run resumes; DVC decides whether it runs: every model file the default params
+    have a stage read is among that stage's deps, so `dvc status` names the stage once it changes (a retrained
+    rollout policy: phase 2 and the duels)."""
+    import yaml
+
+    from pipeline.duel.tournament import search_spec
+    from pipeline.params import load_params
+    from pipeline.search.spec import read_paths
+
+    root = Path(__file__).resolve().parents[2]
+    p = load_params(root / "params.yaml")
+    stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
+    deps = {name: {d if isinstance(d, str) else next(iter(d)) for d in (s.get("do") or s)["deps"]}
+            for name, s in stages.items()}
+    agents = [*p.duels.agents, *(search_spec(m, p.duels.search.options) for m in p.duels.search.models)]
+    read = {"duels": {f for a in agents for f in read_paths(a.replace("strongest", "models/rl/wp")).values()},
+            "rl_phase2": {p.rl.expert.rollout}}
+    assert "models/rollout" in read["duels"] & read["rl_phase2"]
+    for stage, files in read.items():  # each a dep, or in a folder that is one
+        unseen = sorted(f for f in files if not {f, *map(str, Path(f).parents)} & deps[stage])
+        assert not unseen, f"{stage} reads {unseen}, which are not its DVC deps"
