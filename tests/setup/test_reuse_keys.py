@@ -118,7 +118,7 @@ def test_a_phase_is_keyed_by_every_model_it_starts_from_or_plays_with(models, pa
 
 
 @pytest.mark.parametrize("target", ["search", "rl"])
-def test_a_tune_study_is_keyed_by_every_model_its_trials_read(models, target, new_store):
+def test_a_tune_study_is_keyed_by_every_model_its_trials_read(models, target, new_store, params):
     import yaml
 
     from pipeline.params import load_params, read_doc, with_overrides
@@ -134,11 +134,8 @@ def test_a_tune_study_is_keyed_by_every_model_its_trials_read(models, target, ne
                                 "rl": {"games_per_loop": [2], "batch_size": [32], "epochs": [4]}},
                  "tune.rl": {"loops": 1, "eval_games": 2, "variant": "wp"},
                  "duels.inference": "fp32", "duels.rounds": 1}
-    from conftest import TINY_PARAMS
-
-    rl = {**TINY_PARAMS["rl"], "algorithm": "expert_it",
-          "expert": {**TINY_PARAMS["rl"]["expert"], "rollout": "models/rollout"}}
-    doc = with_overrides(read_doc(root / "params.yaml"), {**overrides, "rl": rl, "winprob": TINY_PARAMS["winprob"]})
+    rl = {**params["rl"], "algorithm": "expert_it", "expert": {**params["rl"]["expert"], "rollout": "models/rollout"}}
+    doc = with_overrides(read_doc(root / "params.yaml"), {**overrides, "rl": rl, "winprob": params["winprob"]})
     Path("params.yaml").write_text(yaml.safe_dump(doc))
     p = load_params("params.yaml")
     with files_read(models) as read:
