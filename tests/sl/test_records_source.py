@@ -249,10 +249,11 @@ def test_a_killed_fetch_leaves_nothing_for_good(project, games, silent_port):
     _params(project, records_dir="", records_git={**pinned, "url": f"git://127.0.0.1:{silent_port}/records"})
     proc = subprocess.Popen([sys.executable, "-m", "stages.records", *OUT], cwd=project, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    for _ in range(600):
-        if list(project.glob("data/.records.git-*/repo/.git")):
+    for _ in range(1200):  # killed in its fetch (the sparse pattern is written just before it), not mid-write
+        if list(project.glob("data/.records.git-*/repo/.git/info/sparse-checkout")):
             break
         time.sleep(0.05)
+    time.sleep(0.5)
     proc.kill()
     proc.wait()
     assert [p.name.startswith(".records.git-") for p in (project / "data").iterdir()] == [True]
