@@ -61,10 +61,6 @@ _.card_logit_c
 _.planned
 _.opponent_points
 
-# pipeline/selfplay/rollouts.py: Pending.left counts the branches still playing; only ever decremented (dead),
-# left for the branch that owns rollouts.py to take out
-_.left
-
 # tests: fixtures asked for their side effect, module marks, a patched function's signature, a tqdm clock,
 # Selenium's options, pytest's hooks
 no_sources

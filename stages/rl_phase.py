@@ -1,5 +1,5 @@
-"""Stages rl_phase1@<reward> (against the frozen SL agent) and rl_phase2@<reward> (self-play and past
-snapshots, from phase 1's model); <reward> is point or wp.
+"""Stages rl_phase1@<reward> (against the frozen SL agent) and rl_phase2@<reward> (self-play from phase 1's model);
+<reward> is point or wp.
 
 Usage: python -m stages.rl_phase PHASE REWARD SL_DIR OUT_DIR CKPT_DIR RESULTS_DIR
 [--winprob TABLE] [--first-loop FILE] [--init MODEL_DIR --init-checkpoints DIR --init-curve CSV] (the paths:
@@ -85,7 +85,8 @@ def phase_config(phase: int, variant: str, params: Params, paths: PhasePaths, pr
                        init_ckpt_dir=paths.init_checkpoints if phase == 2 else None,
                        init_curve=paths.init_curve if phase == 2 else None, winprob_path=winprob_path,
                        progress=progress, mlflow=mlflow, register=register,
-                       first_loop=paths.first_loop if phase == 1 else None)
+                       first_loop=paths.first_loop if phase == 1 else None,
+                       distill=params.rollout if phase == 2 and params.rl.algorithm_of(2) == "expert_it" else None)
 
 
 def rl_stage(phase: int, variant: str, params: Params, paths: PhasePaths, progress: bool = True,
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("variant", metavar="reward", help="point | wp")
     ap.add_argument("sl", type=Path, help="the SL model (models/sl)")
     ap.add_argument("out", type=Path, help="the model directory written")
-    ap.add_argument("checkpoints", type=Path, help="state.pt and snapshots, kept between runs to resume")
+    ap.add_argument("checkpoints", type=Path, help="state.pt, kept between runs to resume")
     ap.add_argument("results", type=Path, help="metrics.json and curve.csv")
     ap.add_argument("--winprob", type=Path, help="phase 1, wp: the starting win-probability table")
     ap.add_argument("--first-loop", type=Path, help="phase 1: the first loop's games played once for both rewards "

@@ -29,9 +29,9 @@ TINY_PARAMS = {
     "rl": {
         "seed": 0, "algorithm": "mc_dqn", "init": "sl", "games_per_loop": 4, "batch_size": 64, "lr": 1.0e-3,
         "epochs": 1, "replay": 0, "augment": False,
-        "rollout": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
-                    "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
-                    "samples": 1},
+        "branch": {"decisions": ["discard", "pick", "koikoi"], "fraction": 1.0,
+                   "temperature": {"point": 1.0, "wp": 0.5}, "prior": "sl", "loss": "cross_entropy",
+                   "samples": 1},
         "epsilon": {"start": 0.15, "end": 0.02}, "reward_scale": {"point": 1.0, "wp": 10.0}, "wp_baseline": 0.0,
         "eval_every": 1, "eval_games": 2, "final_eval_games": 4, "train_precision": "32-true", "train_threads": 1,
         "learner_device": "cpu",
@@ -39,9 +39,8 @@ TINY_PARAMS = {
                      "device": "cpu"},
         "phase1": {"loops": 2, "target_win_rate": 1.0, "window": 2, "record_sl": False},
         "expert": {"decisions": ["discard", "pick", "koikoi"], "fraction": 0.2, "deals": 2, "k": 2, "z": 2.0,
-                   "gap": 4.0, "rollout": "self", "anchor": "start", "anchor_weight": 1.0},
-        "phase2": {"loops": 1, "algorithm": "mc_dqn", "games_per_loop": 4, "epochs": 1, "self_play_fraction": 0.5,
-                   "pool_size": 2, "snapshot_every": 1, "pool_start": False, "gate_games": 0},
+                   "gap": 4.0, "rollout": "self", "temperature": {"point": 0.3, "wp": 0.1}},
+        "phase2": {"loops": {"point": 1, "wp": 1}, "algorithm": "mc_dqn", "games_per_loop": 4, "epochs": 1},
     },
 }
 

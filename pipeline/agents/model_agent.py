@@ -1,5 +1,5 @@
 """A network as a player: ``NetPlayer`` is the one way a ``KoiKoiNet`` turns observations into masked action
-values (one batched forward pass, in the process's ``inference.Inference`` setup), used by self-play, rollouts,
+values (one batched forward pass, in the process's ``inference.Inference`` setup), used by self-play, playouts,
 evaluations, duels, the searcher and the play UI; ``ModelAgent`` is the ``Agent`` adapter over it (greedy, or
 epsilon-greedy from its own seeded generator)."""
 

@@ -12,9 +12,9 @@ from ..net.inference import resolve_inference
 from ..runtime.hardware import INFERENCE_CHOICES, gpu_available
 from ..runtime.progress import progress_bar
 from ..selfplay.batched import GameSpec, PlayJob
+from ..selfplay.branches import BranchSpec
 from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
-from ..selfplay.rollouts import RolloutSpec
 from .inference import cpu_summary
 
 
@@ -33,8 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "always measured too, as the ratios' base (pipeline/net/inference.py)")
     p.add_argument("--epsilon", type=float_range(0.0, 1.0), default=0.0,
                    help="exploration rate of both seats (default 0)")
-    p.add_argument("--rollout", type=float_range(0.0, 1.0), default=0.0,
-                   help="rl.algorithm rollout_pi: share of seat 0's decisions that branch into rollouts (default 0)")
+    p.add_argument("--branch", type=float_range(0.0, 1.0), default=0.0,
+                   help="rl.algorithm rollout_pi: share of seat 0's decisions that branch into playouts (default 0)")
     p.add_argument("--seconds", type=float_range(0.0), default=3.0,
                    help="duration of the pure forward-pass measurement")
     p.add_argument("--seed", type=int, default=0)
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> dict:
         setup = resolve_inference(name, args.device)
         setups.setdefault(setup.setup, setup)
     out: dict = {**cpu_summary(), "games": args.games, "threads": args.threads, "concurrency": args.concurrency,
-                 "backend": args.backend, "device": args.device, "rollout": args.rollout,
+                 "backend": args.backend, "device": args.device, "branch": args.branch,
                  "auto": resolve_inference("auto", args.device).setup, "setups": {}}
     for name, setup in setups.items():
         row = _measure(args, spec, setup)
@@ -98,11 +98,11 @@ def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
     """Self-play of ``args.games`` games in ``setup`` on fresh workers, and their pure forward passes."""
     import torch
 
-    record = (args.rollout > 0, False)
+    record = (args.branch > 0, False)
     games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=record) for i in range(args.games))
-    rollout = RolloutSpec(args.rollout) if args.rollout > 0 else None
+    branches = BranchSpec(args.branch) if args.branch > 0 else None
     job = PlayJob(players=(spec,), games=games, inference=setup, concurrency=args.concurrency,
-                  explore_seed=args.seed, reward=RewardModel("point"), rollout=rollout)
+                  explore_seed=args.seed, reward=RewardModel("point"), branches=branches)
     inline = args.threads == 1 and args.backend == "process"
     if inline:
         torch.set_num_threads(1)

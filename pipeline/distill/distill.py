@@ -25,7 +25,7 @@ from ..runtime.progress import progress_bar
 from ..runtime.results import is_number
 from ..tracking.lifecycle import tracked_run
 from ..tracking.store import setup_experiment, tracking_uri
-from .fit import evaluate, fit_rollout
+from .fit import fit_rollout, judge_net
 from .speed import us_per_decision
 from .teacher_games import teacher_positions
 
@@ -33,7 +33,7 @@ EXPERIMENT = "rollout"
 TIMING_BATCH = 64  # observations per timed call: the searcher's playouts batch about this many
 
 
-def split_games(games: int, val_fraction: float) -> int:
+def train_game_count(games: int, val_fraction: float) -> int:
     """The number of training games: the first ones; the rest (at least one, at most ``games - 1``) validate."""
     val = min(games - 1, max(1, round(games * val_fraction)))
     return games - val
@@ -52,7 +52,7 @@ def distill(p: RolloutParams, model_dir: str | Path, *, progress: bool = True, t
     teacher_net, _ = load_model(p.teacher)
     setup = checked(setup, teacher_net)
     teacher = NetPlayer(teacher_net, inference=setup)
-    n_train = split_games(p.games, p.val_fraction)
+    n_train = train_game_count(p.games, p.val_fraction)
     with progress_bar(total=p.games, desc="teacher games", unit="game", enabled=progress) as bar:
         positions, val_obs = teacher_positions(teacher, p.games, p.seed, p.epsilon, p.concurrency,
                                                keep_observations=lambda game: game >= n_train,
@@ -71,7 +71,7 @@ def distill(p: RolloutParams, model_dir: str | Path, *, progress: bool = True, t
         net = fit_rollout(train, val, config, epochs=p.epochs, lr=p.lr, batch_size=p.batch_size, seed=p.seed,
                           logger=logger, progress=progress)
         train_s = time.perf_counter() - t1
-        judged = {"val": evaluate(net, val), "train": evaluate(net, train)}
+        judged = {"val": judge_net(net, val), "train": judge_net(net, train)}
         torch.set_num_threads(1)  # the figures are per decision on one thread, as a playout worker runs
         speed = us_per_decision({"teacher": teacher, "rollout": RolloutPlayer(net)}, val_obs[:p.timing_positions],
                                 TIMING_BATCH)

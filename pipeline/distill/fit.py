@@ -93,7 +93,7 @@ def fit_rollout(train: Positions, val: Positions, config: RolloutConfig, *, epoc
     return net.eval()
 
 
-def evaluate(net: RolloutNet, p: Positions) -> dict[str, float]:
+def judge_net(net: RolloutNet, p: Positions) -> dict[str, float]:
     """``judge`` of ``net`` on all of ``p`` (eval mode, no gradients)."""
     x, valid, g, decision, target, tokens = tensors(p)
     with torch.inference_mode():

@@ -11,8 +11,8 @@ train/validation split is by game.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -48,6 +48,16 @@ def game_seed(seed: int, i: int) -> int:
     return 7_000_000_000 + seed * 1_000_003 + i
 
 
+def label_positions(observations: Sequence[Observation], values: np.ndarray, games: Sequence[int]) -> Positions:
+    """``observations`` (each with two or more legal actions) as positions labelled by the softmax of the teacher's
+    masked ``values`` over their legal tokens; ``games``: the game index of each."""
+    f = featurize(observations, MAX_LEGAL)
+    logits = np.where(f.valid, np.take_along_axis(values, f.tokens, axis=1), -np.inf)
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    return Positions(f.x, f.valid, f.tokens, f.g, f.decision, (p / p.sum(1, keepdims=True)).astype(np.float32),
+                     np.asarray(games, dtype=np.int64))
+
+
 def teacher_positions(teacher: Player, games: int, seed: int, epsilon: float = 0.0, concurrency: int = 128,
                       num_rounds: int = 8, init_points: int = 30,
                       keep_observations: Callable[[int], bool] | None = None,
@@ -78,12 +88,8 @@ def teacher_positions(teacher: Player, games: int, seed: int, epsilon: float = 0
         chosen = np.flatnonzero(legal.sum(1) >= 2)
         if len(chosen):
             sub = [obs[j] for j in chosen]
-            f = featurize(sub, MAX_LEGAL)
-            logits = np.where(f.valid, np.take_along_axis(values[chosen], f.tokens, axis=1), -np.inf)
-            p = np.exp(logits - logits.max(1, keepdims=True))
-            games_of = np.array([group[j][0] for j in chosen], dtype=np.int64)
-            parts.append((f.x, f.valid, f.tokens, f.g, f.decision, (p / p.sum(1, keepdims=True)).astype(np.float32),
-                          games_of))
+            games_of = [group[j][0] for j in chosen]
+            parts.append(label_positions(sub, values[chosen], games_of))
             if keep_observations is not None:
                 kept += [o for o, gi in zip(sub, games_of) if keep_observations(int(gi))]
         for (_, s), a in zip(group, actions):
@@ -95,4 +101,4 @@ def teacher_positions(teacher: Player, games: int, seed: int, epsilon: float = 0
         active = still
     if not parts:
         raise ValueError("teacher_positions: the games had no decision with two legal actions")
-    return Positions(*(np.concatenate(a) for a in zip(*parts))), kept
+    return Positions(*(np.concatenate([getattr(q, f.name) for q in parts]) for f in fields(Positions))), kept

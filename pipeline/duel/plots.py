@@ -15,7 +15,7 @@ from ..runtime.curves import read_curve  # noqa: E402
 from .duel_report import display_name, oriented  # noqa: E402
 from .stats import DuelResult  # noqa: E402
 
-CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "ci_low", "ci_high")  # those plotted
+CURVE_COLUMNS = ("games", "win_rate", "ci_low", "ci_high", "vs_phase1", "vs_phase1_low", "vs_phase1_high")  # plotted
 
 
 def winrate_matrix(keys: list[str], results: dict[tuple[str, str], DuelResult], out: str | Path) -> Path:
@@ -45,17 +45,19 @@ def winrate_matrix(keys: list[str], results: dict[tuple[str, str], DuelResult], 
 
 
 def curve_columns(path: str | Path) -> dict[str, np.ndarray] | None:
-    """Columns of an RL curve CSV (loop, games, win_rate, point_diff, ci_low, ci_high), or None when absent or empty."""
+    """The plotted columns of an RL curve CSV (a column with no value is NaN: phase 1 plays no phase 1), or None
+    when the file is absent, empty or lacks the win rate against SL."""
     if not Path(path).is_file():
         return None
     rows = read_curve(path)
-    if not rows or any(c not in rows[0] for c in CURVE_COLUMNS):
+    if not rows or any(c not in rows[0] for c in CURVE_COLUMNS[:4]):
         return None
-    return {c: np.array([float(r[c]) for r in rows]) for c in CURVE_COLUMNS}
+    return {c: np.array([float(r[c]) if r.get(c) not in (None, "") else np.nan for r in rows]) for c in CURVE_COLUMNS}
 
 
 def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, list[str]]:
-    """Win rate (with its Wilson 95% band) and point difference against SL over training games, per RL variant.
+    """Per RL variant over its training games: the win rate against SL, and phase 2's against phase 1's network
+    (each with its 95% band over the deal pairs).
 
     ``curves`` maps a label to its CSV. Returns the figure path and the CSVs that were missing
     (the figure then says so in place of the line).
@@ -69,11 +71,16 @@ def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, lis
             continue
         (line,) = ax_w.plot(c["games"], c["win_rate"], marker="o", ms=3, label=label)
         ax_w.fill_between(c["games"], c["ci_low"], c["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
-        ax_p.plot(c["games"], c["point_diff"], marker="o", ms=3, label=label)
-    ax_w.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax_p.axhline(0.0, color="grey", lw=0.8, ls="--")
-    ax_w.set(xlabel="self-play games", ylabel="win rate against SL", title="RL win rate against SL")
-    ax_p.set(xlabel="self-play games", ylabel="point difference against SL", title="RL point difference against SL")
+        two = ~np.isnan(c["vs_phase1"])
+        if two.any():
+            ax_p.plot(c["games"][two], c["vs_phase1"][two], marker="o", ms=3, label=label, color=line.get_color())
+            ax_p.fill_between(c["games"][two], c["vs_phase1_low"][two], c["vs_phase1_high"][two],
+                              color=line.get_color(), alpha=0.2, lw=0)
+    for ax in (ax_w, ax_p):
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax_w.set(xlabel="training games", ylabel="win rate against SL", title="RL win rate against SL")
+    ax_p.set(xlabel="training games", ylabel="win rate against phase 1's network",
+             title="Phase 2 against phase 1, head to head")
     for ax in (ax_w, ax_p):
         if ax.get_legend_handles_labels()[0]:
             ax.legend()

@@ -1,7 +1,7 @@
 """Determinization: a game with the cards one player cannot see dealt at random.
 
-Rollout targets average a decision's branches over several such copies, so a target measures what an
-action is worth given what the player knows, not given one stock order (``rl.rollout.samples``).
+Branch targets average a decision's branches over several such copies, so a target measures what an
+action is worth given what the player knows, not given one stock order (``rl.branch.samples``).
 ``determinize`` builds such a game from a player's observation alone, for players that search.
 """
 

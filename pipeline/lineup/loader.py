@@ -8,7 +8,7 @@ from pathlib import Path
 from ..agents.base import Agent
 from ..agents.heuristic import HeuristicAgent
 from ..agents.random_agent import RandomAgent
-from ..agents.specs import BUILTIN, is_search
+from ..agents.specs import is_search
 from ..net.model_dir import is_model_dir
 
 SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/point, ...), "
@@ -46,11 +46,6 @@ def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
     from .model_loader import load_model_agent  # torch: random/heuristic duels never import it
 
     try:
-        return load_model_agent(path, agent_name(spec), seed, inference)
+        return load_model_agent(path, spec.rstrip("/"), seed, inference)  # named by its directory as given
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"agent {spec!r}: {e}") from None
-
-
-def agent_name(spec: str) -> str:
-    """A short display name: ``random``, ``heuristic``, or the model directory as given."""
-    return spec.rstrip("/") if spec not in BUILTIN else spec

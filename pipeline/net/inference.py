@@ -1,6 +1,6 @@
 """The one inference path: how every player runs a network's forward passes on this machine.
 
-Self-play, rollouts, duels, the searcher, ``winprob`` and the play server spend about
+Self-play, playouts, duels, the searcher, ``winprob`` and the play server spend about
 90% of their time in forward passes, so their setup sets the speed of nearly everything. ``resolve_inference``
 turns a param (``auto`` or a setup's name) into an ``Inference``; ``Inference.prepare`` makes the module that
 runs, once per player:

@@ -2,7 +2,7 @@
 
 - ``base``: the strict base model, ``ParamError`` and its one-line message, ``tuned`` (a field's Optuna range).
 - ``sections``: registry, engine_tests, sl_dataset, sl_train, rollout, duels, tune.
-- ``rl``: rl (with its nested phase1, phase2, rollout, selfplay, epsilon, reward_scale) and winprob.
+- ``rl``: rl (with its nested phase1, phase2, branch, selfplay, epsilon, reward_scale) and winprob.
 - ``load``: ``Params`` (the whole file), ``load_params``, and dotted-key overrides.
 """
 

@@ -24,7 +24,7 @@ from ..engine.records import ENV_VAR, has_records, records_folder
 from ..net.model_dir import is_model_dir
 from ..runtime.hardware import play_device, resolve_accelerator, resolve_device
 from ..runtime.phase_pairs import phase_pair
-from ..search.spec import SELF, parse_options, parse_search
+from ..search.spec import OWN, SELF, parse_options, parse_search
 from .base import ParamError
 from .load import Params
 from .sections import STRONGEST
@@ -97,10 +97,10 @@ def check_needs(params: Params, params_file: str | Path) -> None:
 
     def need_rollout(key: str, rollout: str) -> None:
         made_here = stages.get("rollout", [])[:1]  # the rollout stage's model
-        if rollout == SELF or os.path.normpath(rollout) in made_here or is_model_dir(project / rollout):
+        if rollout in (SELF, OWN) or os.path.normpath(rollout) in made_here or is_model_dir(project / rollout):
             return
         raise ParamError(f"{source}: {key}: search option rollout={rollout!r} must be a rollout model directory or "
-                         "the one the rollout stage of dvc.yaml writes (models/rollout), or self")
+                         "the one the rollout stage of dvc.yaml writes (models/rollout), own or self")
 
     if "records" in runs and not params.sl_dataset.synthetic:
         _check_records(params, project, source)
@@ -109,7 +109,7 @@ def check_needs(params: Params, params_file: str | Path) -> None:
     if "rollout" in runs:
         need_model("rollout.teacher", params.rollout.teacher)
     rl = params.rl
-    phases = (1, 2) if rl.phase2.loops else (1,)  # phase 2 without a loop searches nothing
+    phases = (1, 2) if rl.phase2.loops.point or rl.phase2.loops.wp else (1,)  # phase 2 without a loop searches nothing
     if any(f"rl_phase{phase}" in runs and rl.algorithm_of(phase) == "expert_it" for phase in phases):
         need_rollout("rl.expert.rollout", rl.expert.rollout)
     if "duels" in runs:

@@ -62,9 +62,11 @@ class RewardScale(Section):
                               description="RL-WP reward: (P(win) - wp_baseline) times this")
 
 
-class Rollout(Section):
+class Branch(Section):
+    """Branch targets of ``rollout_pi``: which decisions branch into playouts, and how their rewards tilt the prior."""
+
     decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
-        description="decision types whose choices branch into rollouts (rollout_pi)")
+        description="decision types whose choices branch into playouts (rollout_pi)")
     fraction: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
         description="share of those decisions (with a choice) that branch")
     temperature: UnitsPerNat = tuned({"point": {"low": 0.08, "high": 0.8, "log": True},
@@ -99,11 +101,11 @@ class Expert(Section):
     gap: PositiveFloat = Field(description="nats below the likeliest action beyond which an action is no candidate "
                                            "(the search's gap=)")
     rollout: Annotated[str, Field(min_length=1)] = Field(
-        description="who plays the playouts: self (the searched network) or a rollout policy model directory")
-    anchor: Literal["start", "sl"] = Field(
-        description="the network the fit is anchored to by KL: the loop's starting network (start) or SL")
-    anchor_weight: Annotated[float, Field(ge=0.0, le=100.0)] = Field(
-        description="weight of KL(anchor || network) beside the cross-entropy to the improved policy")
+        description="who plays the first loop's playouts: self (the searched network) or a rollout policy model "
+                    "directory, distilled afresh from the fitted network after every loop (settings: the rollout "
+                    "section's hidden, layers, epochs, lr, batch_size, seed)")
+    temperature: UnitsPerNat = Field(description="reward units of a candidate's searched gain per nat its target "
+                                                 "logit moves, per reward model")
 
     @field_validator("decisions")
     @classmethod
@@ -120,8 +122,8 @@ class Expert(Section):
 
 class Epsilon(Section):
     start: Share = tuned({"low": 0.05, "high": 0.5}, ("mc_dqn",), description="exploration rate of the first loop")
-    end: Share = tuned({"low": 0.0, "high": 0.05}, ("mc_dqn",), description="exploration rate of the last loop (linear "
-                       "decay over both phases' loops)")
+    end: Share = tuned({"low": 0.0, "high": 0.05}, ("mc_dqn",), description="exploration rate of phase 1's last loop "
+                       "and of phase 2 (linear decay over phase 1's loops)")
 
 
 class SelfPlay(Section):
@@ -145,31 +147,27 @@ class Phase1(Section):
     record_sl: bool = Field(description="the SL seat's decisions are training samples too")
 
 
+class LoopsPerReward(Section):
+    """Phase 2's loops per reward model: each trains only its own budget."""
+
+    point: Count = Field(description="RL-Point's self-play loops (0: phase 1's model, evaluated and registered)")
+    wp: Count = Field(description="RL-WP's self-play loops (0: phase 1's model, evaluated and registered)")
+
+
 class Phase2(Section):
-    loops: Count = Field(description="self-play loops (0: phase 1's model, evaluated and registered)")
+    loops: LoopsPerReward = Field(description="self-play loops per reward model")
     algorithm: Literal[ALGORITHMS] = Field(description="phase 2's algorithm (rl.algorithm is phase 1's)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
         description="games played per phase-2 loop (rl.games_per_loop is phase 1's)")
     epochs: Annotated[int, Field(ge=1, le=100)] = Field(
-        description="optimization passes over each phase-2 loop's samples (rl.epochs is phase 1's): searched "
-                    "targets are many and already denoised, so fewer passes than phase 1's")
-    self_play_fraction: Share = Field(description="share of games against itself; the rest against a past "
-                                      "snapshot")
-    pool_size: Positive = Field(description="past snapshots kept as opponents")
-    snapshot_every: Positive = Field(description="loops between snapshots (a snapshot is first played two loops on, "
-                                     "once the learner has moved from it)")
-    pool_start: bool = Field(description="the pool opens with the network phase 1 started from (SL under init: "
-                             "sl) beside phase 1's model")
-    gate_games: Annotated[int, Field(ge=0, le=MAX_GAMES, multiple_of=2)] = Field(
-        description="duplicate games a snapshot plays against the learner before it is first played; it stays in "
-                    "the pool only if it held its own (0: no duel, every snapshot stays)")
+        description="optimization passes over each phase-2 loop's samples (rl.epochs is phase 1's)")
 
 
 class RLParams(Section):
     seed: Seed = Field(description="seed of deals, exploration, batch order and dropout (with phase and loop)")
     algorithm: Literal[ALGORITHMS] = Field(
-        description="phase 1's algorithm: rollout_pi: rollout policy iteration; mc_dqn: the paper's Monte-Carlo DQN; "
-                    "expert_it: expert iteration over the search (docs/rl.md)")
+        description="phase 1's algorithm: rollout_pi: rollout policy iteration (fits branch targets); mc_dqn: the "
+                    "paper's Monte-Carlo DQN; expert_it: expert iteration over the search (docs/rl.md)")
     init: Literal[INITS] = Field(description="start from the SL weights, or from fresh weights (the paper)")
     games_per_loop: Annotated[int, Field(ge=1, le=1_000_000)] = tuned([896, 1792, 3584],
                                                                      description="games played per loop")
@@ -182,7 +180,7 @@ class RLParams(Section):
         description="past loops whose samples are fitted again with each new loop's")
     augment: bool = Field(description="relabel the interchangeable months (4/5, 6/10) in a random half of each "
                           "training batch")
-    rollout: Rollout = Field(description="rollout targets (rollout_pi only)")
+    branch: Branch = Field(description="branch targets (rollout_pi only)")
     expert: Expert = Field(description="searched targets (expert_it only)")
     epsilon: Epsilon = Field(description="epsilon-greedy exploration of the learner")
     reward_scale: RewardScale = Field(description="round reward scale per reward model")
@@ -199,7 +197,7 @@ class RLParams(Section):
                                              "cuda (auto: cuda when torch sees a GPU)")
     selfplay: SelfPlay = Field(description="how games are played")
     phase1: Phase1 = Field(description="phase 1: against the frozen SL agent")
-    phase2: Phase2 = Field(description="phase 2: self-play with a pool of snapshots")
+    phase2: Phase2 = Field(description="phase 2: self-play")
 
     @model_validator(mode="after")
     def _ray_needs_workers(self) -> RLParams:
@@ -220,24 +218,23 @@ class RLParams(Section):
         """The optimization passes of one loop of phase ``phase``."""
         return self.epochs if phase == 1 else self.phase2.epochs
 
-    @property
-    def total_loops(self) -> int:
-        return self.phase1.loops + self.phase2.loops
-
     def epsilon_at(self, global_loop: int) -> float:
-        """Linear decay from ``epsilon.start`` to ``epsilon.end`` over both phases' loop budget."""
-        frac = min(1.0, global_loop / max(1, self.total_loops - 1))
+        """Linear decay from ``epsilon.start`` to ``epsilon.end`` over phase 1's loops, ``end`` through phase 2 (so
+        phase 1 does not depend on phase 2's budget)."""
+        frac = min(1.0, global_loop / max(1, self.phase1.loops - 1))
         return self.epsilon.start + (self.epsilon.end - self.epsilon.start) * frac
 
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
-        """What a checkpoint must match to be resumed: everything but budgets and how play is executed. The devices
-        are in ``extra`` as resolved (``rl.execution.execution_key``): ``auto`` means another device elsewhere."""
+        """What a checkpoint must match to be resumed: everything but budgets, how play is executed and how the
+        curve is measured (its deals are seeded apart from training's). The devices are in ``extra`` as resolved
+        (``rl.devices.execution_key``): ``auto`` means another device elsewhere."""
         # phase 1 never reads phase 2's section (nor rl.expert unless it runs expert_it): a tuned phase 2 (a long
         # profile) resumes a finished phase 1 instead of training it again
         phase2_only = {"phase2": True, **({"expert": True} if self.algorithm != "expert_it" else {})}
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"},
                                      **(phase2_only if phase == 1 else {"phase2": {"loops"}}),
                                      "train_threads": True, "learner_device": True, "final_eval_games": True,
+                                     "eval_games": True, "eval_every": True,
                                      "selfplay": {"workers", "concurrency", "start_method", "backend", "device"}})
         return fingerprint({**d, "phase": phase, "variant": variant, **(extra or {})})
 

@@ -264,7 +264,7 @@ def warm_up(agent: Agent) -> float:
     (``auto`` on AMX and AVX512-BF16 CPUs) compiles in them, not in the page's first replies (7-12 s there).
     One observation, then a batch of 7 holding a discard, a pick and a koi-koi call of random games: a compile
     with dynamic batch sizes settles after two shapes, and a searcher searches those of its decision types,
-    which compiles its rollouts' passes too."""
+    which compiles its playouts' passes too."""
     t0 = time.perf_counter()
     if agent.name not in BUILTIN:
         obs = random_observations(64)  # seed 0: 4 koi-koi calls and 7 picks among them (a test checks)

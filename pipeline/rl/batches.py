@@ -79,7 +79,7 @@ class EncodedSamples:
         return len(self.has_target)
 
     def batch(self, indices: Sequence[int]) -> tuple[torch.Tensor, ...]:
-        """(bits, values, decision, action, reward) of ``indices``, plus (target, support) for rollout samples:
+        """(bits, values, decision, action, reward) of ``indices``, plus (target, support) for branch-target samples:
         ``learner.collate``'s batch with the features still packed."""
         ix = torch.as_tensor(indices, dtype=torch.long)
         out = (self.bits[ix], self.values[ix], self.decision[ix], self.action[ix], self.reward[ix])

@@ -1,6 +1,6 @@
 """The last loops' samples (``rl.replay``), fitted again beside each new loop's.
 
-Rollout targets are scarce (a few thousand koi-koi calls per loop) and noisy, and a fit on one loop's
+Branch targets are scarce (a few thousand koi-koi calls per loop) and noisy, and a fit on one loop's
 calls alone replaces what the previous loops taught: the network ends up fitted to the last loop's few
 calls (docs/rl-experiments.md, R1). Keeping the last ``loops`` loops' samples makes every fit one on
 several loops' calls, and phase 2 starts with phase 1's, so self-play adds to phase 1's fit instead

@@ -2,7 +2,7 @@
 
 Phase 1's first loop plays the same games for RL-Point and RL-WP: both learners start from the same weights
 (``rl.init``), every seed is the variant's as much as the other's (``phase_state.loop_seed``), and the reward
-model only scores what was played (which round rewards, which rollout targets). So the stage plays that loop
+model only scores what was played (which round rewards, which branch targets). So the stage plays that loop
 once, credits every decision with both reward models (``selfplay.rewards.RewardModels``) and writes each
 variant's samples with the phase fingerprint of the run that would have played them; ``rl_phase1@<reward>`` then
 fits its first loop on them instead of playing the games again (``PhaseRunner``), the same samples to the bit.
@@ -27,11 +27,11 @@ FORMAT = 1  # bumped when the file's layout changes
 
 
 def same_games(jobs: list[PlayJob]) -> bool:
-    """Whether the jobs play the same games, whatever their reward models and rollout temperatures (what only
+    """Whether the jobs play the same games, whatever their reward models and branch temperatures (what only
     scores the play)."""
     def scoreless(job: PlayJob) -> PlayJob:
-        rollout = None if job.rollout is None else replace(job.rollout, temperature=0.0)
-        return replace(job, reward=None, rollout=rollout)
+        branches = None if job.branches is None else replace(job.branches, temperature=0.0)
+        return replace(job, reward=None, branches=branches)
 
     first = scoreless(jobs[0])
     return all(scoreless(j) == first for j in jobs[1:])
@@ -44,7 +44,7 @@ def shared_play(jobs: dict[str, PlayJob], play: Callable[[PlayJob], PlayResult])
     if not same_games(list(jobs.values())):
         return None
     result = play(replace(jobs[variants[0]], reward=RewardModels(tuple(jobs[v].reward for v in variants))))
-    return {v: result.for_reward(k, jobs[v].rollout) for k, v in enumerate(variants)}
+    return {v: result.for_reward(k, jobs[v].branches) for k, v in enumerate(variants)}
 
 
 def write(path: Path, fingerprints: dict[str, str], results: dict[str, PlayResult] | None) -> None:

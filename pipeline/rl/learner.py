@@ -96,7 +96,7 @@ def _as_is(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
 
 
 def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
-    """(features, decision, action, reward) tensors for one mini-batch, plus (target, legal) for rollout samples
+    """(features, decision, action, reward) tensors for one mini-batch, plus (target, legal) for branch-target samples
     (what a pass's batches are once unpacked on the device)."""
     obs = [s.obs for s in samples]
     x = torch.from_numpy(encode(obs))

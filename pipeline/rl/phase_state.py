@@ -18,17 +18,17 @@ from torch import nn
 
 from ..net.model import KoiKoiNet
 from ..net.modelio import load_config, load_model
-from ..params import RLParams, WinProbParams
-from ..runtime import atomic
+from ..params import RLParams, RolloutParams, WinProbParams
 from ..runtime.curves import read_curve
 from ..runtime.fingerprints import file_fingerprint, fingerprint
 from ..tracking.resume import read_training_state, resume_point
 from ..value.winprob import WinProbTable
-from .algorithms import algorithm_for
+from .algorithms import Algorithm, algorithm_for
 from .devices import searches_with_a_rollout_policy
 from .learner import PolicyLearner
 
-CURVE_COLUMNS = ("loop", "games", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high")
+CURVE_COLUMNS = ("loop", "games", "seconds", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high", "vs_phase1",
+                 "vs_phase1_low", "vs_phase1_high")  # seconds: CPU seconds of training so far; vs_phase1: phase 2's
 STATE_FILE = "state.pt"
 CURVE_FILE = "curve.csv"
 RUN_RECORD = "mlflow_run.json"  # the MLflow run id, written as the run starts (state.pt comes a loop later)
@@ -45,7 +45,7 @@ class PhaseConfig:
     sl_dir: Path  # the SL agent: phase-1 opponent, evaluation baseline, and the init weights (init: sl)
     out_dir: Path  # model dir of this phase: model.pt + config.json
     results_dir: Path  # curve.csv, metrics.json, run.json
-    ckpt_dir: Path  # state.pt, the run record and the snapshots (kept between runs: a killed run resumes)
+    ckpt_dir: Path  # state.pt and the run record (kept between runs: a killed run resumes)
     init_dir: Path | None = None  # phase 2: the phase-1 model dir
     init_ckpt_dir: Path | None = None  # phase 2: phase 1's checkpoints (Adam's moments go on from them)
     init_curve: Path | None = None  # phase 2: phase 1's curve.csv (the curve goes on from its rows)
@@ -55,10 +55,11 @@ class PhaseConfig:
     register: bool = False  # phase 2 registers its model (koikoi-rl-<variant>); only the DVC stage asks
     execution: dict | None = None  # how it runs here, as it changes the games (devices.execution_key; PhaseRunner)
     first_loop: Path | None = None  # phase 1: the first loop's games played once for both rewards (rl.first_loop)
+    distill: RolloutParams | None = None  # phase 2 (expert_it): how its rollout policy is distilled again each loop
 
     @property
     def budget(self) -> int:
-        return self.params.phase1.loops if self.phase == 1 else self.params.phase2.loops
+        return self.params.phase1.loops if self.phase == 1 else getattr(self.params.phase2.loops, self.variant)
 
 
 @dataclass
@@ -73,11 +74,10 @@ class LoopCounters:
     stop_reason: str = ""
     run_id: str | None = None
     winprob: dict | None = None
-    snapshots: list[int] = field(default_factory=list)  # phase 2's pool (``pool.SnapshotPool``)
-    gated: list[int] = field(default_factory=list)  # the pool's snapshots that held their own against the learner
     final: dict | None = None  # the end-of-phase evaluation (rl.final_eval_games), once made
     epsilon: float = 0.0
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall-clock seconds of this phase's loops
+    cpu_seconds: float = 0.0  # CPU seconds of training (play and fit, every process) since phase 1 began
 
 
 def loop_seed(params: RLParams, phase: int, loop: int, stream: int) -> int:
@@ -98,9 +98,10 @@ def eval_seed(params: RLParams, final: bool) -> int:
 # phase when any of it changes, and resuming the old code's loops would ship a model no one version of it makes.
 # The packages and modules of the phase's DVC deps less what only logs, prints or places the work (tracking,
 # progress, hardware: the devices are in the fingerprint as resolved).
-RESULT_CODE = ("agents", "engine", "net", "params", "rl", "rollout", "search", "selfplay", "value",
+RESULT_CODE = ("agents", "distill", "engine", "net", "params", "rl", "rollout", "search", "selfplay", "value",
                "duel/sprt.py", "duel/stats.py", "runtime/train_guards.py", "sl/packing.py")
 _PACKAGE = Path(__file__).resolve().parents[1]
+DISTILL_FIELDS = ("hidden", "layers", "epochs", "lr", "batch_size", "seed")  # what phase 2 reads of the rollout section
 
 
 def code_fingerprint(root: Path = _PACKAGE, parts: tuple[str, ...] = RESULT_CODE) -> str:
@@ -112,9 +113,11 @@ def code_fingerprint(root: Path = _PACKAGE, parts: tuple[str, ...] = RESULT_CODE
 
 def phase_fingerprint(cfg: PhaseConfig) -> str:
     """The fingerprint of a phase: its params, every model it starts from or plays with (SL, phase 1's, the rollout
-    policy of searched targets: each model directory's files), (RL-WP) the starting table, the devices and the code
-    (``code_fingerprint``)."""
+    policy of searched targets: each model directory's files), (phase 2) how its rollout policy is distilled, (RL-WP)
+    the starting table, the devices and the code (``code_fingerprint``)."""
     extra = {"sl": file_fingerprint(cfg.sl_dir), "code": code_fingerprint()}
+    if cfg.distill is not None:
+        extra["distill"] = cfg.distill.model_dump(include=set(DISTILL_FIELDS))
     if cfg.execution is not None:
         extra["execution"] = cfg.execution
     if cfg.init_dir is not None:
@@ -136,7 +139,7 @@ def initial_state(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, d
     """Fresh start: the starting weights, state, optimizer state and replay (phase 2: phase 1's)."""
     state = LoopCounters(fingerprint=fp)
     opt_state, meta, replay = None, {}, []
-    algorithm = algorithm_for(cfg.params, cfg.phase)
+    algorithm = algorithm_for(cfg.params, cfg.phase, cfg.distill)
     if cfg.phase == 1:
         net = algorithm.initial_net(load_model(cfg.sl_dir)[0], cfg.params)
     else:
@@ -148,12 +151,11 @@ def initial_state(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, d
         state.games_offset = int(meta.get("global_games", 0))
         if cfg.init_curve is not None and cfg.init_curve.is_file():
             state.curve = read_curve(cfg.init_curve)
+            state.cpu_seconds = float(state.curve[-1].get("seconds") or 0.0) if state.curve else 0.0
         prev = cfg.init_ckpt_dir / STATE_FILE if cfg.init_ckpt_dir is not None else None
         if prev is not None and prev.is_file() and (
                 ck := read_training_state(prev, "rl_phase2", set_aside=False)) is not None:
             opt_state = ck.get("optimizer")  # continue Adam's moments across the phase boundary
-            if cfg.params.algorithm_of(2) == cfg.params.algorithm_of(1):  # targets of the same kind only
-                replay = ck.get("replay", [])  # phase 2 fits its samples beside phase 1's last loops'
             if _same_weights(ck["model"], net):  # phase 1's final evaluation, on the deals phase 2's would play:
                 state.final = ck["state"].get("final")  # kept while phase 2 trains no loop (cleared when it does)
     if cfg.variant == "wp":
@@ -167,39 +169,23 @@ def initial_state(cfg: PhaseConfig, fp: str) -> tuple[nn.Module, LoopCounters, d
     return net, state, opt_state, replay
 
 
-def start_or_resume(cfg: PhaseConfig) -> tuple[PolicyLearner, LoopCounters, bool, list]:
-    """The learner, state and packed replay (``experience.Replay``) to go on from, and whether they come from this
-    phase's checkpoint."""
+def start_or_resume(cfg: PhaseConfig, algorithm: Algorithm) -> tuple[PolicyLearner, LoopCounters, bool, list]:
+    """The learner (fitting with ``algorithm``, its state restored from a checkpoint), state and packed replay
+    (``experience.Replay``) to go on from, and whether they come from this phase's checkpoint."""
     cfg.ckpt_dir.mkdir(parents=True, exist_ok=True)
     fp = phase_fingerprint(cfg)
     ck = resume_point(cfg.ckpt_dir / STATE_FILE, fp, f"rl_phase{cfg.phase}", lambda c: c["state"]["fingerprint"],
                       read_training_state, usable=lambda c: c["state"]["loop"] <= cfg.budget)
     if ck is not None:
         # the SL architecture only (eval mode, as load_model gives it): the checkpoint's weights replace its own
-        algorithm = algorithm_for(cfg.params, cfg.phase)
+        algorithm.load_state(ck.get("algorithm", {}))
         net = algorithm.initial_net(KoiKoiNet(load_config(cfg.sl_dir)[0]).eval(), cfg.params)
         net.load_state_dict(ck["model"])
         learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm, augment=cfg.params.augment)
         learner.configure_optimizers().load_state_dict(ck["optimizer"])
         return learner, LoopCounters(**ck["state"]), True, ck.get("replay", [])
     net, state, opt_state, replay = initial_state(cfg, fp)
-    learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm_for(cfg.params, cfg.phase),
-                            augment=cfg.params.augment)
+    learner = PolicyLearner(net, lr=cfg.params.lr, algorithm=algorithm, augment=cfg.params.augment)
     if opt_state is not None:
         learner.configure_optimizers().load_state_dict(opt_state)
     return learner, state, False, replay
-
-
-def snapshot_path(cfg: PhaseConfig, loop: int) -> Path:
-    """A snapshot's file: ``snapshot-<loop>.pt``, and ``snapshot-start.pt`` for the network phase 1 started from."""
-    return cfg.ckpt_dir / ("snapshot-start.pt" if loop < 0 else f"snapshot-{loop:05d}.pt")
-
-
-def save_snapshot(cfg: PhaseConfig, net: nn.Module, loop: int) -> None:
-    atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, snapshot_path(cfg, loop))
-
-
-def load_snapshot(cfg: PhaseConfig, like: nn.Module, loop: int) -> nn.Module:
-    net = type(like)(like.config)
-    net.load_state_dict(torch.load(snapshot_path(cfg, loop), map_location="cpu", weights_only=True))
-    return net

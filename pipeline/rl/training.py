@@ -1,14 +1,15 @@
-"""The RL training loop: phase 1 against the frozen SL agent, phase 2 by self-play and past snapshots.
+"""The RL training loop: phase 1 against the frozen SL agent, phase 2 by self-play.
 
 A loop: play ``games_per_loop`` games (phase 2: ``phase2.games_per_loop``) epsilon-greedily (batched, on the
-executor's workers), turn each recorded round into samples, make ``rl.epochs`` Lightning passes over them and the last
-``rl.replay`` loops' samples (``experience.Replay``), then keep them for the replay or drop them. Every
-``eval_every`` loops the greedy learner plays ``eval_games`` duplicate-deal games against the SL
-agent (each deal from both seats) for the learning curve (the paper's Fig. 6).
+executor's workers), turn each recorded round into samples, make ``rl.epochs`` Lightning passes over them (phase 1:
+beside the last ``rl.replay`` loops' samples, ``experience.Replay``), then hand the fitted network and the loop's games
+to the algorithm (``after_fit``: expert_it distils its rollout policy again). Every ``eval_every`` loops the greedy
+learner plays ``eval_games`` duplicate-deal games against the SL agent (each deal from both seats), and in phase 2
+against phase 1's network on the same deals: the learning curve, with the CPU seconds trained so far.
 
-Resuming: after every loop ``checkpoints/state.pt`` is rewritten atomically (temp file + rename) with
-the weights, the Adam state, the replay's samples, the loop and game counters, the curve rows, the
-evaluation history, the win-probability table (RL-WP), the MLflow run id and the params fingerprint.
+Resuming: after every loop ``<ckpt_dir>/state.pt`` is rewritten atomically (temp file + rename) with
+the weights, the Adam state, the replay's samples, the algorithm's state, the loop and game counters, the curve rows,
+the evaluation history, the win-probability table (RL-WP), the MLflow run id and the params fingerprint.
 Every random choice of a loop (deals, exploration, batch order, dropout) is seeded from (seed, phase,
 loop), so a resumed run replays exactly what an uninterrupted run would have done. A checkpoint made
 with other params (other than budgets and worker counts) is set aside and training starts afresh
@@ -39,7 +40,7 @@ from ..value.winprob import WinProbTable
 from . import first_loop
 from .algorithms import algorithm_for
 from .devices import execution_key, resolve_devices
-from .evaluation import Evaluation, curve_row, evaluate
+from .evaluation import curve_row, evaluate
 from .experience import Replay
 from .learner import PolicyLearner, SampleBuffer, fit_pass
 from .phase_outputs import finish_phase
@@ -52,11 +53,9 @@ from .phase_state import (
     initial_state,
     loop_seed,
     phase_fingerprint,
-    snapshot_path,
     start_or_resume,
 )
 from .phase_tracking import PhaseTracker
-from .pool import SnapshotPool, held_its_own, snapshot_name
 
 
 def search_metrics(result: PlayResult) -> dict[str, float]:
@@ -68,6 +67,8 @@ def search_metrics(result: PlayResult) -> dict[str, float]:
     return {"search/decisions": n, "search/changed": stats.get("changed", 0) / n,
             "search/seconds_per_decision": stats.get("search_seconds", 0.0) / n}
 
+
+EVAL_METRICS = ("win_rate", "point_diff", "ci_low", "ci_high", "vs_phase1", "vs_phase1_low", "vs_phase1_high")
 
 __all__ = ["CURVE_FILE", "STATE_FILE", "PhaseConfig", "PhaseRunner", "LoopCounters"]
 
@@ -91,15 +92,15 @@ class PhaseRunner:
         sp = self.p.selfplay
         self.executor = executor or make_executor(sp.workers, sp.start_method, sp.backend, self.devices.play)
         self.sl_spec = NetSpec.from_net(self.sl_net, "sl")
-        self.algorithm = algorithm_for(self.p, cfg.phase)
-        self._dropped: list[int] = []  # snapshots out of the pool, deleted once a checkpoint forgets them
+        self.algorithm = algorithm_for(self.p, cfg.phase, cfg.distill)
+        self.phase1_spec = NetSpec.from_net(load_model(cfg.init_dir)[0], "phase1") if cfg.init_dir else None
 
     def _say(self, msg: str) -> None:
         if self.cfg.progress:
             print(f"rl_phase{self.cfg.phase}[{self.cfg.variant}]: {msg}", flush=True)
 
     def _player(self, net: torch.nn.Module, name: str, epsilon: float = 0.0, training: bool = False) -> PlayerSpec:
-        """How ``net`` (the learner's network, or a snapshot of it) plays: the algorithm says (``algorithms``)."""
+        """How the learner's ``net`` plays: the algorithm says (``algorithms``)."""
         return self.algorithm.player(net, self.sl_spec, name, self.cfg.variant, epsilon, training)
 
     # ------------------------------------------------------------------ one loop
@@ -107,7 +108,6 @@ class PhaseRunner:
         p, c = self.p, self.cfg
         me = self._player(learner.net, "learner", epsilon, training=True)
         base = loop_seed(p, c.phase, loop, 0)
-        rng = np.random.default_rng(base)
         games = []
         if c.phase == 1:
             players = (me, self.sl_spec)
@@ -115,37 +115,16 @@ class PhaseRunner:
                 seats = (0, 1) if i % 2 == 0 else (1, 0)
                 games.append(GameSpec(base + i, seats, (seats[0] == 0 or p.phase1.record_sl,
                                                         seats[1] == 0 or p.phase1.record_sl)))
-        else:
-            pool = [self._player(net, snapshot_name(s)) for s, net in self.pool.opponents(
-                learner.net, lambda net, s: self._gate(learner, net, s, loop))]
-            self.loop_metrics.update({"pool/size": len(state.snapshots), "pool/opponents": len(pool)})
-            players = (me, *pool)
-            for i in range(p.games_of(2)):
-                if not pool or rng.random() < p.phase2.self_play_fraction:
-                    games.append(GameSpec(base + i, (0, 0), (True, True)))
-                else:
-                    k = 1 + int(rng.integers(len(pool)))
-                    seats = (0, k) if i % 2 == 0 else (k, 0)
-                    games.append(GameSpec(base + i, seats, (seats[0] == 0, seats[1] == 0)))
+        else:  # self-play: both seats the learner, both recorded
+            players = (me,)
+            games = [GameSpec(base + i, (0, 0), (True, True)) for i in range(p.games_of(2))]
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = getattr(p.reward_scale, c.variant)
         reward = RewardModel(c.variant, scale, table, p.wp_baseline)
-        players, rollout = self.algorithm.rollout_spec(players, self.sl_spec, c.variant, reward=reward,
+        players, branches = self.algorithm.branch_spec(players, self.sl_spec, c.variant, reward=reward,
                                                        seed=loop_seed(p, c.phase, loop, 3))
         return PlayJob(players=players, games=tuple(games), inference=self.inference,
-                       concurrency=p.selfplay.concurrency, reward=reward, rollout=rollout, explore_seed=base)
-
-    def _gate(self, learner: PolicyLearner, net: torch.nn.Module, snapshot: int, loop: int) -> Evaluation:
-        """A snapshot's duel against the learner before it is first played (``pool``), logged."""
-        p = self.p
-        ev = evaluate(self.executor, self._player(net, snapshot_name(snapshot)), self._player(learner.net, "learner"),
-                      p.phase2.gate_games, loop_seed(p, self.cfg.phase, loop, 4), self.inference,
-                      p.selfplay.concurrency, self.cfg.progress, desc=f"{snapshot_name(snapshot)} vs learner")
-        lo, hi = ev.ci95
-        self._say(f"loop {loop}: {snapshot_name(snapshot)} vs learner {ev.win_rate:.3f} [{lo:.3f}, {hi:.3f}] over "
-                  f"{ev.result.games} games: {'kept' if held_its_own(ev) else 'dropped'}")
-        self.loop_metrics[f"pool/gate_win_rate/{snapshot_name(snapshot)}"] = ev.win_rate
-        return ev
+                       concurrency=p.selfplay.concurrency, reward=reward, branches=branches, explore_seed=base)
 
     def first_loop_job(self) -> tuple[PlayJob, str]:
         """The games of this phase's first loop from a fresh start (what ``rl_phase1_play`` plays once for both
@@ -177,10 +156,18 @@ class PhaseRunner:
         return result, time.perf_counter() - t0
 
     def _evaluate(self, learner: PolicyLearner, state: LoopCounters, label: str) -> dict:
+        """A curve row: the learner against SL and (phase 2) against phase 1's network, on the same deals."""
         p = self.p
-        ev = evaluate(self.executor, self._player(learner.net, "learner"), self.sl_spec, p.eval_games,
-                      eval_seed(p, final=False), self.inference, p.selfplay.concurrency, self.cfg.progress, desc=label)
-        row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games, **curve_row(ev)}
+        me = self._player(learner.net, "learner")
+        ev = evaluate(self.executor, me, self.sl_spec, p.eval_games, eval_seed(p, final=False), self.inference,
+                      p.selfplay.concurrency, self.cfg.progress, desc=label)
+        row = {"loop": state.loop_offset + state.loop, "games": state.games_offset + state.games,
+               "seconds": round(state.cpu_seconds, 1), **curve_row(ev)}
+        if self.phase1_spec is not None:
+            ev1 = evaluate(self.executor, me, self.phase1_spec, p.eval_games, eval_seed(p, final=False),
+                           self.inference, p.selfplay.concurrency, self.cfg.progress, desc=f"{label} vs phase 1")
+            lo, hi = ev1.ci95
+            row.update(vs_phase1=round(ev1.win_rate, 4), vs_phase1_low=round(lo, 4), vs_phase1_high=round(hi, 4))
         state.curve.append(row)
         return row
 
@@ -213,8 +200,8 @@ class PhaseRunner:
         c, p = self.cfg, self.p
         if p.train_threads:  # intra-op threads spin badly on a busy machine: 1 is often fastest there
             torch.set_num_threads(p.train_threads)
-        learner, state, resumed, packed = start_or_resume(c)
-        self.replay = Replay(p.replay, packed)
+        learner, state, resumed, packed = start_or_resume(c, self.algorithm)
+        self.replay = Replay(p.replay if c.phase == 1 else 0, packed)  # phase 2 fits its own loop's targets only
         if resumed:
             self._say(f"resuming from {c.ckpt_dir / STATE_FILE} after loop {state.loop} ({state.games} games)")
         budget = c.budget
@@ -226,50 +213,49 @@ class PhaseRunner:
             row = self._evaluate(learner, state, "eval (start)")
             self._say(f"start: win rate {row['win_rate']:.3f}, point diff {row['point_diff']:+.2f} vs SL")
             if tracker:
-                tracker.metrics({f"eval/{k}": row[k] for k in ("win_rate", "point_diff", "ci_low", "ci_high")},
-                                row["loop"])
+                tracker.metrics({f"eval/{k}": row[k] for k in EVAL_METRICS if k in row}, row["loop"])
             self._checkpoint(learner, state)
-        self.pool = SnapshotPool(c, state, self._dropped)
-        if c.phase == 2 and state.loop == 0 and not state.snapshots:  # phase 1's result (and start) open the pool
-            self.pool.open(learner.net, algorithm_for(p, 1).initial_net(self.sl_net, p))
 
         loops = progress_bar(total=budget, initial=state.loop, desc=f"rl_phase{c.phase}[{c.variant}] loops",
                              unit="loop", enabled=c.progress and budget > state.loop)  # a log's line a minute
         while state.loop < budget and not self._target_reached(state):  # a raised budget continues a run
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             state.final = None  # a raised budget trains on: the old final evaluation no longer applies
             loop = state.loop + 1
             epsilon = p.epsilon_at(state.loop_offset + state.loop)
-            self.loop_metrics: dict[str, float] = {}
             games = p.games_of(c.phase)
             result, play_s = self._shared_first_loop(state, loop) or self.play(
                 self._loop_job(learner, state, loop, epsilon), f"phase {c.phase} {c.variant} loop {loop}/{budget} play")
-            buffer = SampleBuffer([*self.replay.samples(), *result.samples], self.replay.encoded())
+            fitted = self.algorithm.fitted(result)
+            buffer = SampleBuffer([*self.replay.samples(), *fitted], self.replay.encoded())
             torch.manual_seed(loop_seed(p, c.phase, loop, 1))  # dropout
-            learner.algorithm.start_loop(learner.net, self.sl_net)  # e.g. expert_it's anchor: the loop's start
             losses = fit_pass(learner, buffer, p.batch_size, loop_seed(p, c.phase, loop, 2), self.train_precision,
                               progress=c.progress, epochs=p.epochs_of(c.phase), accelerator=self.accelerator)
-            n = len(result.samples)  # kept encoded with the replay: the loops that replay them encode them no more
-            self.replay.add(result.samples, buffer.encode().since(len(buffer) - n) if n else None)
-            metrics = {**losses, **learner.algorithm.fit_metrics(), **self.loop_metrics, **search_metrics(result),
-                       "epsilon": epsilon, "play/samples": len(result.samples), "train/samples": len(buffer),
+            n = len(fitted)  # kept encoded with the replay: the loops that replay them encode them no more
+            self.replay.add(fitted, buffer.encode().since(len(buffer) - n) if n else None)
+            after = self.algorithm.after_fit(learner.net, result, loop_seed(p, c.phase, loop, 4), self.inference)
+            metrics = {**losses, **after,
+                       **search_metrics(result), "epsilon": epsilon, "play/samples": len(fitted),
+                       "train/samples": len(buffer),
                        "play/mean_batch": result.mean_batch}
             if play_s is not None:  # played here, not by rl_phase1_play
                 metrics.update({"play/games_per_s": games / play_s, "play/seconds": play_s})
-            del buffer, result  # beyond the replay's loops, samples are dropped: the next loop plays anew
+            # the loop's CPU: this process's (fit, distillation) and the workers' play (rl_phase1_play's for its games)
+            state.cpu_seconds += time.process_time() - cpu0 + result.seconds
+            del buffer, result, fitted  # beyond the replay's loops, samples are dropped: the next loop plays anew
             state.loop, state.games, state.epsilon = loop, state.games + games, epsilon
-            if c.phase == 2 and loop % p.phase2.snapshot_every == 0:
-                self.pool.add(learner.net, loop)  # first played two loops on, once the learner moved from it
             if loop % p.eval_every == 0 or loop == budget:
                 row = self._evaluate(learner, state, f"phase {c.phase} {c.variant} loop {loop} eval")
                 state.evals.append(row["win_rate"])
-                metrics.update({f"eval/{k}": row[k] for k in ("win_rate", "point_diff", "ci_low", "ci_high")})
+                metrics.update({f"eval/{k}": row[k] for k in EVAL_METRICS if k in row})
                 self._say(f"loop {loop}/{budget}: win rate {row['win_rate']:.3f} "
                           f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}], "
-                          f"point diff {row['point_diff']:+.2f} vs SL, eps {epsilon:.3f}, "
+                          f"point diff {row['point_diff']:+.2f} vs SL, "
+                          + (f"{row['vs_phase1']:.3f} [{row['vs_phase1_low']:.3f}, {row['vs_phase1_high']:.3f}] vs "
+                             "phase 1, " if "vs_phase1" in row else "") + f"eps {epsilon:.3f}, "
                           + (f"{games / play_s:.1f} games/s" if play_s is not None else "games of rl_phase1_play"))
             state.seconds += time.perf_counter() - t0
-            metrics["loop_seconds"] = time.perf_counter() - t0
+            metrics.update(loop_seconds=time.perf_counter() - t0, cpu_seconds=state.cpu_seconds)
             if tracker:
                 tracker.metrics(metrics, state.loop_offset + loop)
             self._checkpoint(learner, state)
@@ -282,9 +268,7 @@ class PhaseRunner:
 
     def _checkpoint(self, learner: PolicyLearner, state: LoopCounters) -> None:
         ck = {"state": asdict(state), "model": learner.net.state_dict(),
-              "optimizer": learner.configure_optimizers().state_dict(), "replay": self.replay.pack()}
+              "optimizer": learner.configure_optimizers().state_dict(), "replay": self.replay.pack(),
+              "algorithm": self.algorithm.state()}
         atomic.torch_save(ck, self.cfg.ckpt_dir / STATE_FILE)
-        for loop in self._dropped:
-            snapshot_path(self.cfg, loop).unlink(missing_ok=True)
-        self._dropped.clear()
         release_free_memory()  # glibc keeps a loop's freed buffers otherwise (docs/faults.md, "RL main-process memory")

@@ -12,7 +12,7 @@ from ..engine import Observation
 from ..selfplay.rewards import RewardModel
 from ..value.winprob import WinProbTable
 from .player import SearchPlayer, SearchSpec
-from .spec import SELF, SearchOptions, parse_search
+from .spec import SearchOptions, parse_search, rollout_path
 
 
 class SearchAgent(ModelAgent):
@@ -63,7 +63,8 @@ def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inf
     if not isinstance(base, ModelAgent) or base.spec is None:
         raise ValueError(f"agent {spec!r}: {model} is not a model directory; search needs a model")
     reward = search_reward(spec, options)
-    rollout = None if options.rollout == SELF else rollout_spec(spec, options.rollout)
+    path = rollout_path(model, options.rollout)
+    rollout = None if path is None else rollout_spec(spec, path)
     search = SearchSpec(spec, base.spec, reward, options, seed, rollout=rollout)
     # the base agent's own player searches: its network is not loaded twice
     player = SearchPlayer(base.player, reward, options, seed,

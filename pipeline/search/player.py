@@ -38,6 +38,7 @@ from ..agents.base import Player, PlayerSpec, legal_list, observation_rng
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
 from ..net.inference import Inference
+from ..selfplay.branches import log_prior
 from ..selfplay.playout import branch, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
@@ -45,16 +46,6 @@ from .spec import SearchOptions
 
 SE_FLOOR = 1e-6  # reward units: identical per-deal values (a forced outcome) give no evidence either way
 ELIMINATED = -1e6  # score offset of the legal actions the search did not keep: below every kept one, prior order
-
-
-def log_prior(scores: np.ndarray) -> np.ndarray:
-    """The network's log-softmax over the legal tokens (``scores``: masked values, -inf where illegal)."""
-    s = scores.astype(np.float64)
-    legal = np.isfinite(s)
-    out = np.full(s.shape, -np.inf)
-    x = s[legal] - s[legal].max()
-    out[legal] = x - math.log(np.exp(x).sum())
-    return out
 
 
 def anchored_scores(logp: np.ndarray, values: np.ndarray, anchor: int, z: float) -> np.ndarray:
@@ -84,7 +75,6 @@ class _Decision:
     z: float
     alive: list[int] = field(default_factory=list)  # rows of ``cands`` still in
     values: list[list[float]] = field(default_factory=list)  # per candidate row, its rewards deal by deal
-    completed: np.ndarray | None = None  # per candidate row: its score when it left (the survivors' at the end)
 
     def next_deals(self, rounds_left: int) -> int:
         """Deals of the next round: an even share of those left (at least one)."""
@@ -96,11 +86,15 @@ class _Decision:
         v = np.array([self.values[r][:n] for r in self.alive])
         return anchored_scores(self.logp[self.alive], v, self.alive.index(0), self.z)
 
+    def gains(self) -> np.ndarray:
+        """Each candidate's mean reward less the anchor's (row 0) on the deals both played."""
+        anchor = np.asarray(self.values[0])
+        return np.array([np.mean(np.asarray(v) - anchor[:len(v)]) if r else 0.0 for r, v in enumerate(self.values)])
+
     def halve(self) -> None:
         """The better half by score goes on (at least two), the anchor (row 0) always."""
         keep = max(2, math.ceil(len(self.alive) / 2))
         scores = self.scores()
-        self.completed[self.alive] = scores
         order = [self.alive[i] for i in np.argsort(-scores, kind="stable")]
         kept = order[:keep] if 0 in order[:keep] else [0, *order[:keep - 1]]
         self.alive = sorted(kept)
@@ -187,19 +181,16 @@ class SearchPlayer:
 
     def improve(self, observations: Sequence[Observation], scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The search of each observation (``scores``: the network's masked values), every decision of the batch
-        in the same playout passes, round by round: ``(choice, policy)``, both ``(B, 50)`` with -inf where illegal.
+        in the same playout passes, round by round: ``(choice, gains)``, both ``(B, 50)``.
 
-        ``choice``: as ``search`` returns. ``policy``: the improved policy's logits (its softmax is expert
-        iteration's target): each candidate's anchored score when it left the halving (the survivors' at the
-        end), every other legal action its log-prior."""
+        ``choice``: as ``search`` returns. ``gains``: each candidate's mean reward less the anchor's on the deals
+        both played (the anchor's 0), NaN for every other token: what expert iteration's targets tilt the prior by."""
         opts = self.options
         todo = []
         for o, s in zip(observations, scores):
             cands = self.candidates(o, s)
-            logp = log_prior(s)[cands]
-            todo.append(_Decision(o, cands, logp, self.rng(o), max(1, math.ceil(math.log2(len(cands)))), opts.deals,
-                                  opts.z, alive=list(range(len(cands))), values=[[] for _ in cands],
-                                  completed=logp.copy()))
+            todo.append(_Decision(o, cands, log_prior(s)[cands], self.rng(o), max(1, math.ceil(math.log2(len(cands)))),
+                                  opts.deals, opts.z, alive=list(range(len(cands))), values=[[] for _ in cands]))
         for r in range(max(d.rounds for d in todo)):
             items, spans = [], []
             for d in todo:
@@ -219,18 +210,14 @@ class SearchPlayer:
                 if r < d.rounds - 1:
                     d.halve()
         choice = np.full((len(observations), 50), -np.inf, dtype=np.float32)
-        policy = np.full((len(observations), 50), -np.inf, dtype=np.float32)
+        gains = np.full((len(observations), 50), np.nan, dtype=np.float32)
         for b, d in enumerate(todo):
             self.deals += opts.deals - max(d.deals_left, 0)
             legal = legal_list(d.obs)
-            logp = log_prior(scores[b])
-            final = d.scores()
-            d.completed[d.alive] = final
-            choice[b, legal] = ELIMINATED + logp[legal]
-            choice[b, [d.cands[i] for i in d.alive]] = final
-            policy[b, legal] = logp[legal]
-            policy[b, d.cands] = d.completed
-        return choice, policy
+            choice[b, legal] = ELIMINATED + log_prior(scores[b])[legal]
+            choice[b, [d.cands[i] for i in d.alive]] = d.scores()
+            gains[b, d.cands] = d.gains()
+        return choice, gains
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,26 @@
 """The ``search:<model>?option=value&...`` agent spec, parsed and checked without loading anything.
 
-``search:models/rl/wp?k=4&deals=32&rollout=models/rollout`` is the model in ``models/rl/wp`` searching at
-every decision type (discard, pick, koi-koi) among its 4 likeliest actions on 32 deals, its playouts played by
-the rollout policy in ``models/rollout``. The options, their defaults and what each does are the fields of
-``SearchOptions`` below, and docs/search.md's table; a bad option is a ``ValueError`` of one line that names it.
+``search:models/rl/wp?k=4&deals=32`` is the model in ``models/rl/wp`` searching at every decision type (discard,
+pick, koi-koi) among its 4 likeliest actions on 32 deals, its playouts played by the rollout policy phase 2 left
+beside it (``models/rl/wp/rollout``; ``rollout=DIR`` names another, ``rollout=self`` lets the network play them).
+The options and their defaults are the fields of ``SearchOptions``; a bad option is a one-line ``ValueError``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from urllib.parse import parse_qsl, quote
 
 from ..agents.specs import BUILTIN, PREFIX, is_search, split_spec
 from ..engine import DECISION_NAMES
+from ..net.model_dir import MODEL_FILE
 
 WINPROB = "models/winprob/winprob.json"
 SELF = "self"  # ``rollout=self``: the playouts are played by the searched network itself
+OWN = "own"  # ``rollout=own``: the rollout policy kept beside the model (``<model>/rollout``), else ``self``
+OWN_DIR = "rollout"  # where a model directory keeps the rollout policy distilled from it (phase 2 writes it)
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,7 @@ class SearchOptions:
     k: int = 4  # candidates: the network's k likeliest legal actions; 0: every legal action
     z: float = 2.0  # standard errors of paired gain that one nat of the network's log-prior is worth (T = z * SE)
     gap: float = 1.5  # nats: an action further below the likeliest is not a candidate (its gain would need > gap*z SE)
-    rollout: str = SELF  # who plays the playouts: self (the searched network) or a rollout model directory
+    rollout: str = OWN  # who plays the playouts: own (the model's rollout/, else self) | self | a rollout model dir
     decisions: tuple[int, ...] = (0, 1, 2)  # decision types searched (discard 0, pick 1, koikoi 2)
     reward: str = "wp"  # wp (the win-probability table's) | point
     winprob: str = WINPROB  # the win-probability table of the wp reward
@@ -51,16 +55,28 @@ class SearchOptions:
 OPTIONS = tuple(f.name for f in fields(SearchOptions))
 
 
+def rollout_path(model: str, rollout: str) -> str | None:
+    """The rollout policy directory a searcher of ``model`` with option ``rollout=`` plays out with (None: the
+    searched network plays its own playouts)."""
+    if rollout == SELF:
+        return None
+    if rollout == OWN:
+        own = Path(model) / OWN_DIR
+        return str(own) if (own / MODEL_FILE).is_file() else None
+    return rollout
+
+
 def read_paths(spec: str) -> dict[str, str]:
     """Every file or directory the agent ``spec`` reads, by what names it: ``model`` (a model directory, or a
-    searcher's) and each option of ``PATH_OPTIONS`` a searcher reads (``rollout`` unless self, ``winprob`` under the
-    wp reward); a built-in agent none. Whatever keeps or keys an agent (the champion's logged model and its version,
-    a tune study) takes them all from here."""
+    searcher's) and each option of ``PATH_OPTIONS`` a searcher reads (``rollout`` by ``rollout_path`` unless none,
+    ``winprob`` under the wp reward); a built-in agent none. Whatever keeps or keys an agent (the champion's logged
+    model and its version, a tune study) takes them all from here."""
     if not is_search(spec):
         return {} if spec in BUILTIN else {"model": spec}
     model, options = parse_search(spec)
-    unread = {"rollout": options.rollout == SELF, "winprob": options.reward != "wp"}
-    return {"model": model} | {n: getattr(options, n) for n in PATH_OPTIONS if not unread.get(n)}
+    read = {n: getattr(options, n) for n in PATH_OPTIONS} | {"rollout": rollout_path(model, options.rollout)}
+    read["winprob"] = read["winprob"] if options.reward == "wp" else None
+    return {"model": model} | {n: p for n, p in read.items() if p is not None}
 
 
 def with_paths(spec: str, paths: Mapping[str, str]) -> str:
@@ -73,8 +89,8 @@ def with_paths(spec: str, paths: Mapping[str, str]) -> str:
 
 
 def plays_out_with_a_policy(spec: str) -> bool:
-    """Whether agent ``spec`` is a searcher whose playouts a rollout policy model plays (``rollout=`` a directory)."""
-    return is_search(spec) and parse_search(spec)[1].rollout != SELF
+    """Whether agent ``spec`` is a searcher whose playouts a rollout policy model plays."""
+    return "rollout" in read_paths(spec)
 
 
 def play_device_of(specs: Sequence[str], device: str, auto: bool) -> str:

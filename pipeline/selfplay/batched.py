@@ -9,21 +9,21 @@ Exploration draws come from one RNG per game, seeded by the job's ``explore_seed
 seed, so a game's course depends only on its seed and the networks, never on what it was batched
 with: batched play reproduces one-game-at-a-time play exactly (tests/selfplay/test_selfplay.py).
 
-Rollout targets (``PlayJob.rollout``, the ``rollout_pi`` algorithm): at a recorded decision with two
-or more legal actions (each with probability ``rollout.fraction``), the game's full state is cloned
+Branch targets (``PlayJob.branches``, the ``rollout_pi`` algorithm): at a recorded decision with two
+or more legal actions (each with probability ``branches.fraction``), the game's full state is cloned
 once per legal action, the action is taken, and the clone is played greedily by the same players to
-the end of the round: playouts of the shared rollout engine (``playout``), which join the batches
+the end of the round: playouts of the shared playout engine (``playout``), which join the batches
 like any game. The round rewards of the
 branches share the deal, the stock order and the opponent's hand, so their differences measure the
 actions and little else; the true state is only used for these training targets, never by a player.
 The sample's target is ``softmax(prior + reward / temperature)`` over the legal actions, ``prior``
 being the recording player's own outputs at the decision (a soft policy-iteration step), or those of
-an anchor network (``RolloutSpec.anchor``: the SL policy, so the targets do not compound from loop
+an anchor network (``BranchSpec.anchor``: the SL policy, so the targets do not compound from loop
 to loop and the learner stays a KL-regularised improvement of SL).
 
-Searched targets (``RolloutSpec.search``, the ``expert_it`` algorithm): the picked decisions are searched by the
-job's searcher instead (``rollouts.search_targets``, all of a step's at once), the game plays the search's choice,
-and the sample's target is the softmax of the search's improved policy.
+Searched targets (``BranchSpec.search``, the ``expert_it`` algorithm): the picked decisions are searched by the
+job's searcher instead (``branches.search_targets``, all of a step's at once), the game plays the search's choice,
+and the sample's target is the prior tilted by each candidate's searched gain.
 """
 
 from __future__ import annotations
@@ -39,16 +39,16 @@ import numpy as np
 from ..agents.base import PlayerSpec, legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from ..net.inference import FP32, Inference
+from .branches import BranchSpec, Link, Pending, credit, round_over, round_reward, search_targets, target
 from .playout import Playout, branch, finished, pending_groups
 from .reporting import report_progress
 from .rewards import RewardModel, RewardModels
-from .rollouts import Link, Pending, RolloutSpec, credit, round_over, round_reward, search_targets, target
 
 
 class Sample(NamedTuple):
     """One decision of a recorded player: what it saw, what it did, the reward of that round.
 
-    ``target`` (rollout targets only): a probability per token (float32 ``(50,)``, 0 where illegal).
+    ``target`` (branch targets only): a probability per token (float32 ``(50,)``, 0 where illegal).
     """
 
     obs: Observation
@@ -87,7 +87,7 @@ class PlayJob:
     inference: Inference = FP32
     concurrency: int = 64
     reward: RewardModel | RewardModels | None = None  # needed when any game records trajectories
-    rollout: RolloutSpec | None = None  # None: Monte-Carlo samples (the round reward of the taken action)
+    branches: BranchSpec | None = None  # None: Monte-Carlo samples (the round reward of the taken action)
     explore_seed: int = 0
     device: str = "cpu"  # where the forward passes run ("cuda": the games stay on this worker's CPU core)
     num_rounds: int = 8
@@ -118,14 +118,14 @@ class PlayResult:
     def mean_batch(self) -> float:
         return self.forward_samples / max(1, self.forward_calls)
 
-    def for_reward(self, k: int, rollout: RolloutSpec | None) -> PlayResult:
-        """The samples of reward model ``k`` of a play credited with ``RewardModels`` (``rollout``: that model's
+    def for_reward(self, k: int, branches: BranchSpec | None) -> PlayResult:
+        """The samples of reward model ``k`` of a play credited with ``RewardModels`` (``branches``: that model's
         targets, its temperature; None: Monte-Carlo samples); the rest of the result as it is."""
         def one(s: Sample) -> Sample:
             if isinstance(s.target, Pending):  # rewards of every model per slot: this model's, then its target
                 p = s.target.of_model(k)
                 return Sample(s.obs, s.action, p.reward(p.actions.index(s.action)),
-                              target(p, rollout.temperature, rollout.loss))
+                              target(p, branches.temperature, branches.loss))
             return Sample(s.obs, s.action, float(s.reward[k]))
 
         return replace(self, trajectories=[[one(s) for s in t] for t in self.trajectories])
@@ -167,11 +167,8 @@ def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: b
             job: PlayJob) -> tuple[Pending, list[Playout]]:
     """Playouts of every branched action. A greedy game is itself the playout of the action it takes."""
     actions = legal_list(obs)
-    if job.rollout.top and len(actions) > job.rollout.top:
-        best = sorted(actions, key=lambda a: -prior[a])[:job.rollout.top]
-        actions = sorted(set(best) | {taken})
-    k = job.rollout.samples
-    base = np.zeros(len(actions)) if job.rollout.flat else prior[actions].astype(np.float64)
+    k = job.branches.samples
+    base = np.zeros(len(actions)) if job.branches.flat else prior[actions].astype(np.float64)
     pending = Pending(actions, base, k)
     s = g.state
     deals = [s] + [resample_hidden(s, s.player, g.rng) for _ in range(k - 1)]  # the same deals for every action
@@ -198,11 +195,13 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
         return []
     if job.reward is None:
         raise ValueError("a game records trajectories but the play job has no reward model")
-    if job.rollout is not None:
+    if job.branches is not None:
         if isinstance(job.reward, RewardModels):  # targets per model later (PlayResult.for_reward)
             return [Sample(o, a, 0.0, p) for _, _, o, a, p in g.trace]
-        temperature, loss = job.rollout.temperature, job.rollout.loss
-        return [Sample(o, a, p.reward(p.actions.index(a)), target(p, temperature, loss)) for _, _, o, a, p in g.trace]
+        temperature, loss = job.branches.temperature, job.branches.loss
+        return [Sample(o, a, 0.0, None) if p is None else Sample(o, a, p.reward(p.actions.index(a)),
+                                                                    target(p, temperature, loss))
+                for _, _, o, a, p in g.trace]
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
     return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]
 
@@ -234,22 +233,20 @@ def play_job(job: PlayJob) -> PlayResult:
                     legal = legal_list(o)
                     actions[i] = legal[int(g.rng.integers(len(legal)))]
                 if g.spec.record[g.state.player]:
-                    if job.rollout is None:
+                    if job.branches is None:
                         g.trace.append((g.state.round, g.state.player, o, actions[i]))
-                    elif job.rollout.branches(o, g.rng):
+                    elif job.branches.picks(o, g.rng):
                         branching.append(i)
-        if branching and job.rollout.search is not None:  # expert_it: the search's choice, its policy the target
-            found = search_targets(players[job.rollout.search], [obs[i] for i in branching])
-            for i, f in zip(branching, found):
-                if f is not None:
-                    g, (a, p) = group[i], f
-                    if pi == 0:  # the searched network's own seat plays the choice (an SL seat keeps its move)
-                        actions[i] = a
-                    g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
+        if branching and job.branches.search is not None:  # expert_it: the search's choice, its gains the target
+            found = search_targets(players[job.branches.search], [obs[i] for i in branching])
+            for i, (a, p) in zip(branching, found):
+                if pi == 0:  # the searched network's own seat plays the choice (an SL seat keeps its move)
+                    actions[i] = a
+                group[i].trace.append((group[i].state.round, group[i].state.player, obs[i], actions[i], p))
         elif branching:
             prior = values[branching]
-            if job.rollout.anchor is not None:  # the targets tilt the anchor's outputs, not the player's
-                prior = players[job.rollout.anchor].values([obs[i] for i in branching])
+            if job.branches.anchor is not None:  # the targets tilt the anchor's outputs, not the player's
+                prior = players[job.branches.anchor].values([obs[i] for i in branching])
             for i, q in zip(branching, prior):
                 g = group[i]
                 p, kids = _branch(g, obs[i], q, actions[i], eps == 0.0, job)

@@ -1,6 +1,6 @@
 """Batched playouts: copies of a game played by networks to the end of the round, many at a time.
 
-The one rollout engine of the project. RL's rollout targets (``batched.play_job``'s branches) and
+The one playout engine of the project. RL's branch targets (``batched.play_job``'s branches) and
 the search agents (``pipeline.search``) both clone a position once per (action, deal) with :func:`branch` and
 play the copies here:
 
@@ -27,8 +27,8 @@ import numpy as np
 from ..agents.base import Player
 from ..engine import GameState
 from ..engine.deal import random_deal
+from .branches import round_over, round_reward
 from .rewards import RewardModel
-from .rollouts import round_over, round_reward
 
 # A playout ends with its round, and the next round, dealt as it ends, is never played: every playout is dealt this
 # one deal there (``GameState.clone(deals=...)``), which spares each copy a generator of its own and a shuffle

@@ -69,7 +69,7 @@ def resolve_threads(threads: int) -> int:
 
 
 
-def fingerprint(p: dict, info: dict) -> str:
+def checkpoint_fingerprint(p: dict, info: dict) -> str:
     """What a resumable checkpoint must match: the params (but those in ``_RESUMABLE_ACROSS``) and the data."""
     data = [info.get("records_fingerprint"), info.get("feature_version"), info.get("val_game_names"),
             info.get("samples")]
@@ -146,7 +146,7 @@ def train_sl(
                       augment=p["augment"])
     out = Path(out_dir)
     ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else out / "checkpoints"
-    fp = fingerprint(p, info)
+    fp = checkpoint_fingerprint(p, info)
     ckpt_path, run_id = _resume_point(ckpt_dir, fp)
     if ckpt_path is not None:
         print(f"sl_train: resuming from {ckpt_path}", file=sys.stderr)

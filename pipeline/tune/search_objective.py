@@ -19,7 +19,7 @@ from ..net.model_dir import is_model_dir
 from ..params import DuelsParams
 from ..params.sections import TuneSearchParams
 from ..runtime.hardware import Placement, announce, play_device
-from ..search.spec import SELF, parse_search, read_paths
+from ..search.spec import OWN, SELF, parse_search, read_paths
 from .objectives import PARAMS_ATTR
 from .search_space import file_choices, first_trial, trial_spec
 
@@ -48,7 +48,7 @@ class SearchObjective:
         searchers = file_choices(cfg.model, cfg.options, self.space)
         for spec in searchers:
             rollout = parse_search(spec)[1].rollout
-            if rollout != SELF and not Path(rollout).is_dir():
+            if rollout not in (SELF, OWN) and not Path(rollout).is_dir():
                 raise FileNotFoundError(f"{source}: no rollout model at {rollout} (tune.search.rollout, or a "
                                         "tune.space.search.rollout choice): build it first (dvc repro), or leave "
                                         "it out")

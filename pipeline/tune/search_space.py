@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..params import ParamError
-from ..search.spec import OPTIONS, PATH_OPTIONS, SELF, parse_options
+from ..search.spec import OPTIONS, OWN, PATH_OPTIONS, SELF, parse_options
 
 DEFAULT: dict[str, Any] = {"k": [2, 3, 4, 6, 0], "deals": {"low": 8, "high": 64, "log": True},
                            "z": {"low": 0.5, "high": 4.0, "log": True}}
@@ -89,9 +89,10 @@ def _entry(name: str, spec: Any, source: str) -> Any:
 
 def search_space(overrides: Mapping[str, Any] | None = None, rollout: str | None = None,
                  source: str = "params.yaml") -> dict[str, Any]:
-    """The default space (``rollout``: the rollout model directory a trial may choose, else ``self`` only) with
-    ``overrides`` (``tune.space.search`` of ``source``) on top, every entry checked."""
-    out: dict[str, Any] = {**DEFAULT, "rollout": [SELF, rollout] if rollout and rollout != SELF else SELF}
+    """The default space (``rollout``: a rollout model directory a trial may choose beside the model's own and
+    ``self``) with ``overrides`` (``tune.space.search`` of ``source``) on top, every entry checked."""
+    out: dict[str, Any] = {**DEFAULT, "rollout": [OWN, SELF] + ([rollout] if rollout and rollout not in (SELF, OWN)
+                                                                else [])}
     for name, spec in (overrides or {}).items():
         if name not in OPTIONS:
             raise ParamError(f"{source}: tune.space.search.{name} names no search option; use {', '.join(OPTIONS)}")

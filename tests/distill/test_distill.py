@@ -12,8 +12,8 @@ import torch
 from tiny import ROOT, tiny_net
 
 from pipeline.agents.model_agent import NetPlayer
-from pipeline.distill.distill import split_games
-from pipeline.distill.fit import evaluate, fit_rollout
+from pipeline.distill.distill import train_game_count
+from pipeline.distill.fit import fit_rollout, judge_net
 from pipeline.distill.teacher_games import teacher_positions
 from pipeline.net.encoding import CANONICAL_TOKEN
 from pipeline.params import dotted, params_with
@@ -53,16 +53,16 @@ def test_positions_are_labelled_by_the_teacher_and_kept_by_game(positions):
     valid = p.valid[p.game == 11][:20]
     want = np.exp(logits - np.where(valid, logits, -np.inf).max(1, keepdims=True)) * valid
     np.testing.assert_allclose(p.target[p.game == 11][:20], want / want.sum(1, keepdims=True), atol=1e-5)
-    assert split_games(12, 0.25) == 9 and split_games(3, 0.01) == 2 and split_games(2, 0.99) == 1
+    assert train_game_count(12, 0.25) == 9 and train_game_count(3, 0.01) == 2 and train_game_count(2, 0.99) == 1
 
 
 def test_a_fit_learns_the_teachers_choices(positions):
     p, _, _ = positions
     train, val = p.subset(p.game < 10), p.subset(p.game >= 10)
     net = fit_rollout(train, val, RolloutConfig(hidden=32, layers=2), epochs=12, lr=3e-3, batch_size=64, seed=0)
-    fit = evaluate(net, train)
+    fit = judge_net(net, train)
     torch.manual_seed(0)
-    before = evaluate(RolloutNet(RolloutConfig(hidden=32, layers=2)), train)
+    before = judge_net(RolloutNet(RolloutConfig(hidden=32, layers=2)), train)
     base = chance(train)
     assert base < 0.5 and before["agreement"] < base + 0.1 and fit["agreement"] > base + 0.25, (fit, before, base)
     assert fit["kl"] < 0.5 * before["kl"], (fit, before)

@@ -35,7 +35,7 @@ def fields() -> list[tuple[str, str | None]]:
 
 def test_the_walk_reaches_the_nested_sections():
     keys = {k for k, _ in fields()}
-    assert {"registry.register", "rl.rollout.temperature.wp", "rl.phase2.snapshot_every",
+    assert {"registry.register", "rl.branch.temperature.wp", "rl.expert.temperature.point",
             "duels.attention.turn", "tune.rl.variant", "winprob.inference"} <= keys
     assert len(keys) > 100
 

@@ -48,15 +48,15 @@ def test_every_key_is_required_no_code_default(key):
 
 
 @pytest.mark.parametrize("key", ["engine_tests.speed", "sl_dataset.records", "sl_train.learning_rate",
-                                 "rl.phase2.loop", "rl.rollout.temperature.score", "duels.attention.layer",
+                                 "rl.phase2.loop", "rl.branch.temperature.score", "duels.attention.layer",
                                  "tune.rl.epochs", "winprob.c", "registry.enabled"])
 def test_an_unknown_key_is_named(key):
     assert _error(with_overrides(DOC, {key: 1})) == f"params.yaml: {key} is an unknown key"
 
 
-@pytest.mark.parametrize("key", ["sl_train.dropout", "sl_train.lr", "rl.epsilon.end", "rl.rollout.temperature.wp",
+@pytest.mark.parametrize("key", ["sl_train.dropout", "sl_train.lr", "rl.epsilon.end", "rl.branch.temperature.wp",
                                  "winprob.C", "sl_dataset.val_fraction", "tune.timeout",
-                                 "rl.phase2.self_play_fraction"])
+                                 "rl.expert.temperature.wp"])
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
 def test_nan_and_infinities_are_refused_by_name(key, value):
     assert _error(with_overrides(DOC, {key: value})) == f"params.yaml: {key} must be a finite number, got {value!r}"
@@ -81,7 +81,7 @@ def test_a_wrong_type_is_named(key, value, what):
     ("rl.phase1.loops", 0, "must be >= 1"),
     ("rl.games_per_loop", 0, "must be >= 1"),
     ("rl.train_threads", 257, "must be <= 256"),
-    ("rl.rollout.fraction", 0.0, "must be > 0.0"),
+    ("rl.branch.fraction", 0.0, "must be > 0.0"),
     ("rl.eval_games", 63, "must be even (each deal is played from both seats)"),
     ("sl_dataset.val_fraction", 1.0, "must be < 1.0"),
     ("sl_dataset.synthetic_games", 1, "must be >= 2"),

@@ -249,7 +249,7 @@ def test_the_page_and_its_files_are_served(client, tiny_model):
     deck = client.get("/api/cards").json()
     assert [c["id"] for c in deck] == list(range(48)) and deck[0] == {
         "id": 0, "card": [1, 1], "month": "Pine", "name": "Crane", "category": "light", "ribbon": None}
-    searcher_spec = f"search:{tiny_model}?rollout=models/rollout"  # params.yaml's, as the duels measured it
+    searcher_spec = f"search:{tiny_model}"  # params.yaml's options (none: the model's own rollout policy)
     assert client.get("/api/opponents").json() == {"default": "random",
                                                    "choices": [tiny_model, searcher_spec, "heuristic", "random"]}
     assert "/api/games/{game_id}/actions" in client.get("/openapi.json").json()["paths"]

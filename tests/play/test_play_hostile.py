@@ -55,7 +55,7 @@ def test_the_reported_overflow_is_refused_and_the_largest_points_play(client, ti
 
 def test_only_the_offered_opponents_and_one_answer_for_every_other(client, tiny_model, tmp_path):
     offered = client.get("/api/opponents").json()["choices"]
-    assert offered == [tiny_model, f"search:{tiny_model}?rollout=models/rollout", "heuristic", "random"]
+    assert offered == [tiny_model, f"search:{tiny_model}", "heuristic", "random"]
     outside = tmp_path / "elsewhere" / "model"
     shutil.copytree(tiny_model, outside)  # a real model, but not under the server's models root
     (tmp_path / "empty").mkdir()
@@ -171,7 +171,7 @@ def test_models_are_shared_and_at_most_a_few_stay_loaded(tmp_path, tiny_model):
     pool = Opponents("random", root, max_networks=2 * per_model)
     offered = pool.offered()  # the models, the searcher over the strongest (unrated: the first), the built-ins
     assert offered[:4] == [str(root / n) for n in "abcd"] and offered[5:] == ["heuristic", "random"]
-    assert offered[4].startswith(f"search:{root / 'a'}?")
+    assert offered[4] == f"search:{root / 'a'}"
     first = pool.load(str(root / "a"), seed=1)
     assert pool.load(str(root / "a"), seed=2) is first  # shared by the games that play it
     for name in "bcd":

@@ -19,7 +19,7 @@ def test_every_params_name_has_its_algorithm():
     assert tuple(ALGORITHMS) == PARAM_NAMES
 
 
-def test_the_params_pick_the_algorithm_and_its_rollouts(params, make_net):
+def test_the_params_pick_the_algorithm_and_its_branches(params, make_net):
     from pipeline.selfplay.policies import NetSpec
 
     sl = NetSpec.from_net(make_net(1), "sl")
@@ -27,18 +27,18 @@ def test_the_params_pick_the_algorithm_and_its_rollouts(params, make_net):
     for name in ALGORITHMS:
         params["rl"]["algorithm"] = name
         algorithm = algorithm_for(parse_params(params).rl)
-        players, rollout = algorithm.rollout_spec((me,), sl, "point", reward=RewardModel("point"), seed=3)
+        players, branches = algorithm.branch_spec((me,), sl, "point", reward=RewardModel("point"), seed=3)
         if name == "mc_dqn":
-            assert isinstance(algorithm, MonteCarloDQN) and players == (me,) and rollout is None
+            assert isinstance(algorithm, MonteCarloDQN) and players == (me,) and branches is None
         elif name == "expert_it":  # a searcher over the learner rides along unseated; it picks no branch
-            assert isinstance(algorithm, ExpertIteration) and players[:1] == (me,) and rollout.search == 1
+            assert isinstance(algorithm, ExpertIteration) and players[:1] == (me,) and branches.search == 1
             assert isinstance(players[1], SearchSpec) and players[1].base == me and players[1].seed == 3
-        else:  # the SL net rides along unseated as the rollouts' prior (rl.rollout.prior: sl)
-            assert isinstance(algorithm, RolloutPolicyIteration) and players == (me, sl) and rollout.anchor == 1
+        else:  # the SL net rides along unseated as the branch targets' prior (rl.branch.prior: sl)
+            assert isinstance(algorithm, RolloutPolicyIteration) and players == (me, sl) and branches.anchor == 1
         assert set(algorithm.loss_units(parse_params(params).rl, "mse")) == {"discard", "pick", "koikoi"}
 
 
-def test_a_decision_without_rollouts_keeps_the_monte_carlo_loss(make_net):
+def test_a_decision_without_branches_keeps_the_monte_carlo_loss(make_net):
     from pipeline.engine import GameState
     from pipeline.selfplay.batched import Sample
 

@@ -10,9 +10,9 @@ from pipeline.rl.experience import Replay
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, collate, fit_pass
 from pipeline.runtime import atomic
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
+from pipeline.selfplay.branches import BranchSpec
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
-from pipeline.selfplay.rollouts import RolloutSpec
 from pipeline.tracking.resume import read_training_state
 from stages.rl_phase import PhasePaths, rl_stage
 
@@ -21,7 +21,7 @@ def _samples(make_net, seed: int, loss: str = "logit_mse"):
     players = (NetSpec.from_net(make_net(0), "a"), NetSpec.from_net(make_net(1), "b"))
     games = tuple(GameSpec(seed + i, (0, 1) if i % 2 else (1, 0), (True, True)) for i in range(3))
     job = PlayJob(players=players, games=games, concurrency=8, reward=RewardModel("point"), num_rounds=2,
-                  rollout=RolloutSpec(temperature=1.0, loss=loss, samples=2))
+                  branches=BranchSpec(temperature=1.0, loss=loss, samples=2))
     return play_job(job).samples
 
 
@@ -80,7 +80,7 @@ def test_replay_feeds_later_loops_and_phase_2_and_resumes(project, params, monke
     from pipeline.rl import training
 
     params["rl"].update(algorithm="rollout_pi", epochs=1, replay=1, augment=True, games_per_loop=6)
-    params["rl"]["rollout"].update(decisions=["koikoi"], samples=2, loss="logit_mse")
+    params["rl"]["branch"].update(decisions=["koikoi"], samples=2, loss="logit_mse")
     original, sizes, calls = training.fit_pass, [], []
 
     def fit(learner, buffer, *a, **k):

@@ -30,7 +30,7 @@ def _runs(name: str = "rl") -> list:
 
 
 @pytest.mark.parametrize("path", [("rl", "lr"), ("rl", "epsilon", "start"), ("rl", "reward_scale", "wp"),
-                                  ("rl", "rollout", "temperature", "wp"), ("winprob", "C")])
+                                  ("rl", "branch", "temperature", "wp"), ("winprob", "C")])
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_nan_and_inf_params_are_refused_by_name(project, params, path, value):
     d = params

@@ -66,7 +66,7 @@ def test_phase1_fits_its_first_loop_on_the_shared_games_of_its_own_run_only(proj
     assert "loop 1: the games rl_phase1_play played once for both rewards" in capsys.readouterr().out
 
     played.clear()
-    params["rl"]["rollout"]["temperature"]["wp"] = 0.2  # another run: its first loop's targets differ
+    params["rl"]["branch"]["temperature"]["wp"] = 0.2  # another run: its first loop's targets differ
     rl_stage(1, "wp", parse_params(params), PhasePaths.layout(1, "wp"), mlflow=False)
     assert played == ["phase 1 wp loop 1/2 play", "phase 1 wp loop 2/2 play"]
     assert "holds no games of this run" in capsys.readouterr().out
@@ -75,14 +75,14 @@ def test_phase1_fits_its_first_loop_on_the_shared_games_of_its_own_run_only(proj
 def test_games_that_differ_are_not_shared():
     from pipeline.rl.first_loop import same_games
     from pipeline.selfplay.batched import GameSpec, PlayJob
+    from pipeline.selfplay.branches import BranchSpec
     from pipeline.selfplay.rewards import RewardModel
-    from pipeline.selfplay.rollouts import RolloutSpec
 
-    job = PlayJob(players=(), games=(GameSpec(1),), reward=RewardModel("point"), rollout=RolloutSpec(temperature=0.25))
-    scored_apart = replace(job, reward=RewardModel("point", 10.0), rollout=RolloutSpec(temperature=0.1))
+    job = PlayJob(players=(), games=(GameSpec(1),), reward=RewardModel("point"), branches=BranchSpec(temperature=0.25))
+    scored_apart = replace(job, reward=RewardModel("point", 10.0), branches=BranchSpec(temperature=0.1))
     assert same_games([job, scored_apart])
     assert not same_games([job, replace(job, games=(GameSpec(2),))])
-    assert not same_games([job, replace(job, rollout=replace(job.rollout, samples=2))])
+    assert not same_games([job, replace(job, branches=replace(job.branches, samples=2))])
 
 
 def test_nothing_is_played_where_the_games_differ_by_reward(project, params, capsys):

@@ -59,19 +59,19 @@ def test_a_lightning_pass_trains_and_keeps_the_optimizer(make_net, tmp_path, mon
     assert learner.optimizer is opt and max(float(s["step"]) for s in opt.state.values()) > step  # Adam state kept
 
 
-def _rollout_samples(make_net, loss: str):
-    from pipeline.selfplay.rollouts import RolloutSpec
+def _branch_samples(make_net, loss: str):
+    from pipeline.selfplay.branches import BranchSpec
 
     spec = NetSpec.from_net(make_net(0), "a")
     job = PlayJob(players=(spec,), games=tuple(GameSpec(i, (0, 0), (True, True)) for i in range(2)),
-                  reward=RewardModel("point"), num_rounds=1, rollout=RolloutSpec(1.0, 1.0, loss=loss))
+                  reward=RewardModel("point"), num_rounds=1, branches=BranchSpec(1.0, 1.0, loss=loss))
     return play_job(job).samples
 
 
 @pytest.mark.parametrize("kind", ["mc", "cross_entropy", "logit_mse"])
 def test_the_loaders_packed_batches_unpack_to_collates(make_net, kind):
     # a pass's batches are encoded once and travel packed; on the device they are exactly collate's tensors
-    samples = _samples(make_net) if kind == "mc" else _rollout_samples(make_net, kind)
+    samples = _samples(make_net) if kind == "mc" else _branch_samples(make_net, kind)
     buffer = SampleBuffer(samples)
     learner = PolicyLearner(make_net(0), lr=1e-4, algorithm=RolloutPolicyIteration("cross_entropy"), augment=False)
     batches = list(TypedBatchSampler(buffer, 16, seed=0))
@@ -103,11 +103,11 @@ def test_a_pass_encodes_each_sample_once(make_net, monkeypatch):
 
 def test_a_replayed_loops_encoding_is_reused_and_gives_the_same_batches(make_net, monkeypatch):
     # the replay keeps each loop's encoded features: a later buffer encodes only its new samples, and its
-    # batches are those of a buffer that encodes everything (mixed: rollout targets, then samples without)
+    # batches are those of a buffer that encodes everything (mixed: branch targets, then samples without)
     from pipeline.rl import batches
     from pipeline.rl.batches import EncodedSamples
 
-    old, new = _rollout_samples(make_net, "logit_mse"), _samples(make_net)
+    old, new = _branch_samples(make_net, "logit_mse"), _samples(make_net)
     encoded = []
     real = batches.encode
     monkeypatch.setattr(batches, "encode", lambda obs: encoded.append(len(obs)) or real(obs))

@@ -1,5 +1,5 @@
 """``search:<model>?...`` agents: the spec and its one-line errors, the choice of plain
-rollouts on its deals, and no hidden information."""
+playouts on its deals, and no hidden information."""
 
 from __future__ import annotations
 
@@ -54,12 +54,32 @@ def test_options_parse_with_their_defaults():
     assert model == "models/rl/wp"
     assert o == SearchOptions(deals=8, decisions=(0, 2), k=3, z=1.5, reward="point")
     assert parse_search("search:models/sl") == ("models/sl", SearchOptions())
-    assert SearchOptions().decisions == ALL and SearchOptions().rollout == "self"  # every decision type by default
+    assert SearchOptions().decisions == ALL and SearchOptions().rollout == "own"  # every decision type by default
     assert parse_options("deals=0").deals == 0 and parse_options("rollout=models/rollout").rollout == "models/rollout"
     assert parse_options("gap=0.75").gap == 0.75
     other = SearchOptions(deals=4, decisions=(2,), k=0, z=3.0, gap=3.0, rollout="r", reward="point")
     for o in (SearchOptions(), other):
         assert parse_options(o.query()) == o  # the query round-trips
+
+
+def test_a_searcher_plays_out_with_the_rollout_policy_beside_its_model_by_default(tmp_path, tiny_model):
+    import shutil
+
+    from pipeline.rollout.network import RolloutConfig, RolloutNet, save_rollout
+    from pipeline.search.spec import rollout_path
+
+    model = tmp_path / "m"
+    shutil.copytree(tiny_model, model)
+    assert rollout_path(str(model), "own") is None  # none beside it: the network plays its own playouts
+    agent = load_agent(f"search:{model}?reward=point")
+    assert agent.player.rollout is agent.player.model
+    save_rollout(RolloutNet(RolloutConfig(hidden=4, layers=1)), model / "rollout")
+    assert rollout_path(str(model), "own") == str(model / "rollout")
+    assert rollout_path(str(model), "self") is None and rollout_path(str(model), "r") == "r"
+    agent = load_agent(f"search:{model}?reward=point")
+    assert agent.player.rollout is not agent.player.model  # the rollout policy distilled from it plays them
+    forced = load_agent(f"search:{model}?reward=point&rollout=self").player
+    assert forced.rollout is forced.model
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -15,6 +15,9 @@ MAX_TOP_MODULES = 3  # pipeline/ itself keeps cli.py (and __init__.py)
 MAX_PACKAGE_MODULES = 15
 # a module may share its name with another where it is that thing's command, benchmark or stage
 NAMED_AFTER = ("pipeline/commands/", "pipeline/benchmarks/", "stages/")
+# top-level definitions many modules share by contract: a command module's ``register(subparsers)`` and
+# ``run(args)`` (pipeline/cli.py), a benchmark's ``add_arguments(parser)`` and ``run(args)`` (commands/bench.py)
+PROTOCOL = {"pipeline/commands/": {"register", "run"}, "pipeline/benchmarks/": {"add_arguments", "run"}}
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -124,3 +127,20 @@ def test_one_name_one_meaning():
             by_name.setdefault(f.name, []).append(rel)
     shared = {name: paths for name, paths in by_name.items() if len(paths) > 1}
     assert not shared, f"modules of one name in different places: {shared}"
+
+
+def test_one_public_name_one_definition():
+    """Two public top-level classes or functions of one name in different modules of pipeline/ are two meanings of
+    one word (issue 88: two ``RolloutSpec``, two ``agent_name``): rename one, or keep one where the logic is one."""
+    by_name: dict[str, list[str]] = {}
+    for f, _ in MODULES.values():
+        rel = str(f.relative_to(ROOT))
+        if not rel.startswith("pipeline/"):
+            continue
+        allowed = next((names for prefix, names in PROTOCOL.items() if rel.startswith(prefix)), set())
+        for node in ast.parse(f.read_text(), str(f)).body:
+            if (isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                    and not node.name.startswith("_") and node.name not in allowed):
+                by_name.setdefault(node.name, []).append(rel)
+    shared = {name: paths for name, paths in by_name.items() if len(paths) > 1}
+    assert not shared, f"public classes or functions of one name in different modules: {shared}"

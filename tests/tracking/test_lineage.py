@@ -43,7 +43,7 @@ def test_a_registered_version_leads_to_its_training_run_dataset_and_execution(pr
     monkeypatch.delenv("KOIKOI_RECORDS", raising=False)
     params["sl_dataset"].update(records_dir=str(project / "records"), val_fraction=0.34)
     params["sl_train"].update(SL_TINY)
-    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, 0  # phase 2 trains nothing
+    params["rl"]["phase1"]["loops"], params["rl"]["phase2"]["loops"] = 1, {"point": 0, "wp": 0}  # no phase-2 loop
     sl_stages = [("sl_dataset", "sl_dataset", [str(project / "records"), "data/sl", "results/sl_dataset"]),
                  ("sl_train", "sl_train", ["data/sl", "models/sl", "checkpoints/sl", "results/sl"])]
     _execution(project, params, monkeypatch, "exp-a", [*sl_stages, _rl(1), _rl(2)])

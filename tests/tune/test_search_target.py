@@ -147,8 +147,8 @@ def test_every_trial_duels_on_the_same_deals(tmp_path, models, mlflow_store, mon
 def test_the_first_trial_plays_the_knobs_the_study_starts_from(tmp_path, mlflow_store):
     space = search_space(rollout="models/rollout")
     first = first_trial(space, "reward=point")
-    assert first == {"k": 4, "deals": 32, "z": 2.0, "rollout": "self"}  # the spec parser's defaults
-    assert trial_spec("m", "reward=point", first)[0] == "search:m?k=4&deals=32&z=2&rollout=self&reward=point"
+    assert first == {"k": 4, "deals": 32, "z": 2.0, "rollout": "own"}  # the spec parser's defaults
+    assert trial_spec("m", "reward=point", first)[0] == "search:m?k=4&deals=32&z=2&rollout=own&reward=point"
     assert first_trial(search_space({"deals": {"low": 2, "high": 4}}), "") is None  # 32 deals is not in the space
     assert first_trial(search_space({"decisions": ["koikoi", "discard,pick,koikoi"]}), "")["decisions"] == \
         "discard,pick,koikoi"
@@ -189,8 +189,8 @@ def test_a_bad_space_is_one_line_naming_its_entry(space, message):
 def test_the_defaults_space_and_its_samples_are_specs_the_loader_takes():
     space = merged_space("search", rollout="models/rollout")
     assert space == {"k": [2, 3, 4, 6, 0], "deals": {"low": 8, "high": 64, "log": True},
-                     "z": {"low": 0.5, "high": 4.0, "log": True}, "rollout": ["self", "models/rollout"]}
-    assert merged_space("search")["rollout"] == "self"  # no rollout model: rollout=self only
+                     "z": {"low": 0.5, "high": 4.0, "log": True}, "rollout": ["own", "self", "models/rollout"]}
+    assert merged_space("search")["rollout"] == ["own", "self"]  # no other rollout model: the model's own, or self
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     for _ in range(30):
         trial = study.ask()

@@ -21,13 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_rl_space_comes_from_the_model_with_the_tuned_variant_only():
     point, wp = merged_space("rl", variant="point"), merged_space("rl", variant="wp")
-    common = {"lr", "batch_size", "games_per_loop", "epochs", "rollout.samples"}
-    assert set(point) == common | {"rollout.temperature.point"}  # rollout_pi's knobs: no epsilon, no scale
-    assert set(wp) - set(point) == {"rollout.temperature.wp"} and "rollout.temperature.point" not in wp
+    common = {"lr", "batch_size", "games_per_loop", "epochs", "branch.samples"}
+    assert set(point) == common | {"branch.temperature.point"}  # rollout_pi's knobs: no epsilon, no scale
+    assert set(wp) - set(point) == {"branch.temperature.wp"} and "branch.temperature.point" not in wp
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0)).ask()
     p = derive(sample(trial, wp))
-    assert set(p) == {"lr", "batch_size", "games_per_loop", "epochs", "rollout"}
-    assert set(p["rollout"]) == {"samples", "temperature"} and set(p["rollout"]["temperature"]) == {"wp"}
+    assert set(p) == {"lr", "batch_size", "games_per_loop", "epochs", "branch"}
+    assert set(p["branch"]) == {"samples", "temperature"} and set(p["branch"]["temperature"]) == {"wp"}
     dqn = merged_space("rl", variant="wp", algorithm="mc_dqn")
     assert set(dqn) == {"lr", "batch_size", "games_per_loop", "epochs", "epsilon.start", "epsilon.end",
                         "reward_scale.wp"}

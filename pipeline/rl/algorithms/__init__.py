@@ -3,7 +3,7 @@ here, its name in ``params.rl.ALGORITHMS`` (with any params section of its own) 
 
 from __future__ import annotations
 
-from ...params import RLParams
+from ...params import RLParams, RolloutParams
 from .base import Algorithm
 from .expert_iteration import ExpertIteration
 from .mc_dqn import MonteCarloDQN
@@ -16,7 +16,8 @@ ALGORITHMS = {  # rl.algorithm -> its class (``from_params(rl) -> Algorithm``)
 }
 
 
-def algorithm_for(p: RLParams, phase: int = 1) -> Algorithm:
+def algorithm_for(p: RLParams, phase: int = 1, distill: RolloutParams | None = None) -> Algorithm:
     """The algorithm phase ``phase`` trains with (``rl.algorithm``, ``rl.phase2.algorithm``), configured by the ``rl``
-    section."""
-    return ALGORITHMS[p.algorithm_of(phase)].from_params(p)
+    section (and expert_it by ``distill``, the rollout section: how it distils its rollout policy again)."""
+    name = p.algorithm_of(phase)
+    return ExpertIteration.from_params(p, distill) if name == "expert_it" else ALGORITHMS[name].from_params(p)

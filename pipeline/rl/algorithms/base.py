@@ -15,29 +15,40 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...agents.base import PlayerSpec
+from ...net.inference import FP32, Inference
 from ...net.model import KoiKoiNet
 from ...net.modelio import load_model, save_model
 from ...params import RLParams
+from ...selfplay.batched import PlayResult, Sample
+from ...selfplay.branches import BranchSpec
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from ...selfplay.rollouts import RolloutSpec
 
 
 class Algorithm(Protocol):
     """One ``rl.algorithm`` (a module of this package, named in ``ALGORITHMS``)."""
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
-                     seed: int = 0) -> tuple[tuple[PlayerSpec, ...], RolloutSpec | None]:
-        """A loop's players (``sl`` or a searcher added where the algorithm needs one unseated) and the rollouts or
+    def branch_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                    seed: int = 0) -> tuple[tuple[PlayerSpec, ...], BranchSpec | None]:
+        """A loop's players (``sl`` or a searcher added where the algorithm needs one unseated) and the branches or
         searches its games make (``None``: plain games); ``reward`` and ``seed``: the loop's (a searcher's)."""
         ...
 
-    def start_loop(self, net: nn.Module, sl: KoiKoiNet) -> None:
-        """Called before a loop's fit with the network it starts from (an anchor to keep)."""
+    def fitted(self, result: PlayResult) -> list[Sample]:
+        """The samples of a loop's games that its fit trains on."""
         ...
 
-    def fit_metrics(self) -> dict[str, float]:
-        """Metrics of the last fit beyond its per-type losses."""
+    def after_fit(self, net: nn.Module, result: PlayResult, seed: int, inference: Inference = FP32) -> dict[str, float]:
+        """Called after a loop's fit with the fitted network, the loop's games and the players' inference setup;
+        returns metrics to log."""
+        ...
+
+    def state(self) -> dict:
+        """What the algorithm keeps between loops, saved in the phase's checkpoint."""
+        ...
+
+    def load_state(self, state: dict) -> None:
+        """Restore ``state()`` from a checkpoint."""
         ...
 
     def loss(self, net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -70,11 +81,17 @@ class Algorithm(Protocol):
 class PolicyAlgorithm:
     """The hooks of an algorithm that fits the policy network itself (from the SL weights, or fresh ones)."""
 
-    def start_loop(self, net: nn.Module, sl: KoiKoiNet) -> None:
-        return None  # nothing kept between loops
+    def fitted(self, result: PlayResult) -> list[Sample]:
+        return result.samples
 
-    def fit_metrics(self) -> dict[str, float]:
+    def after_fit(self, net: nn.Module, result: PlayResult, seed: int, inference: Inference = FP32) -> dict[str, float]:
         return {}
+
+    def state(self) -> dict:
+        return {}  # nothing kept between loops
+
+    def load_state(self, state: dict) -> None:
+        return None
 
     def initial_net(self, sl: KoiKoiNet, p: RLParams) -> nn.Module:
         if p.init == "scratch":
@@ -98,3 +115,11 @@ def taken_action_mse(net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.T
     reward (``batch``'s first four tensors: features, decision, action, reward)."""
     x, d, a, r = batch[:4]
     return F.mse_loss(net(x, d).gather(1, a.view(-1, 1)).squeeze(1).float(), r)
+
+
+def centred_logit_mse(out: torch.Tensor, target: torch.Tensor, support: torch.Tensor) -> torch.Tensor:
+    """The squared error between the outputs and the target logits, both centred over the ``support`` tokens (the
+    mean over them, then over the batch): a logit target says how much likelier each action is than the others."""
+    n = support.sum(1, keepdim=True)
+    centred = out - out.masked_fill(~support, 0.0).sum(1, keepdim=True) / n
+    return ((centred - target).square().masked_fill(~support, 0.0).sum(1) / n.squeeze(1)).mean()

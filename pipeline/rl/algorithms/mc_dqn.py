@@ -10,9 +10,9 @@ import torch
 from ...engine import DECISION_NAMES
 from ...net.model import KoiKoiNet
 from ...params import RLParams
+from ...selfplay.branches import BranchSpec
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from ...selfplay.rollouts import RolloutSpec
 from .base import PolicyAlgorithm, taken_action_mse
 
 
@@ -22,8 +22,8 @@ class MonteCarloDQN(PolicyAlgorithm):
     def from_params(cls, p: RLParams) -> MonteCarloDQN:
         return cls()
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
-                     seed: int = 0) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
+    def branch_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                    seed: int = 0) -> tuple[tuple[NetSpec, ...], BranchSpec | None]:
         return players, None
 
     def loss(self, net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:

@@ -1,8 +1,8 @@
 """``rl.algorithm: rollout_pi``, rollout policy iteration: at a share of the decisions of the types in
-``rl.rollout.decisions`` the game branches into one rollout per legal action (``selfplay.rollouts``), and the
-network is fitted to the target those rollouts give.
+``rl.branch.decisions`` the game branches into one playout per legal action (``selfplay.branches``), and the
+network is fitted to the branch targets those playouts give.
 
-The loss, ``rl.rollout.loss``: ``cross_entropy`` between the softmax of the outputs over the branched tokens and the
+The loss, ``rl.branch.loss``: ``cross_entropy`` between the softmax of the outputs over the branched tokens and the
 target distribution, or ``logit_mse``: the squared error between the outputs and the target logits, both centred
 over the branched tokens. The SL outputs are classification logits, so either continues from them without
 re-scaling them into values. The samples of decisions that did not branch carry no target (``learner.collate``
@@ -18,33 +18,33 @@ import torch
 from ...engine import DECISION_NAMES
 from ...net.model import KoiKoiNet
 from ...params import RLParams
-from ...params.rl import Rollout
+from ...params.rl import Branch
+from ...selfplay.branches import BranchSpec
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from ...selfplay.rollouts import RolloutSpec
-from .base import PolicyAlgorithm, taken_action_mse
+from .base import PolicyAlgorithm, centred_logit_mse, taken_action_mse
 
 
 @dataclass(frozen=True)
 class RolloutPolicyIteration(PolicyAlgorithm):
-    rollout_loss: str  # rl.rollout.loss
-    rollout: Rollout | None = None  # the rl.rollout section: what branches (None: a learner that only fits)
+    branch_loss: str  # rl.branch.loss
+    branch: Branch | None = None  # the rl.branch section: what branches (None: a learner that only fits)
 
     @classmethod
     def from_params(cls, p: RLParams) -> RolloutPolicyIteration:
-        return cls(p.rollout.loss, p.rollout)
+        return cls(p.branch.loss, p.branch)
 
-    def rollout_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
-                     seed: int = 0) -> tuple[tuple[NetSpec, ...], RolloutSpec | None]:
-        r = self.rollout
+    def branch_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                    seed: int = 0) -> tuple[tuple[NetSpec, ...], BranchSpec | None]:
+        r = self.branch
         anchor = None
         if r.prior == "sl":  # the SL net rides along unseated in phase 2
             if sl not in players:
                 players = (*players, sl)
             anchor = players.index(sl)
         temperature = getattr(r.temperature, variant)
-        return players, RolloutSpec(r.fraction, temperature, tuple(DECISION_NAMES.index(d) for d in r.decisions),
-                                    anchor=anchor, loss=r.loss, samples=r.samples, flat=r.prior == "none")
+        return players, BranchSpec(r.fraction, temperature, tuple(DECISION_NAMES.index(d) for d in r.decisions),
+                                   anchor=anchor, loss=r.loss, samples=r.samples, flat=r.prior == "none")
 
     def loss(self, net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
         if len(batch) == 4:  # a decision that did not branch: no target
@@ -52,23 +52,21 @@ class RolloutPolicyIteration(PolicyAlgorithm):
         x, d = batch[:2]
         target, legal = batch[4:]
         out = net(x, d).float()
-        if self.rollout_loss == "logit_mse":
-            n = legal.sum(1, keepdim=True)
-            centred = out - out.masked_fill(~legal, 0.0).sum(1, keepdim=True) / n
-            return ((centred - target).square().masked_fill(~legal, 0.0).sum(1) / n.squeeze(1)).mean()
+        if self.branch_loss == "logit_mse":
+            return centred_logit_mse(out, target, legal)
         logp = torch.log_softmax(out.masked_fill(~legal, float("-inf")), dim=1)
         return -(target * logp.masked_fill(~legal, 0.0)).sum(1).mean()
 
     def loss_units(self, p: RLParams, mse: str) -> dict[str, str]:
-        rollout = p.rollout
+        branch = p.branch
         units = {}
         for d in DECISION_NAMES:
-            if d in rollout.decisions:
-                target = ("cross-entropy in nats between the rollout target policy and the network's softmax"
-                          if rollout.loss == "cross_entropy"
+            if d in branch.decisions:
+                target = ("cross-entropy in nats between the branch target policy and the network's softmax"
+                          if branch.loss == "cross_entropy"
                           else "mean squared error of the centred logits, in logits^2")
-                units[d] = (target if rollout.fraction >= 1
-                            else f"{target} where rolled out ({rollout.fraction:g} of decisions), else {mse}")
+                units[d] = (target if branch.fraction >= 1
+                            else f"{target} where branched ({branch.fraction:g} of decisions), else {mse}")
             else:
                 units[d] = mse
         return units

@@ -1,4 +1,4 @@
-"""Rollout targets (rl.algorithm: rollout_pi): branches of the true state, soft policy-iteration targets."""
+"""Branch targets (rl.algorithm: rollout_pi): branches of the true state, soft policy-iteration targets."""
 
 from dataclasses import replace
 
@@ -12,9 +12,9 @@ from pipeline.params import parse_params
 from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, fit_pass
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job, play_one_by_one
+from pipeline.selfplay.branches import BranchSpec
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
-from pipeline.selfplay.rollouts import RolloutSpec
 from stages.rl_phase import PhasePaths, rl_stage
 
 
@@ -24,7 +24,7 @@ def _job(make_net, epsilon: float = 0.0, fraction: float = 1.0, temperature: flo
     games = tuple(GameSpec(300 + i, (0, 1) if i % 2 else (1, 0), (True, False)) for i in range(4))
     games += (GameSpec(400, (0, 0), (True, True)),)
     return PlayJob(players=(a, b), games=games, concurrency=8, reward=RewardModel("point"), num_rounds=2,
-                   rollout=RolloutSpec(fraction, temperature))
+                   branches=BranchSpec(fraction, temperature))
 
 
 def test_a_cloned_branch_replays_the_greedy_game(make_net):
@@ -35,7 +35,7 @@ def test_a_cloned_branch_replays_the_greedy_game(make_net):
     job = _job(make_net)
     own = play_job(job)
     cloned = play_job(replace(job, players=(job.players[0].with_epsilon(1e-12), job.players[1])))
-    plain = play_job(replace(job, rollout=None))
+    plain = play_job(replace(job, branches=None))
     assert [o.points for o in own.outcomes] == [o.points for o in cloned.outcomes] == [o.points for o in plain.outcomes]
     multi = [s for s in plain.samples if bin(s.obs.legal_mask).count("1") > 1]
     assert len(own.samples) == len(multi) > 20  # one sample per decision with a choice
@@ -43,13 +43,6 @@ def test_a_cloned_branch_replays_the_greedy_game(make_net):
     assert [(s.action, s.reward) for s in cloned.samples] == [(s.action, s.reward) for s in multi]
     for x, y in zip(own.samples, cloned.samples, strict=True):
         assert_fp32_close(x.target, y.target)
-
-
-def test_top_branches_only_the_best_prior_actions_and_the_taken_one(make_net):
-    samples = play_job(replace(_job(make_net, epsilon=0.3), rollout=RolloutSpec(top=2))).samples
-    support = np.array([(s.target > 0).sum() for s in samples])
-    assert support.max() == 3 and support.min() == 2  # two by prior, plus an explored action outside them
-    assert all(s.target[s.action] > 0 for s in samples)
 
 
 def test_targets_are_distributions_over_the_legal_actions(make_net):
@@ -67,7 +60,7 @@ def test_a_hot_temperature_keeps_the_prior(make_net):
     assert all(int(s.target.argmax()) == s.action for s in hot)
 
 
-def test_batched_rollouts_equal_one_game_at_a_time(make_net):
+def test_batched_branches_equal_one_game_at_a_time(make_net):
     job = _job(make_net, epsilon=0.3, fraction=0.5)
     a, b = play_job(job), play_one_by_one(job)
     assert [(s.action, s.reward) for s in a.samples] == [(s.action, s.reward) for s in b.samples]
@@ -75,12 +68,12 @@ def test_batched_rollouts_equal_one_game_at_a_time(make_net):
         assert_fp32_close(x.target, y.target)
 
 
-def test_determinized_rollouts_average_the_true_deal_and_redealt_ones(make_net):
+def test_determinized_branches_average_the_true_deal_and_redealt_ones(make_net):
     """``samples`` k: each branched action is played on the true deal and k - 1 redealt copies; the
     target is built from the mean reward. The games themselves are unchanged, and the batch is reproducible."""
     job = _job(make_net, epsilon=0.0)
     one = play_job(job)
-    job3 = replace(job, rollout=replace(job.rollout, samples=3))
+    job3 = replace(job, branches=replace(job.branches, samples=3))
     three, again = play_job(job3), play_job(job3)
     assert [o.points for o in three.outcomes] == [o.points for o in one.outcomes]
     assert [(s.action, s.reward) for s in three.samples] == [(s.action, s.reward) for s in again.samples]
@@ -115,7 +108,7 @@ def test_logit_targets_are_the_prior_plus_reward_over_temperature_centred(make_n
     The same branches as the distribution targets, whose softmax they are."""
     job = _job(make_net, epsilon=0.2, temperature=2.0)
     dist = play_job(job).samples
-    logit = play_job(replace(job, rollout=replace(job.rollout, loss="logit_mse"))).samples
+    logit = play_job(replace(job, branches=replace(job.branches, loss="logit_mse"))).samples
     assert len(dist) == len(logit) > 20
     for d, lg in zip(dist, logit, strict=True):
         support = ~np.isnan(lg.target)
@@ -128,7 +121,7 @@ def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
     from pipeline.rl.learner import collate
 
     job = _job(make_net, temperature=0.5)
-    samples = play_job(replace(job, rollout=replace(job.rollout, loss="logit_mse"))).samples
+    samples = play_job(replace(job, branches=replace(job.branches, loss="logit_mse"))).samples
     learner = PolicyLearner(make_net(0), lr=3e-3, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
     with torch.no_grad():
         before = float(learner.loss(collate(samples)))
@@ -145,9 +138,9 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
     params') resumes in tests/rl/test_training.py's kill test."""
     # two games a loop, one from each seat: every decision of a game branches, the cost of these phases
     params["rl"].update(algorithm="rollout_pi", epochs=2, games_per_loop=2)
-    params["rl"]["rollout"]["loss"] = "logit_mse" if loss == "koikoi" else loss
+    params["rl"]["branch"]["loss"] = "logit_mse" if loss == "koikoi" else loss
     if loss == "koikoi":
-        params["rl"]["rollout"].update(decisions=["koikoi"], samples=3)
+        params["rl"]["branch"].update(decisions=["koikoi"], samples=3)
         params["rl"].update(games_per_loop=8, replay=2, augment=True)
         params["rl"]["phase1"]["record_sl"] = True
     params["rl"]["phase1"]["loops"] = 1
@@ -171,7 +164,7 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
 def test_an_anchor_prior_tilts_the_anchor_not_the_player(make_net):
     """With the other net as anchor, a hot target's mode is the anchor's greedy choice, not the player's."""
     job = _job(make_net, temperature=1e6)
-    job = replace(job, rollout=replace(job.rollout, anchor=1))
+    job = replace(job, branches=replace(job.branches, anchor=1))
     samples = play_job(job).samples
     anchor = job.players[1].build()
     from pipeline.agents.model_agent import NetPlayer
@@ -188,9 +181,9 @@ def test_flat_targets_are_the_rewards_alone(make_net):
     from pipeline.agents.model_agent import NetPlayer
 
     job = _job(make_net, temperature=2.0)
-    job = replace(job, rollout=replace(job.rollout, loss="logit_mse"))
+    job = replace(job, branches=replace(job.branches, loss="logit_mse"))
     tilted = play_job(job).samples
-    flat = play_job(replace(job, rollout=replace(job.rollout, flat=True))).samples
+    flat = play_job(replace(job, branches=replace(job.branches, flat=True))).samples
     assert len(tilted) == len(flat) > 20
     nets = [NetPlayer(spec.build()) for spec in job.players]
     moved = 0
