@@ -68,26 +68,29 @@ def assert_keyed(files: set[Path], key: Callable[[], object]) -> None:
 
 @pytest.fixture
 def models(tmp_path, monkeypatch) -> Path:
-    """A project with tiny models where the stages keep them: SL, phase-1 and final RL-WP, the rollout policy and
-    the win-probability table; the working directory."""
+    """A project with tiny models where the stages keep them: SL, phase-1 and final RL-WP (with its own rollout
+    policy, as phase 2 leaves it), the rollout policy and the win-probability table; the working directory."""
     monkeypatch.chdir(tmp_path)
     save_tiny("models/sl", seed=1)
     for i, d in enumerate(("models/rl_phase1/wp", "models/rl/wp")):
         save_tiny(d, seed=2 + i, meta={"kind": "rl", "variant": "wp", "phase": 1 + i})
     torch.manual_seed(0)
-    save_rollout(RolloutNet(RolloutConfig(hidden=8, layers=1)).eval(), "models/rollout")
+    for d in ("models/rollout", "models/rl/wp/rollout"):
+        save_rollout(RolloutNet(RolloutConfig(hidden=8, layers=1)).eval(), d)
     WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.1]] * 8).save("models/winprob")
     return tmp_path
 
 
-def test_a_searchers_version_is_keyed_by_every_file_it_reads(models):
+@pytest.mark.parametrize(("spec", "rollout"), [("search:models/rl/wp?rollout=models/rollout&deals=2", "models/rollout"),
+                                               ("search:models/rl/wp?deals=2", "models/rl/wp/rollout")])  # own
+def test_a_searchers_version_is_keyed_by_every_file_it_reads(models, spec, rollout):
     from pipeline.lineup.loader import load_agent
     from pipeline.tracking.champion_model import agent_sha256
 
-    spec = "search:models/rl/wp?rollout=models/rollout&deals=2"  # the wp reward: models/winprob/winprob.json
-    with files_read(models) as read:
+    with files_read(models) as read:  # the wp reward: models/winprob/winprob.json
         load_agent(spec, seed=3, inference="fp32").act(random_observations(20, seed=1))
-    assert {f.parent.name for f in read} == {"wp", "rollout", "winprob"}  # the recording sees them
+    dirs = {str(f.parent.relative_to(models)) for f in read}
+    assert dirs == {"models/rl/wp", rollout, "models/winprob"}  # the recording sees them
     assert_keyed(read, lambda: agent_sha256(spec, {"seed": 3}))
 
 
@@ -98,7 +101,7 @@ def test_a_phase_is_keyed_by_every_model_it_starts_from_or_plays_with(models, pa
 
     params["rl"]["phase1"]["loops"] = 1
     params["rl"]["expert"]["rollout"] = "models/rollout"
-    params["rl"]["phase2"].update(loops=1, algorithm="expert_it", games_per_loop=2)
+    params["rl"]["phase2"].update(loops={"point": 1, "wp": 1}, algorithm="expert_it", games_per_loop=2)
     p = parse_params(params)
     for phase in (1, 2):
         runner = PhaseRunner(phase_config(phase, "wp", p, PhasePaths.layout(phase, "wp"), progress=False,
@@ -158,10 +161,10 @@ def _refused(call: Callable[[], object]) -> str:
     return ""
 
 
-def test_dvc_reruns_a_stage_when_a_model_its_params_name_changes():
+def test_dvc_reruns_a_stage_when_a_model_its_params_name_changes(tmp_path, monkeypatch):
     """The keys above decide whether a run resumes; DVC decides whether it runs: every model file the default params
     have a stage read is among that stage's deps, so `dvc status` names the stage once it changes (a retrained
-    rollout policy: phase 2 and the duels)."""
+    rollout policy: phase 2, and the duels through the searched model's own, which phase 2 writes)."""
     import yaml
 
     from pipeline.duel.tournament import search_spec
@@ -170,13 +173,16 @@ def test_dvc_reruns_a_stage_when_a_model_its_params_name_changes():
 
     root = Path(__file__).resolve().parents[2]
     p = load_params(root / "params.yaml")
+    monkeypatch.chdir(tmp_path)  # a project whose searched model keeps its own rollout policy (rollout=own)
+    (tmp_path / "models/rl/wp/rollout").mkdir(parents=True)
+    (tmp_path / "models/rl/wp/rollout/model.pt").touch()
     stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
     deps = {name: {d if isinstance(d, str) else next(iter(d)) for d in (s.get("do") or s)["deps"]}
             for name, s in stages.items()}
     agents = [*p.duels.agents, *(search_spec(m, p.duels.search.options) for m in p.duels.search.models)]
     read = {"duels": {f for a in agents for f in read_paths(a.replace("strongest", "models/rl/wp")).values()},
             "rl_phase2": {p.rl.expert.rollout}}
-    assert "models/rollout" in read["duels"] & read["rl_phase2"]
+    assert "models/rl/wp/rollout" in read["duels"] and "models/rollout" in read["rl_phase2"]
     for stage, files in read.items():  # each a dep, or in a folder that is one
         unseen = sorted(f for f in files if not {f, *map(str, Path(f).parents)} & deps[stage])
         assert not unseen, f"{stage} reads {unseen}, which are not its DVC deps"
