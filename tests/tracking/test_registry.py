@@ -102,15 +102,15 @@ def game_observations(n: int) -> list:
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_the_searcher_champion_loads_anywhere_and_plays_as_the_duels_played_it(store, tmp_path, monkeypatch):
-    """Issue 87: a searcher whose spec names its rollout policy and table by paths relative to the project, as the
-    duels stage's do, registered with the seed and setup the duels played it in; then loaded in a fresh process in an
+    """Issue 87: a searcher as the duels stage names it (``search:models/rl/wp``: its model's own rollout policy,
+    ``models/rl/wp/rollout``, and the table by a path relative to the project), registered with the seed and setup the duels played it in; then loaded in a fresh process in an
     empty directory, with the project's models/ gone, it plays the agent's action on 200 observations of real
     games."""
     monkeypatch.chdir(tmp_path)
     wp, _ = tiny_model(Path("models/rl/wp"), 1, {"kind": "rl", "variant": "wp"})
     sl, _ = tiny_model(Path("models/sl"), 2, {"kind": "sl"})
     torch.manual_seed(3)
-    save_rollout(RolloutNet(RolloutConfig(hidden=8, layers=2)).eval(), "models/rollout")
+    save_rollout(RolloutNet(RolloutConfig(hidden=8, layers=2)).eval(), "models/rl/wp/rollout")
     WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.1]] * 8).save("models/winprob")
     info = log_in_run(wp, register=True)
     log_in_run(sl, register=True)
@@ -119,7 +119,7 @@ def test_the_searcher_champion_loads_anywhere_and_plays_as_the_duels_played_it(s
     assert client.get_model_version("koikoi-rl-wp", "1").tags[SHA_TAG]
     assert set_rated({str(wp): {"duels.elo": 12.5}, str(sl): {}}) == {"koikoi-rl-wp": "1", "koikoi-sl": "1"}
     assert client.get_model_version_by_alias("koikoi-rl-wp", RATED).tags["duels.elo"] == "12.5"
-    spec = "search:models/rl/wp?rollout=models/rollout&deals=4&k=3"  # the wp reward: models/winprob/winprob.json
+    spec = "search:models/rl/wp?deals=4&k=3"  # rollout=own; the wp reward: models/winprob/winprob.json
     seed, setup = 7, resolve_inference("auto")  # as the duels stage records them (champion.json's confirmation)
     assert register_champion(sl, {"spec": str(sl)}) == "1"
     with mlflow.start_run(experiment_id=setup_experiment("duels")):  # the duels stage's run logs the searcher
@@ -138,7 +138,7 @@ def test_the_searcher_champion_loads_anywhere_and_plays_as_the_duels_played_it(s
     want = load_agent(spec, seed=seed, inference=setup).act(obs)
     # what the comparison can tell apart: another seed, and the searched network playing its own playouts
     assert load_agent(spec, seed=seed + 1, inference=setup).act(obs) != want
-    assert load_agent(spec.replace("rollout=models/rollout&", ""), seed=seed, inference=setup).act(obs) != want
+    assert load_agent(f"{spec}&rollout=self", seed=seed, inference=setup).act(obs) != want
     shutil.move("models", "models.gone")  # nothing of the project's models/ may be read
     elsewhere = Path(tempfile.mkdtemp(dir=tmp_path))
     # A fresh interpreter in an empty directory, with this checkout's editable install switched off (a path
