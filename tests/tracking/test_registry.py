@@ -103,9 +103,9 @@ def game_observations(n: int) -> list:
 @pytest.mark.usefixtures("one_thread")
 def test_the_searcher_champion_loads_anywhere_and_plays_as_the_duels_played_it(store, tmp_path, monkeypatch):
     """Issue 87: a searcher as the duels stage names it (``search:models/rl/wp``: its model's own rollout policy,
-    ``models/rl/wp/rollout``, and the table by a path relative to the project), registered with the seed and setup the duels played it in; then loaded in a fresh process in an
-    empty directory, with the project's models/ gone, it plays the agent's action on 200 observations of real
-    games."""
+    ``models/rl/wp/rollout``, and the table by a path relative to the project), registered with the seed and setup
+    the duels played it in; then loaded in a fresh process in an empty directory, with the project's models/ gone, it
+    plays the agent's action on 200 observations of real games."""
     monkeypatch.chdir(tmp_path)
     wp, _ = tiny_model(Path("models/rl/wp"), 1, {"kind": "rl", "variant": "wp"})
     sl, _ = tiny_model(Path("models/sl"), 2, {"kind": "sl"})
