@@ -186,3 +186,24 @@ def test_dvc_reruns_a_stage_when_a_model_its_params_name_changes(tmp_path, monke
     for stage, files in read.items():  # each a dep, or in a folder that is one
         unseen = sorted(f for f in files if not {f, *map(str, Path(f).parents)} & deps[stage])
         assert not unseen, f"{stage} reads {unseen}, which are not its DVC deps"
+
+
+def test_phase2_is_keyed_by_how_it_distils_its_rollout_policy(models, params):
+    """A ``rollout.*`` param phase 2 distils its moving rollout policy by is in its key and among its DVC params (the
+    others make models/rollout, a model file of its key and a dep): change one and phase 2 trains afresh."""
+    import dataclasses
+
+    import yaml
+
+    from pipeline.rl.phase_state import DISTILL_FIELDS, phase_fingerprint
+    from stages.rl_phase import PhasePaths, phase_config
+
+    params["rl"]["expert"]["rollout"] = "models/rollout"
+    params["rl"]["phase2"]["algorithm"] = "expert_it"
+    cfg = phase_config(2, "wp", parse_params(params), PhasePaths.layout(2, "wp"), progress=False, mlflow=False)
+    before = phase_fingerprint(cfg)
+    for name in DISTILL_FIELDS:
+        distill = cfg.distill.model_copy(update={name: getattr(cfg.distill, name) + 1})
+        assert phase_fingerprint(dataclasses.replace(cfg, distill=distill)) != before, f"rollout.{name}"
+    stage = yaml.safe_load((Path(__file__).resolve().parents[2] / "dvc.yaml").read_text())["stages"]["rl_phase2"]
+    assert {f"rollout.{n}" for n in DISTILL_FIELDS} <= set(stage["do"]["params"])
