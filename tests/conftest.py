@@ -58,6 +58,20 @@ def tiny_model(tmp_path_factory) -> str:
     return str(save_tiny(tmp_path_factory.mktemp("models") / "tiny", yaku_cross=("pick",), card_logit=("pick",)))
 
 
+@pytest.fixture(scope="session")
+def judge_spec(tiny_model, tmp_path_factory) -> str:
+    """A ``search:`` spec the game analysis judges with, fast: the tiny model, a tiny rollout policy (numpy) and a
+    plain win-probability table, 4 deals a decision."""
+    from pipeline.rollout.network import RolloutConfig, RolloutNet, save_rollout
+    from pipeline.value.winprob import WinProbTable
+
+    d = tmp_path_factory.mktemp("judge")
+    torch.manual_seed(0)
+    save_rollout(RolloutNet(RolloutConfig(hidden=8, layers=1)), d / "rollout")
+    WinProbTable(8, 30, [[0.0, 4.0, 0.2]] * 8).save(d / "winprob")
+    return f"search:{tiny_model}?rollout={d / 'rollout'}&winprob={d / 'winprob'}&deals=4"
+
+
 @pytest.fixture
 def params() -> dict:
     """The project's params.yaml as a mapping, shrunk: tests edit it and pass ``parse_params(params)`` on."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..cli_args import UserError, float_range, int_range, worker_device
@@ -13,6 +14,7 @@ from ..duel.journal import BLOCK, DuelJournal, other_blocks
 from ..duel.runner import SPRT_BLOCK, duel_agents, journal_block, set_torch_threads
 from ..duel.sprt import Sprt
 from ..duel.stats import paired_difference
+from ..engine import GameState, write_record
 from ..lineup.loader import load_agent
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
 from ..net.inference import checked, resolve_inference
@@ -59,10 +61,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--journal", type=Path, default=None, metavar="FILE",
                    help=f"record each block of {2 * BLOCK} games ({2 * SPRT_BLOCK} with --sprt) in FILE as it ends; "
                         "the same command run again goes on where it stopped (a duel with a model agent only)")
+    p.add_argument("--records", type=Path, default=None, metavar="DIR",
+                   help="write each game in DIR as a game record (SEED-A1.json: A as player 1, SEED-A2.json: A as "
+                        "player 2), for koikoi analyse (docs/analysis.md); the duel then plays in this process, "
+                        "whose games keep their moves (no --journal)")
     p.add_argument("--paired", type=Path, nargs="+", default=[], metavar="FILE",
                    help="journals of other agents' duels against the same B on the same deals (--seed, --rounds, "
                         "--points): A's win rate minus each one's, paired by the journals' blocks (needs --journal)")
     p.set_defaults(func=run)
+
+
+def _record_writer(args: argparse.Namespace) -> Callable[[int, int, GameState], None] | None:
+    """With ``--records``: what writes each game of the duel as a record there, named by its players' specs."""
+    if args.records is None:
+        return None
+    try:
+        args.records.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--records {args.records}: {e.strerror}") from None
+
+    def write(seat: int, deal: int, state: GameState) -> None:
+        names = (args.a, args.b) if seat == 0 else (args.b, args.a)
+        write_record(state, args.records / f"{deal}-A{seat + 1}.json", names)
+
+    return write
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if games != args.games:
         print(f"koikoi duel: playing {games} games, not {args.games}: each deal is played twice", file=sys.stderr)
     journal, others = None, {}
+    if args.records is not None and args.journal is not None:
+        raise UserError("--records plays the duel in this process, which keeps no --journal: give one of them")
     if args.paired and args.journal is None:
         raise UserError("--paired needs --journal: the comparison is by the journals' blocks")
     if args.journal is not None:
@@ -114,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         result = duel_agents(a, b, games, args.seed, num_rounds=args.rounds, init_points=args.points,
                              workers=args.workers, progress=f"{args.a} vs {args.b}", device=device,
                              inference=setups[0], inference_b=setups[1] if args.inference_b else None,
-                             journal=journal, sprt=sprt)
+                             journal=journal, sprt=sprt, on_game=_record_writer(args))
     except ValueError as e:
         if journal is None:
             raise

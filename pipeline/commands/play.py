@@ -14,10 +14,10 @@ import webbrowser
 from pathlib import Path
 
 from ..cli_args import UserError, int_range
-from ..duel.runner import set_torch_threads
 from ..play.games import Games
 from ..play.guard import LOOPBACK
-from ..play.opponents import MODELS_ROOT, default_opponent, find_models, warm_up
+from ..play.opponents import MODELS_ROOT, default_judge, default_opponent, find_models, warm_up
+from ..runtime.hardware import pin_worker_threads
 
 RECORDS_DIR = "data/played"
 
@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--models", metavar="DIR", default=None,
                    help="the model directories offered are those under DIR (default: models/ of the current "
                         "directory); a client can choose no other path")
-    p.add_argument("--threads", type=int, default=1, help="torch threads for model agents (default 1)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch and BLAS threads for model agents and the analysis (default 1)")
     p.add_argument("--deals", metavar="N", type=int_range(0), default=None,
                    help="deals per searched decision for the searchers the page offers and the champion: more "
                         "thinking, or less (the search option deals=, docs/search.md; the page shows it in their "
@@ -116,12 +117,12 @@ def run(args: argparse.Namespace) -> int:
         opponent = next(iter(find_models(models_root)), "heuristic")
         blame = f"the first model under --models {args.models}"
         print(f"koikoi play: playing {opponent}, the first model under --models {args.models}", file=sys.stderr)
-    games = Games(args.records, opponent, models_root=models_root, deals=args.deals)
+    games = Games(args.records, opponent, models_root=models_root, deals=args.deals, judge=default_judge())
     try:
         agent = games.opponents.load(opponent, seed=0)  # a bad opponent fails here, in one line, not in the page
     except ValueError as e:
         raise UserError(f"{blame}: {e}") from None
-    set_torch_threads(args.threads)
+    pin_worker_threads(args.threads)
     warm_up(agent)  # a compiled setup pays its compile now, not in the first replies
     try:
         games.records_dir.mkdir(parents=True, exist_ok=True)
@@ -134,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"))
     listening, url, exposed = _addresses(address, args.port)
     print(f"koikoi play: {url} (listening on {listening}) against {opponent}; finished games go to "
-          f"{games.records_dir}; Ctrl+C stops", file=sys.stderr)
+          f"{games.records_dir}; " + (f"{games.judges.spec} analyses them" if games.judges.spec else
+                                      "no trained model to analyse them") + "; Ctrl+C stops", file=sys.stderr)
     if exposed:
         print(f"koikoi play: warning: the server has no authentication and listens on {listening}: anyone who "
               f"can reach it can play, read its games' records and use this machine's CPU (--host 127.0.0.1 "

@@ -151,11 +151,12 @@ def _block_games(agent_a: Agent, agent_b: Agent, seeds: range, num_rounds: int, 
 def play_duel(
     agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_rounds: int = 8, init_points: int = 30,
     progress: str | None = None, concurrency: int = CONCURRENCY, sprt: Sprt | None = None,
+    on_game: Callable[[int, int, GameState], None] | None = None,
 ) -> DuelResult:
     """Play ``games`` duplicate-deal games of A against B and score them from A's side, game and pair, keeping
     running totals only: memory is bounded by ``concurrency`` games and a block's pairs, not by ``games``.
     ``sprt``: a sequential duel, stopped after the block of ``SPRT_BLOCK`` deals where its test decides (``games``
-    its cap)."""
+    its cap). ``on_game(A's seat, deal seed, finished state)``: each game as it ends (its record)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     seeds = duel_seeds(games, seed)
@@ -166,6 +167,8 @@ def play_duel(
             parts, part_of = _by_block(job, size)
             for seat, deal, state in _block_games(agent_a, agent_b, job, num_rounds, init_points, concurrency, bar):
                 part_of(deal).add(state, seat, init_points, deal)
+                if on_game is not None:
+                    on_game(seat, deal, state)
             return _timed(parts, job, size, time.perf_counter() - t0), {}
 
         result, _ = play_blocks(seeds, block_size(None, sprt, LOCAL_BLOCK), play, sprt=sprt,
@@ -243,14 +246,16 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
                 init_points: int = 30, workers: int = 2, progress: str | None = None,
                 device: str = "cpu", inference: str | Inference = "auto", inference_b: str | Inference | None = None,
                 journal: DuelJournal | None = None, sprt: Sprt | None = None,
-                executor: Executor | None = None) -> DuelResult:
+                executor: Executor | None = None,
+                on_game: Callable[[int, int, GameState], None] | None = None) -> DuelResult:
     """A pairing with a model agent (a network or a searcher) against another model or a built-in agent plays on
     the self-play engine (``workers`` processes, forward passes on ``device`` in the ``inference`` setup, B's in
     ``inference_b`` when given; ``journal``: resumable); any other pairing in this process (no journal:
     ValueError). ``sprt``: a sequential duel, ``games`` its cap. ``executor``: the models' worker pool, kept
-    running after the duel (``play_model_duel``). Either way the games are the same."""
+    running after the duel (``play_model_duel``). Either way the games are the same. ``on_game``: each game as it
+    ends (``play_duel``'s; the duel then plays in this process, whose games keep their moves)."""
     specs = [player_spec(agent, name) for agent, name in ((agent_a, "A"), (agent_b, "B"))]
-    if on_workers(specs, workers):
+    if on_workers(specs, workers) and on_game is None:
         if inference_b is not None:
             specs[1] = specs[1].with_inference(resolve_inference(inference_b, device, "inference of B"))
         return play_model_duel(*specs, games, seed, num_rounds, init_points, workers, progress,
@@ -258,7 +263,7 @@ def duel_agents(agent_a: Agent, agent_b: Agent, games: int, seed: int = 0, num_r
                                executor=executor)
     if journal is not None:
         raise ValueError("--journal: only a duel with a model or search agent on --workers >= 1 keeps one")
-    return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress, sprt=sprt)
+    return play_duel(agent_a, agent_b, games, seed, num_rounds, init_points, progress, sprt=sprt, on_game=on_game)
 
 
 def on_workers(specs: list[PlayerSpec | None], workers: int) -> bool:

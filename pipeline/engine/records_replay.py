@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,9 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
     for i, deal in enumerate(deals):
         if not deal_is_valid(deal):
             mismatch(i + 1, None, "dealt four cards of one month in a hand or on the field (should be re-dealt)")
+    # a record saved between rounds leaves the engine a round to deal after its last: the last deal again, never played
     state = GameState(seed=None, num_rounds=num_rounds, init_points=init_points,
-                      first_dealer=dealers[0], deals=iter(deals))
+                      first_dealer=dealers[0], deals=chain(deals, repeat(deals[-1])))
     try:
         for (n, rnd), dealer in zip(rounds, dealers, strict=True):
             if state.is_over:
@@ -175,6 +177,9 @@ def replay_record(rec: dict[str, Any], path: str | Path = "<record>", visitor: A
             rp = (_get(b, "player1RoundPts", path, w), _get(b, "player2RoundPts", path, w))
             if rp != res.points:
                 mismatch(n, None, f"round points {list(rp)} in the record, {list(res.points)} in the engine")
+        if not state.is_over and not _over(rec):
+            report.unfinished.append(f"{path}: after round {len(rounds)}: the game was saved unfinished "
+                                     "(result.isOver false)")
         result = rec.get("result")
         if isinstance(result, dict) and result.get("isOver"):
             end = (result.get("player1EndPts"), result.get("player2EndPts"))

@@ -5,7 +5,8 @@ Routes (docs/play.md documents them):
 - ``GET /api/opponents``, ``GET /api/cards`` (the deck: names and categories, no game data)
 - ``POST /api/games`` -> 201 ``{"id", "state", "events"}``; ``GET /api/games/{id}`` -> ``{"id", "state"}``
 - ``POST /api/games/{id}/actions`` ``{"action": token, "move": optional}`` -> ``{"id", "state", "events"}``
-- ``GET /api/games/{id}/hint``, ``/review``, ``/record``
+- ``GET /api/games/{id}/hint``, ``/review``, ``/record``; ``/analysis`` after the game: its progress, then the
+  report of ``pipeline.analysis`` on the person's decisions (docs/analysis.md)
 - ``routes``: ``GET /api/opponents/about``, ``/api/games/{id}/opponent``, ``/api/history``
 
 Errors are ``{"error": "one line"}`` (docs/play.md), any echoed input cut short: 400 bad input, an illegal
@@ -138,6 +139,12 @@ def create_app(games: Games, root: Path = Path("."), hosts: Iterable[str] = LOOP
         game = games.get(game_id)
         with game.lock:
             return {"id": game.id, "opponent": game.opponent, "kind": game.values_kind, "decisions": game.review()}
+
+    @app.get("/api/games/{game_id}/analysis")
+    def analysis(game_id: str) -> dict[str, Any]:
+        game = games.get(game_id)
+        with game.lock:
+            return {"id": game.id, **game.analysis(games.judges)}
 
     @app.get("/api/games/{game_id}/record")
     def record(game_id: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from ..engine import DECISION_NAMES, GameState, Observation, game_to_record, ids
 from ..engine.records import TIME_FORMAT
 from ..runtime import atomic
 from . import view
+from .analysis import Analysis, Judges
 from .guard import excerpt
 from .opponents import PoolRef, log
 
@@ -74,6 +75,7 @@ class GameSession:
         self.move = 0  # actions applied so far, both players: a client echoes it to guard against stale clicks
         self.agent_decisions: list[tuple[Observation, int]] = []
         self._review: list[dict[str, Any]] | None = None
+        self._analysis: Analysis | None = None
         self._seen = (0, 0)  # (finished rounds, turns of the current round) already sent as events
         self.opening_events = self._advance()  # the agent deals first in about half the games
 
@@ -229,6 +231,22 @@ class GameSession:
                 })
             self._review = review
         return self._review
+
+    def analysis(self, judges: Judges) -> dict[str, Any]:
+        """After the game: the analysis of the person's decisions (``play.analysis``), started by the first call;
+        its progress until it is done. From the finished game's record, which the person may read already."""
+        if self.record_doc is None:
+            raise PlayError(409, f"game {self.id} is not over: the analysis comes after the game")
+        if judges.spec is None:
+            raise PlayError(409, "this server has no searcher to judge games with: it needs a trained model "
+                                 "(docs/analysis.md)")
+        if self._analysis is None:
+            self._analysis = Analysis(self.id, self.record_doc, self.you, judges)
+        view = self._analysis.view()
+        if view["status"] == "failed":
+            self._analysis = None  # the next request tries again
+            raise PlayError(500, "the analysis failed on the server (its log says why); try again")
+        return view
 
     def record(self) -> dict[str, Any]:
         """The finished game's record (from memory: served even when the records directory refused it; the

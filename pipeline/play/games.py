@@ -12,6 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..net.encoding import MAX_POINTS, MAX_ROUNDS
+from .analysis import Judges
 from .game_session import GameSession, PlayError, shown
 from .opponents import MODELS_ROOT, Opponents, log
 
@@ -24,11 +25,12 @@ class Games:
 
     def __init__(self, records_dir: str | Path, default_opponent: str, max_games: int = 256,
                  models_root: str | Path = MODELS_ROOT, max_unsaved: int = MAX_UNSAVED,
-                 deals: int | None = None) -> None:
+                 deals: int | None = None, judge: str | None = None) -> None:
         self.records_dir = Path(records_dir).resolve()
         self.max_games = max_games
         self.max_unsaved = max_unsaved
         self.opponents = Opponents(default_opponent, models_root, deals=deals)  # deals: koikoi play --deals
+        self.judges = Judges(judge)  # the searcher that analyses finished games (None: no analysis)
         self._lock = threading.Lock()
         self._games: OrderedDict[str, GameSession] = OrderedDict()  # live games, least recently used first
         self._unsaved: dict[str, GameSession] = {}  # dropped from the table, their record in memory only

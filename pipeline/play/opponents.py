@@ -120,6 +120,13 @@ def default_opponent(root: Path = Path("."), deals: int | None = None) -> tuple[
                   f"{RATINGS if ratings else 'the fixed order (no ratings either)'}")
 
 
+def default_judge(root: Path = Path(".")) -> str | None:
+    """The searcher that judges a game's analysis (docs/analysis.md): the duels' champion when it is one, else the
+    searcher over the strongest model present (``searcher``); None without a trained model."""
+    crowned = champion(root)
+    return crowned[0] if crowned is not None and is_search(crowned[0]) else searcher(root)
+
+
 def find_models(models_root: str | Path) -> list[str]:
     """The model directories under ``models_root`` (up to ``MAX_DEPTH`` levels), as specs that start with
     ``models_root`` as given: the ranked ones (``MODELS``) first, the others by name."""

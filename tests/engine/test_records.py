@@ -80,6 +80,23 @@ def test_a_game_saved_unfinished_is_checked_up_to_its_last_turn_not_a_mismatch(t
     assert replay_record(load_record(path), path).mismatches  # a wrong turn of an unfinished game is still one
 
 
+def test_a_game_saved_between_rounds_is_unfinished_and_a_finished_one_cut_there_a_mismatch(tmp_path):
+    """A record whose last round ended the round but not the game: the engine, which deals the next round as one
+    ends, asked for a deal the record does not hold and the replay crashed (ValueError, not a report line)."""
+    rec = game_to_record(_play(5, num_rounds=3))
+    assert len(rec["record"]) == 3
+    del rec["record"]["round3"]
+    path = tmp_path / "between.json"
+    path.write_text(json.dumps(rec))
+    cut = replay_record(load_record(path), path)  # the record says the game is over
+    assert cut.unfinished == [] and "the record's game is over, the engine's is not" in cut.mismatches[0]
+    rec["result"].update(isOver=False, gameWinner=None, player1EndPts=None, player2EndPts=None)
+    path.write_text(json.dumps(rec))
+    saved = replay_record(load_record(path), path)
+    assert saved.mismatches == [] and saved.rounds == 2 and saved.unfinished == [
+        f"{path}: after round 2: the game was saved unfinished (result.isOver false)"]
+
+
 def test_engine_games_round_trip_through_the_record_format(tmp_path):
     for seed in range(40):
         s = _play(seed, koikoi_bias=0.9 if seed % 2 else 0.1, init_points=10 if seed % 3 == 0 else 30)

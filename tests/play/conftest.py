@@ -20,9 +20,10 @@ def one_thread(one_thread):
 
 
 @pytest.fixture
-def games(tmp_path, tiny_model) -> Games:
-    """A server's games: records in a temp dir, random by default, the tiny model the one offered model."""
-    return Games(tmp_path / "played", "random", models_root=Path(tiny_model).parent)
+def games(tmp_path, tiny_model, judge_spec) -> Games:
+    """A server's games: records in a temp dir, random by default, the tiny model the one offered model, a judge
+    over it for the analysis after a game."""
+    return Games(tmp_path / "played", "random", models_root=Path(tiny_model).parent, judge=judge_spec)
 
 
 @pytest.fixture

@@ -137,6 +137,8 @@ def play_a_game(c: Client, opponent: str, rng: random.Random) -> None:
             before.append(doc)
             if rng.random() < 0.2:
                 before.append(c.send("GET", f"/api/games/{gid}", expect=(200,))[1])
+            if rng.random() < 0.1:  # the analysis comes after the game
+                before.append(c.send("GET", f"/api/games/{gid}/analysis", expect=(409,))[1])
     status, record = c.send("GET", f"/api/games/{gid}/record", expect=(200,))
     if status == 200 and leaked(before, record):
         c.leaks += 1

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from pipeline.analysis.judge import read_game
 from pipeline.engine import replay_dir
 from pipeline.lineup.loader import load_agent
 from pipeline.play.app import create_app
@@ -112,6 +114,41 @@ def _search_game(client, games, spec: str, tiny_model: str) -> None:
     assert games.opponents.load(spec, seed=0).player.searched >= 5  # one loaded searcher played, and it searched
     bad = client.post("/api/games", json={"opponent": f"search:{tiny_model}?deals=100000"})
     assert bad.status_code == 400 and "is not one this server offers" in bad.json()["error"]
+
+
+def analysed(client, game_id: str) -> dict:
+    """A finished game's analysis, asked for until the server has judged it (its progress checked meanwhile)."""
+    deadline = time.monotonic() + 120
+    while True:
+        r = client.get(f"/api/games/{game_id}/analysis")
+        assert r.status_code == 200, r.text
+        doc = r.json()
+        if doc["status"] == "done":
+            return doc
+        assert doc["status"] == "running" and 0 <= doc["done"] <= doc["total"] and time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_the_analysis_after_a_game_judges_the_persons_moves(client, games, judge_spec, tmp_path):
+    created = client.post("/api/games", json={"seed": 12, "rounds": 2}).json()
+    gid = created["id"]
+    r = client.get(f"/api/games/{gid}/analysis")
+    assert r.status_code == 409 and "not over: the analysis comes after the game" in r.json()["error"]
+    play_out(client, gid, created["state"], np.random.default_rng(2))
+    doc = analysed(client, gid)
+    game = read_game("game", client.get(f"/api/games/{gid}/record").json())
+    mine = [a for o, a in game.decisions if o.player == 0 and o.legal_mask & (o.legal_mask - 1)]
+    assert [d["chosen"] for d in doc["decisions"]] == mine and {d["player"] for d in doc["decisions"]} == {1}
+    assert set(doc["players"]) == {"1"} and doc["players"]["1"]["name"] == "human"
+    assert doc["graph"]["perspective"] == 1 and doc["judge"] == {"deals": 4, "seed": 0, "spec": judge_spec}
+    assert analysed(client, gid) == doc  # judged once, then served
+
+    plain = Games(tmp_path / "plain", "random")  # a server without a trained model: no judge
+    with TestClient(create_app(plain), base_url=BASE) as other:
+        created = other.post("/api/games", json={"seed": 1, "rounds": 1}).json()
+        play_out(other, created["id"], created["state"], np.random.default_rng(0))
+        r = other.get(f"/api/games/{created['id']}/analysis")
+        assert r.status_code == 409 and "no searcher to judge games with" in r.json()["error"]
 
 
 def test_illegal_and_out_of_turn_actions_leave_the_game_unchanged(client):

@@ -36,6 +36,9 @@ def _play_collecting(client, spec: str, seed: int | None, rng) -> tuple[str, lis
             before.append(client.get(f"/api/games/{gid}/hint").json())
         before.append(client.get(f"/api/games/{gid}/opponent").json())
         before.append(client.get(f"/api/games/{gid}/record").json())  # 409 before the end
+        analysis = client.get(f"/api/games/{gid}/analysis")  # 409 before the end too
+        assert analysis.status_code == 409
+        before.append(analysis.json())
         doc = client.post(f"/api/games/{gid}/actions", json={"action": int(rng.choice(state["legal_actions"])),
                                                             "move": state["move"]}).json()
         state = doc["state"]

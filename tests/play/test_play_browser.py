@@ -1,5 +1,5 @@
 """A real browser plays one whole game by clicking and pressing keys, reopens a game by its address and after
-a reload, and previews what a hand card takes: Debian's Chromium driven by Selenium.
+a reload, previews what a hand card takes, and opens a game's analysis: Debian's Chromium driven by Selenium.
 
 Skipped with a one-line reason where Chromium or its driver is missing (``make system-packages`` installs them).
 """
@@ -33,12 +33,15 @@ pytestmark = [
 @pytest.fixture
 def server(tmp_path, tiny_model):
     """uvicorn serving the app on a free loopback port, in a thread; yields (base url, games)."""
+    yield from serve(Games(tmp_path / "played", tiny_model))
+
+
+def serve(games: Games):
     import uvicorn
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    games = Games(tmp_path / "played", tiny_model)
     srv = uvicorn.Server(uvicorn.Config(create_app(games), host="127.0.0.1", port=port,
                                         log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -298,3 +301,91 @@ def test_a_rounds_end_is_drawn_before_its_dialog(server, browser):
     wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#yaku tr[data-yaku]"), "the rules page")
     text = d.find_element(By.TAG_NAME, "body").text
     assert "Moon Viewing Sake" in text and "Koi-koi bonus" in text
+
+
+def test_the_analysis_after_a_game_marks_a_blunder_and_shows_its_board(tmp_path, browser):
+    """A two-round game against the heuristic, the person playing their highest card and calling koi-koi whenever
+    asked: the analysis shows its progress, then the graph with both rounds marked and a point for each judged
+    move, and the koi-koi the judge flags (stopping won the round); a click shows the board of that decision, the
+    move played beside the best one. The judge's playouts are the heuristic's, so what it flags does not hang on a
+    model's floats."""
+    from selenium.webdriver.common.by import By
+
+    from pipeline.agents.heuristic import HeuristicAgent
+    from pipeline.agents.rule_player import RulePlayer
+    from pipeline.analysis.judge import Judge
+    from pipeline.value.winprob import WinProbTable
+
+    games = Games(tmp_path / "played", "heuristic", judge="heuristic playouts")
+    games.judges.judge = Judge(RulePlayer(HeuristicAgent(0)), WinProbTable(8, 30, [[0.0, 4.0, 0.2]] * 8), 8)
+    service = serve(games)
+    base, _ = next(service)
+    d = browser
+    d.get(f"{base}/?delay=0")
+    wait_for(d, lambda d: d.find_element(By.ID, "new-game-dialog").get_attribute("open") is not None, "new game")
+    d.find_element(By.ID, "rounds-input").clear()
+    d.find_element(By.ID, "rounds-input").send_keys("2")
+    d.find_element(By.ID, "opponent-select").send_keys("heuristic")
+    d.find_element(By.ID, "seed-input").send_keys("5")
+    d.find_element(By.ID, "start-button").click()
+
+    def is_open(dialog: str) -> bool:
+        return d.find_element(By.ID, dialog).get_attribute("open") is not None
+
+    def ready(d) -> bool:
+        return d.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "false" or is_open("round-dialog")
+
+    for _ in range(100):
+        wait_for(d, ready, "the page to wait for the player")
+        if is_open("over-dialog"):
+            break
+        if is_open("round-dialog"):
+            d.find_element(By.ID, "round-continue").click()
+            wait_for(d, lambda d: not is_open("round-dialog"), "the round dialog to close")
+        elif is_open("koikoi-dialog"):
+            d.find_element(By.ID, "koikoi-button").click()
+            wait_for(d, lambda d: not is_open("koikoi-dialog"), "the koi-koi prompt to close")
+        else:
+            before = d.execute_script("return game.state.move")
+            d.find_elements(By.CSS_SELECTOR, "#hand button.legal, #field button.legal")[-1].click()
+            wait_for(d, lambda d, before=before: d.execute_script("return game.state.move") != before
+                     or is_open("round-dialog") or is_open("koikoi-dialog") or is_open("over-dialog"), "the move")
+    else:
+        pytest.fail("the game did not end within 100 page actions")
+    gid = d.execute_script("return game.id")
+
+    d.find_element(By.ID, "analysis-button").click()
+    wait_for(d, lambda d: is_open("analysis-dialog"), "the analysis dialog")
+    assert d.find_element(By.ID, "analysis-status").text.startswith(("Judging your moves", "Your accuracy"))
+    wait_for(d, lambda d: d.find_element(By.ID, "analysis-result").is_displayed(), "the analysis", timeout=60)
+    with urllib.request.urlopen(f"{base}/api/games/{gid}/analysis", timeout=30) as r:
+        report = json.loads(r.read())
+    flagged = [x for x in report["decisions"] if x["label"]]
+    assert [x["decision"] for x in flagged] == ["koikoi"] and flagged[0]["label"] == "blunder"
+    assert d.find_element(By.ID, "analysis-status").text.startswith(
+        f"Your accuracy {report['players']['1']['accuracy']} over {len(report['decisions'])} decisions")
+    assert len(d.find_elements(By.CSS_SELECTOR, "#analysis-graph .round-line")) == len(report["graph"]["points"]) - \
+        len(report["decisions"]) - 1 == 2
+    assert len(d.find_elements(By.CSS_SELECTOR, "#analysis-graph circle.mark.blunder")) == 1
+    items = d.find_elements(By.CSS_SELECTOR, "#analysis-moves li button")
+    assert len(items) == 1 and "koi-koi, best stop: blunder" in items[0].text
+    items[0].click()
+    wait_for(d, lambda d: d.find_element(By.ID, "analysis-board").is_displayed(), "the board of the move")
+    board = flagged[0]["board"]
+
+    def shown(where: str) -> list[str]:
+        return [c.get_attribute("data-card") for c in d.find_elements(By.CSS_SELECTOR, f"#{where} .card")]
+
+    assert shown("analysis-hand") == [f"{m},{i}" for m, i in board["hand"]] and board["hand"]
+    assert shown("analysis-field") == [f"{m},{i}" for m, i in board["field"]]
+    assert shown("analysis-pile") == [f"{m},{i}" for m, i in board["pile"]]
+    assert d.find_element(By.ID, "analysis-chosen").text.startswith("koi-koi")
+    assert d.find_element(By.ID, "analysis-best").text.startswith("stop")
+    for side, value in (("best", flagged[0]["best_value"]), ("chosen", flagged[0]["value"])):
+        assert d.find_element(By.ID, f"analysis-{side}").text.endswith(f"P(win) {100 * value:.1f}%")
+    assert d.find_element(By.CSS_SELECTOR, "#analysis-moves li.selected")
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    d.save_screenshot(str(tmp_path / "analysis.png"))
+    assert (tmp_path / "analysis.png").stat().st_size > 10_000
+    next(service, None)  # the server stops

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from test_play_api import analysed, play_out
 from tiny import assert_blind
 
+from pipeline.analysis.judge import read_game
 from pipeline.engine import PICK, GameState, Turn, ids_of
 from pipeline.engine.cards import card_id
 from pipeline.play.app import create_app
@@ -134,3 +136,24 @@ def test_the_page_view_is_the_same_whatever_the_hidden_cards_are():
                 compared += 3
             s.step(int(rng.choice(ids_of(s.legal_mask()))))
     assert compared > 60 and changed > 0.9 * compared  # the hidden cards really were dealt again
+
+
+def test_the_analysis_names_only_what_the_person_saw_at_each_judged_decision(client):
+    """After the game, the analysis of the person's moves shows at each of them the person's own view as the
+    finished game's record replays it (hand, field, piles, the card to match), and names no other card: not the
+    opponent's hand nor the stock as they were then. During the game it answers 409 and names nothing."""
+    created = client.post("/api/games", json={"seed": 21, "rounds": 2}).json()
+    gid = created["id"]
+    early = client.get(f"/api/games/{gid}/analysis")
+    assert early.status_code == 409 and named_cards(early.json()) == set()
+    play_out(client, gid, created["state"], np.random.default_rng(4))
+    doc = analysed(client, gid)
+    game = read_game("game", client.get(f"/api/games/{gid}/record").json())
+    views = [o for o, _ in game.decisions if o.player == 0 and o.legal_mask & (o.legal_mask - 1)]
+    assert len(doc["decisions"]) == len(views) > 5
+    for d, o in zip(doc["decisions"], views):
+        seen = o.hand | o.field | o.my_pile | o.opp_pile | (1 << o.pick_card if o.pick_card >= 0 else 0)
+        assert named_cards(d) <= set(ids_of(seen)) and len(named_cards(d)) >= o.hand.bit_count()
+        assert {x["action"] for x in d["options"]} == set(ids_of(o.legal_mask))
+    rest = {k: v for k, v in doc.items() if k != "decisions"}
+    assert named_cards(rest) == set()  # the graph, the players, the judge: no card

@@ -24,7 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("value",),  # the win-probability table
     ("search",),  # the searcher
     ("lineup",),  # any agent spec as an agent: builds all of the above
-    ("params",),  # the params models, checking specs, reward models and paths of the floors below
+    ("params", "analysis"),  # the params models, checking specs, reward models and paths of the floors below; games
+    # judged move by move
     ("tracking",),  # MLflow
     ("duel",),
     ("sl", "distill"),  # supervised learning; the rollout policy's distillation

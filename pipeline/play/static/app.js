@@ -1,5 +1,6 @@
 // The play page's flow: games, the opponent's moves one by one, decisions, dialogs and keys. It talks to
-// the JSON API only (docs/play.md); board.js draws the state, record.js the person's record.
+// the JSON API only (docs/play.md); board.js draws the state, record.js the person's record, analysis.js the
+// analysis after a game.
 // The address holds the game: `?game=ID` reopens it from the server (a reload, or a game made through the
 // API). `?delay=MS` sets the pause between the opponent's moves (default 700; the browser test uses 0).
 "use strict";
@@ -369,6 +370,7 @@ function onKey(e) {
   }
   if (key === "n" && (!open || open.id !== "new-game-dialog")) { e.preventDefault(); openNewGame(); return; }
   if (key === "r" && game && game.state.decision === "over") { showReview(); return; }
+  if (key === "a" && game && game.state.decision === "over") { showAnalysis(); return; }
   if (key === "y" && (!open || open.id === "over-dialog")) { e.preventDefault(); showRecord(); return; }
   if (open) return;  // Enter and Escape work on the dialog itself
   if (key === "h" && !$("hint-toggle").disabled) {
@@ -404,6 +406,8 @@ async function main() {
   $("over-new-game").addEventListener("click", openNewGame);
   $("review-button").addEventListener("click", showReview);
   $("review-close").addEventListener("click", () => $("review-dialog").close());
+  $("analysis-button").addEventListener("click", showAnalysis);
+  $("analysis-close").addEventListener("click", () => $("analysis-dialog").close());
   $("record-button").addEventListener("click", showRecord);
   $("over-record").addEventListener("click", showRecord);
   $("record-close").addEventListener("click", () => $("record-dialog").close());

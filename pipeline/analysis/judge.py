@@ -1,0 +1,158 @@
+"""The judge: every legal move of a decision valued from its player's observation alone, in P(win the game).
+
+For each decision, ``deals`` deals are built by ``engine.determinize`` from the observation only (their generator
+seeded by the judge's seed and the observation, as a searcher's are), every legal action is taken on each of
+them and played out to the end of the round by the rollout policy (``selfplay.playout``: the searcher's own
+machinery, greedy, both seats), and the round's end is worth the player's probability of winning the game then:
+the win-probability table's (the paper's Fig. 5), or the game's outcome where the round ends it (win 1, draw
+0.5). A move's value is its mean over the deals; its cost is the best move's value less its own, with a 95%
+interval from the per-deal differences: the deals are shared, so their luck cancels from them
+(docs/analysis.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..agents.base import Player, legal_list, observation_rng
+from ..agents.specs import is_search
+from ..engine import GameState, Observation, RecordError, determinize, load_record, replay_record
+from ..lineup.loader import load_agent
+from ..net.model_dir import is_model_dir
+from ..search.spec import parse_search, rollout_path
+from ..selfplay.playout import branch, play_out
+from ..selfplay.rewards import RewardModel
+from ..value.winprob import WinProbTable
+
+Z95 = 1.96  # a two-sided 95% interval of a mean over the deals
+
+
+@dataclass(frozen=True)
+class Game:
+    """A finished game as a record gives it: every decision (the observation of the player to act, the action
+    taken) in order, each round's start (round, both players' points before it, dealer), the outcome."""
+
+    path: str
+    names: tuple[str, str]
+    decisions: tuple[tuple[Observation, int], ...]
+    starts: tuple[tuple[int, tuple[int, int], int], ...]
+    winner: int | None
+    points: tuple[int, int]
+
+
+def read_game(path: str | Path, rec: dict[str, Any] | None = None) -> Game:
+    """The game of a record file (or of ``rec``, its content already read), replayed through the engine;
+    ``RecordError`` (one line naming the file) for a record that is not a finished game the engine agrees with."""
+    rec = load_record(path) if rec is None else rec
+    decisions: list[tuple[Observation, int]] = []
+    starts: list[tuple[int, tuple[int, int], int]] = []
+    last: list[GameState] = []
+
+    def visit(state: GameState, action: int) -> None:
+        if not starts or starts[-1][0] != state.round:
+            starts.append((state.round, (state.points[0], state.points[1]), state.dealer))
+        decisions.append((state.observation(state.player), action))
+        last[:] = [state]
+
+    report = replay_record(rec, path, visit)
+    problem = (report.mismatches + report.unfinished)[:1]
+    if problem:  # the line names the file first
+        raise RecordError(path, "-", problem[0][len(str(path)) + 2:])
+    if not last or not last[0].is_over:
+        raise RecordError(path, "-", "the record ends before the game does: only a finished game is analysed")
+    s = last[0]
+    info = rec["info"]
+    names = (str(info.get("player1Name", "Player1")), str(info.get("player2Name", "Player2")))
+    return Game(str(path), names, tuple(decisions), tuple(starts), s.winner, (s.points[0], s.points[1]))
+
+
+class Judge:
+    """``values(observations)``: per observation, every legal action's P(win the game) on each of ``deals``
+    shared deals (rows: the legal actions ascending), their playouts played by ``rollout``."""
+
+    def __init__(self, rollout: Player, table: WinProbTable, deals: int = 32, seed: int = 0) -> None:
+        if deals < 2:
+            raise ValueError(f"the judge needs deals >= 2 for an interval from the deals, got {deals}")
+        self.rollout, self.table, self.deals, self.seed = rollout, table, deals, seed
+        self.reward = RewardModel("wp", 1.0, table)  # P(win the game) itself
+        self.playouts = 0
+
+    def values(self, observations: Sequence[Observation]) -> list[np.ndarray]:
+        """Every decision of the batch in the same playout passes (``SearchPlayer.improve``'s batching)."""
+        items, spans = [], []
+        for obs in observations:
+            rng = observation_rng(self.seed, obs)
+            deals = [determinize(obs, rng) for _ in range(self.deals)]
+            legal = legal_list(obs)
+            spans.append((len(items), len(legal)))
+            items += branch(deals, legal)  # action-major: action i's deals at i * deals ...
+        v = play_out([self.rollout], items, self.reward)
+        self.playouts += len(items)
+        return [v[at:at + n * self.deals].reshape(n, self.deals) for at, n in spans]
+
+
+def verdict(obs: Observation, action: int, values: np.ndarray) -> dict[str, Any]:
+    """One decision judged: the chosen and the best action, their values, the cost (the best's value less the
+    chosen's: 0 where the chosen one is best) and its 95% interval from the per-deal differences; probabilities
+    to 4 decimals, as the report keeps them."""
+    legal = legal_list(obs)
+    mean = values.mean(axis=1)
+    c = legal.index(action)
+    b = c if mean[c] >= mean.max() else int(np.argmax(mean))
+    diff = values[b] - values[c]
+    half = Z95 * float(diff.std(ddof=1)) / math.sqrt(diff.size)
+    cost = float(diff.mean())
+    return {"chosen": action, "best": legal[b], "value": round(float(mean[c]), 4),
+            "best_value": round(float(mean[b]), 4), "cost": round(cost, 4),
+            "ci95": [round(cost - half, 4), round(cost + half, 4)],
+            "options": [{"action": a, "value": round(float(m), 4)} for a, m in zip(legal, mean)]}
+
+
+def judged(decisions: Sequence[tuple[Observation, int]], players: Sequence[int]) -> list[int]:
+    """The indices of the decisions the judge values: ``players``' decisions with two or more legal actions."""
+    return [i for i, (o, _) in enumerate(decisions) if o.player in players and o.legal_mask & (o.legal_mask - 1)]
+
+
+def judge_game(game: Game, judge: Judge, players: Sequence[int],
+               progress: Callable[[int, int], None] | None = None) -> dict[int, dict[str, Any]]:
+    """``players``' decisions of ``game`` judged (``verdict``), by decision index; round by round, each round's
+    decisions in the same playout passes, ``progress(rounds done, rounds)`` after each."""
+    todo = judged(game.decisions, players)
+    rounds = sorted({game.decisions[i][0].round for i in todo})
+    out: dict[int, dict[str, Any]] = {}
+    for k, r in enumerate(rounds):
+        batch = [i for i in todo if game.decisions[i][0].round == r]
+        for i, v in zip(batch, judge.values([game.decisions[i][0] for i in batch])):
+            out[i] = verdict(*game.decisions[i], v)
+        if progress is not None:
+            progress(k + 1, len(rounds))
+    return out
+
+
+def load_judge(spec: str, seed: int = 0) -> Judge:
+    """The judge of a ``search:`` spec: the searcher's rollout policy (``search.spec.rollout_path``: the model's own
+    by default), its win-probability table (``winprob=``) and its ``deals``; ``ValueError`` (one line naming it)."""
+    from ..net.inference import FP32  # torch: loaded when a judge is
+    from ..search.agent import rollout_spec, search_reward
+
+    if not is_search(spec):
+        raise ValueError(f"agent {spec!r}: the judge is a searcher: give a search: spec, e.g. "
+                         "search:models/rl/wp (docs/analysis.md)")
+    model, options = parse_search(spec)
+    if options.deals < 2:
+        raise ValueError(f"agent {spec!r}: the judge needs deals >= 2 (its intervals come from the deals)")
+    if not is_model_dir(Path(model)):
+        raise ValueError(f"agent {spec!r}: {model} is not a model directory")
+    table = search_reward(spec, replace(options, reward="wp")).table
+    path = rollout_path(model, options.rollout)
+    if path is None:
+        rollout = load_agent(model, seed=seed, inference="fp32").player
+    else:
+        rollout = rollout_spec(spec, path).player(FP32, "cpu")
+    return Judge(rollout, table, options.deals, seed)
