@@ -37,7 +37,7 @@ def oriented(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> tupl
     return None
 
 
-def verdict(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> str | None:
+def standing(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> str | None:
     """One sentence: how ``a`` stands against ``b`` and the figures behind it; None when they did not play. One
     verdict per pairing, the table's: a sequential duel's is its test's (H1: the agent played first beats the other;
     H0: it does not; no decision within its games: not told apart), never its interval's, which a duel stopped
@@ -60,10 +60,10 @@ def verdict(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> str |
 
 
 def rl_vs_sl_sentence(results: dict[tuple[str, str], DuelResult]) -> str:
-    """Where each RL variant stands against SL (``verdict``), beside the paper's figures."""
+    """Where each RL variant stands against SL (``standing``), beside the paper's figures."""
     parts = []
     for rl in ("rl_wp", "rl_point"):
-        said = verdict(results, rl, "sl")
+        said = standing(results, rl, "sl")
         if said is not None:
             paper = PAPER_TABLE_II[(rl, "sl")]
             parts.append(f"{said[:-1]} (paper: {paper[0]:.3f}, {paper[1]:+.2f}).")
@@ -73,13 +73,13 @@ def rl_vs_sl_sentence(results: dict[tuple[str, str], DuelResult]) -> str:
 
 
 def search_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
-    """Where each searcher stands against what it played (``verdict``); None without one."""
-    return " ".join(verdict(results, a, b) for a, b in results if a.startswith(SEARCH)) or None
+    """Where each searcher stands against what it played (``standing``); None without one."""
+    return " ".join(standing(results, a, b) for a, b in results if a.startswith(SEARCH)) or None
 
 
 def phase_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
-    """Whether each RL variant's phase 2 beats its phase 1 (``verdict``); None if not played."""
-    return " ".join(filter(None, (verdict(results, f"rl_{v}", f"rl_phase1_{v}") for v in ("wp", "point")))) or None
+    """Whether each RL variant's phase 2 beats its phase 1 (``standing``); None if not played."""
+    return " ".join(filter(None, (standing(results, f"rl_{v}", f"rl_phase1_{v}") for v in ("wp", "point")))) or None
 
 
 def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],
