@@ -1,23 +1,9 @@
 """koikoi: an experiment-tracked pipeline that trains Koi-Koi players (Guan et al., IEEE TAI 2023).
 
-Run as a program (the ``koikoi`` command, ``python -m pipeline.<module>``, a DVC stage's ``python -m
-stages.<stage>``), a Ctrl-C that no code of the command catches (one in its first moments, while the
-imports run) ends it as every other Ctrl-C does: one line, ``<name>: interrupted``, and exit code 130.
-So does any error left uncaught after a Ctrl-C: a C extension interrupted while it imports turns the
-``KeyboardInterrupt`` into an ``ImportError`` (numpy: "PyCapsule_Import could not import module"), so
-the SIGINT handler notes that the signal came. A Ctrl-C while a module imports is held and sent again once
-no import runs: raised inside C++ that runs Python (torch's ``_c10d_init``, pybind11), it aborted the
-program (exit code -6, a page of trace; seen once in CI). Imported by another program, nothing changes.
-
-Before this module runs, a Ctrl-C is Python's own: a traceback (exit code -2, or 1 inside ``site``), and
-at some steps of the start-up Python prints it and goes on (its check whether the script is a zip archive;
-``site`` catching an error while it runs a ``.pth`` file), so that the command then ran to its end as if no
-signal came. Hence this module imports only what the interpreter has loaded already (``_signal``, not
-``signal`` and its enums; no ``threading``); the editable install runs no code in ``site`` (``package-dir``
-in pyproject.toml; setuptools' finder took the start-up from ~0.015 to ~0.04 CPU s); and a Ctrl-C the
-start-up printed and dropped (``sys.last_value``) ends the program here. A ``KeyboardInterrupt`` that Python
-cannot raise, and would print and drop (in a weakref callback, as the import system's module locks have,
-or a ``__del__``), is sent again.
+Run as a program, any uncaught Ctrl-C (even during the imports, or one an interrupted C extension turned into
+an ``ImportError``) ends it with one line, ``<name>: interrupted``, and exit code 130. A Ctrl-C while a module
+imports is sent again once no import runs (raised inside C++ that runs Python, it aborts). This module imports
+only what the interpreter has loaded already, so that a Ctrl-C is ours as early as possible.
 """
 
 import _frozen_importlib as _imports  # importlib._bootstrap, loaded at start-up: its locks say an import runs
@@ -33,10 +19,8 @@ _main_thread = 0  # its ident, in a program
 
 
 def _program_name() -> str | None:
-    """``koikoi <command>`` (``koikoi`` before one is named), or the stage's name for ``python -m
-    stages.<stage>`` (the module's last name for ``python -m pipeline.<module>``); None for other programs.
-    The command is in the name so that the line is the same whether the Ctrl-C came during the imports or
-    once the command ran (the CLI's own handler names it)."""
+    """``koikoi <command>``, or the module's last name for ``python -m stages.<stage>`` (or ``pipeline.<module>``);
+    None for other programs. The same name as the CLI's own handler prints."""
     argv = getattr(_sys, "orig_argv", [])
     if "-m" in argv[1:-1]:
         at = argv.index("-m", 1) + 1
@@ -61,9 +45,7 @@ def _on_sigint(signum: int, frame: object) -> None:
     global _sigint_seen, _resend_pending
     _sigint_seen = True
     if _import_runs():
-        # A module is being imported: the raise could land in C++ code that runs Python (pybind11, torch's
-        # ``_c10d_init``), which turns the exception into ``std::terminate``, an abort and a page of trace. The
-        # signal is sent again once no import runs.
+        # a raise could land in C++ code that runs Python (pybind11) and abort: sent again once no import runs
         if not _resend_pending:
             _resend_pending = True
             _thread.start_new_thread(_resend_after_imports, ())
@@ -92,8 +74,7 @@ def _resend_after_imports() -> None:
 
 
 def check_interrupted() -> None:
-    """Raise the Ctrl-C an import swallowed: an optional import's ``except ImportError`` can catch the error an
-    interrupted C extension raises, and the program would go on as if no signal came."""
+    """Raise the Ctrl-C an import swallowed (an optional import's ``except ImportError`` can catch it)."""
     global _raised
     if _sigint_seen:
         _raised = True
@@ -116,8 +97,7 @@ def _interrupted(kind: type, value: BaseException, tb: object, _default=_sys.exc
 def _unraisable(unraisable: object, _default=_sys.unraisablehook) -> None:
     if not isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
         return _default(unraisable)
-    # The signal again, sent by another thread once this hook has returned (the thread waits for the
-    # interpreter lock): a handler run inside this hook would raise into it, and that Python drops too.
+    # sent again by another thread once this hook has returned: raised inside the hook, Python would drop it too
     try:
         _thread.start_new_thread(_signal.pthread_kill, (_main_thread, _signal.SIGINT))
     except RuntimeError:  # the interpreter is shutting down
@@ -125,8 +105,7 @@ def _unraisable(unraisable: object, _default=_sys.unraisablehook) -> None:
 
 
 def _interrupted_in_start_up() -> bool:
-    """Whether the interpreter printed a Ctrl-C and went on before this module ran (``sys.last_value``,
-    e.g. "Failed checking if argv[0] is an import path entry")."""
+    """Whether the interpreter printed a Ctrl-C and went on before this module ran (``sys.last_value``)."""
     error, seen = getattr(_sys, "last_value", None), set()
     while error is not None and id(error) not in seen:
         if isinstance(error, KeyboardInterrupt):
@@ -148,7 +127,5 @@ if _program_name() is not None:
     if _interrupted_in_start_up():
         _sigint_seen = True
         raise KeyboardInterrupt
-    # pydantic_core (pyo3) imports datetime's C API from Rust, and a Ctrl-C during that import makes it panic,
-    # printing a Rust backtrace note on stderr before the one line; imported here, a Ctrl-C in it is a plain
-    # KeyboardInterrupt, and pyo3 then finds the module loaded and runs no Python code.
+    # pydantic_core (pyo3) panics on a Ctrl-C while it imports datetime: imported here, it is a plain one
     import datetime as _dt  # noqa: F401

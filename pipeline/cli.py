@@ -1,6 +1,4 @@
-"""The ``koikoi`` command. Thin: each subcommand lives in ``pipeline/commands/<name>.py``
-with ``register(subparsers)`` and calls the library; their argument types and ``UserError`` are in ``cli_args``.
-"""
+"""The ``koikoi`` command: each subcommand is ``pipeline/commands/<name>.py`` with ``register(subparsers)``."""
 
 from __future__ import annotations
 
@@ -20,24 +18,21 @@ _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with usage errors on one line (exit code 2), like every other error of the command, and an
-    unknown option named by the (sub)command that does not know it, with the close option it may mean."""
+    """argparse with one-line usage errors (exit code 2), an unknown option named by its (sub)command."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         hint = "" if "did you mean" in message else f" (see {self.prog} --help)"
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
-        # Checked before argparse parses: it would name only the top command ("koikoi: error:
-        # unrecognized arguments"), or first complain of a positional the misspelt option's value filled.
+        # before argparse, which would name only the top command, or a positional the option's value filled
         unknown = self._unknown_options(sys.argv[1:] if args is None else list(args))
         if unknown:
             self.error("unrecognized arguments: " + ", ".join(unknown))
         return super().parse_known_args(args, namespace)
 
     def _unknown_options(self, args: list[str]) -> list[str]:
-        """The options in ``args`` this parser does not know (with a suggestion each). A parser with
-        subcommands checks only what comes before the subcommand's name."""
+        """The options in ``args`` (before a subcommand's name) this parser does not know, with a suggestion."""
         has_sub = any(isinstance(a, argparse._SubParsersAction) for a in self._actions)
         known = [o for o in self._option_string_actions if o.startswith("--")]
         found = []

@@ -1,6 +1,4 @@
-"""The ``koikoi`` command's argument helpers, shared by its commands (``pipeline/commands/``) and its benchmarks
-(``pipeline/benchmarks/``): ``UserError`` (a bad argument: one line, exit code 2), argparse types, help text from
-docstrings. Below both, and below ``cli``, which builds the parser from the commands."""
+"""The ``koikoi`` command's argument helpers, shared by its commands and benchmarks (below both, and ``cli``)."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
 
 
 def float_range(low: float, high: float | None = None) -> Callable[[str], float]:
-    """An argparse ``type``: a finite number in ``low..high`` (``high`` None: no upper bound); nan and inf
-    are refused."""
+    """An argparse ``type``: a finite number in ``low..high`` (``high`` None: no upper bound)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -63,8 +60,7 @@ def comma_list(text: str) -> list[str]:
 
 
 def worker_device(value: str, workers: int) -> str:
-    """A ``--device`` option for model agents on ``workers`` processes made concrete: ``cpu`` when they play in
-    this process (0 workers); a device this machine lacks is a usage error naming the option."""
+    """A ``--device`` for model agents on ``workers`` processes made concrete (``cpu`` for 0 workers)."""
     if not workers:
         return "cpu"
     try:

@@ -1,14 +1,4 @@
-"""The agent vocabulary, batched, so one call can feed many games to one forward pass:
-
-- :class:`Agent`: what plays a game (duels, the play page): one legal action per observation (``act``);
-- :class:`ScoringAgent`: an agent that also shows its score of every action (the play page's hints and reviews);
-- :class:`Player`: what plays a seat of the batched game engine (``selfplay``): masked values of a batch;
-- :class:`PlayerSpec`: how a worker rebuilds a player (a network, a searcher) from what was shipped to it
-  (``NetSpec``, ``SearchSpec``).
-
-Each agent kind is one module of this package (``random_agent``, ``heuristic``, ``model_agent``) or of its own
-package (``search.agent``); ``specs`` says what an agent spec names, ``lineup.loader.load_agent`` builds it.
-"""
+"""The agent vocabulary, batched so that one call can feed many games to one forward pass."""
 
 from __future__ import annotations
 
@@ -41,25 +31,17 @@ def legal_list(obs: Observation) -> list[int]:
 
 
 def _digest(obs: Observation, key: bytes = b"") -> int:
-    """A stable 64-bit blake2b digest of everything in an observation (its repr holds only ints, bools and tuples),
-    keyed by ``key``."""
+    """A stable 64-bit digest of everything in an observation (its repr holds only ints, bools and tuples)."""
     return int.from_bytes(hashlib.blake2b(repr(obs).encode(), digest_size=8, key=key).digest(), "little")
 
 
-def observation_seed(obs: Observation) -> int:
-    """A stable 64-bit digest of everything in an observation."""
-    return _digest(obs)
-
-
 def observation_rng(seed: int, obs: Observation) -> np.random.Generator:
-    """A generator seeded by ``seed`` and the observation only: an agent that draws from it is a function of what
-    it sees, whatever it is batched with, in whichever process (a duel's result does not depend on its workers)."""
-    return np.random.default_rng([seed, observation_seed(obs)])
+    """A generator seeded by ``seed`` and the observation only: the same draws in any batch, in any process."""
+    return np.random.default_rng([seed, _digest(obs)])
 
 
 def observation_uniform(seed: int, obs: Observation) -> float:
-    """One uniform draw in [0, 1) from ``seed`` and the observation only (``observation_rng``'s rule, the digest
-    keyed by the seed in place of a generator: a quarter of the cost, for agents that draw once a decision)."""
+    """One uniform draw in [0, 1) from ``seed`` and the observation only (a quarter of ``observation_rng``'s cost)."""
     return _digest(obs, str(seed).encode()) / 2.0**64
 
 
@@ -76,8 +58,7 @@ class ScoringAgent(Protocol):
 
 
 class Player(Protocol):
-    """What plays a seat: masked values of a batch of observations, ``(B, 50)`` with -inf where illegal; the
-    arg-max is played, or with ``epsilon`` a uniform legal action."""
+    """What plays a seat of the batched engine: masked values ``(B, 50)``, -inf where illegal; the arg-max plays."""
 
     epsilon: float
 

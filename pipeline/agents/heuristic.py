@@ -1,18 +1,11 @@
-"""A greedy rule-based player: values cards by how far they move a pile toward yaku.
-
-It sees only the ``Observation``. Every card set is scored with ``potential(pile, blocked)``:
-the yaku points a pile already scores plus partial credit for yaku still reachable (cards
-in the other player's pile are ``blocked``). A capture is worth what it adds to my potential
-plus part of what it would have added to the opponent's (denial). A discard that captures
-nothing costs what the card could still do for me plus what the opponent gains if they take
-it, weighted by the chance that they hold or draw a card of its month.
-"""
+"""A greedy rule-based player: a capture is worth what it adds to my yaku ``potential`` plus part of the opponent's
+(denial); a lone discard costs its worth to me plus the opponent's gain if they can take it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..engine import DISCARD, KOIKOI, PICK, STOP, Observation, base_points
+from ..engine import DISCARD, KOIKOI, PICK, STOP, Observation, base_points, ids_of
 from ..engine.cards import (
     ALL_CARDS,
     BLUE_RIBBONS,
@@ -109,17 +102,14 @@ class HeuristicAgent(Agent):
                 out.append(self._koikoi(obs))
         return out
 
-    # ------------------------------------------------------------------ decisions
     def _capture_value(self, obs: Observation, cards: int) -> float:
         return gain(obs.my_pile, obs.opp_pile, cards) + DENY * gain(obs.opp_pile, obs.my_pile, cards)
 
     def _best_of(self, obs: Observation, shown: int, choices: int) -> tuple[float, int]:
         """Best field card of ``choices`` to take with the ``shown`` card bit: (value, card bit)."""
         best, best_bit = -1e9, 0
-        m = choices
-        while m:
-            low = m & -m
-            m ^= low
+        for c in ids_of(choices):
+            low = 1 << c
             v = self._capture_value(obs, shown | low)
             if v > best:
                 best, best_bit = v, low
@@ -131,11 +121,8 @@ class HeuristicAgent(Agent):
         # chance that one given unseen card reaches the opponent's hand or the opponent's draws
         p_card = min(1.0, (obs.opp_hand_count + obs.stock_count / 2) / n_unseen)
         best, best_card = -1e18, -1
-        m = obs.hand
-        while m:
-            low = m & -m
-            m ^= low
-            c = low.bit_length() - 1
+        for c in ids_of(obs.hand):
+            low = 1 << c
             month = MONTH_MASK[c >> 2]
             matches = obs.field & month
             k = matches.bit_count()

@@ -1,7 +1,5 @@
-"""A network as a player: ``NetPlayer`` is the one way a ``KoiKoiNet`` turns observations into masked action
-values (one batched forward pass, in the process's ``inference.Inference`` setup), used by self-play, playouts,
-evaluations, duels, the searcher and the play UI; ``ModelAgent`` is the ``Agent`` adapter over it (greedy, or
-epsilon-greedy from its own seeded generator)."""
+"""A network as a player: ``NetPlayer``, the one way a ``KoiKoiNet`` turns observations into masked action
+values, and ``ModelAgent``, the (epsilon-)greedy ``Agent`` over it."""
 
 from __future__ import annotations
 
@@ -17,17 +15,14 @@ from ..net.inference import FP32, Inference, resolve_inference
 from ..net.model import KoiKoiNet
 from .base import Agent
 
-# Observations per forward pass on a CPU: a duel's 512 games at once made 512-sample passes whose activations
-# (~250 MB at the paper's width) glibc then kept, so a duel's memory grew with its number of games up to 1,024;
-# 64 keeps it flat, and costs less CPU per sample than 512 (cache-sized matrices).
+# Observations per forward pass on a CPU: larger passes' activations stayed allocated (memory grew with a duel's
+# games), and 64 costs less CPU per sample than 512 (cache-sized matrices).
 CPU_FORWARD_BATCH = 64
 
 
 class NetPlayer:
-    """Evaluates a batch of observations (any decision types) on ``device`` (default: where the net is), in forward
-    passes of at most ``CPU_FORWARD_BATCH`` observations on a CPU (one pass on a GPU), in the ``inference`` setup.
-    Under ``fp32`` and ``autocast`` the player runs ``net`` itself, in eval mode for the call, giving its mode back,
-    so a learner may share it; the other setups play a prepared copy of the weights ``net`` has now."""
+    """Evaluates batches of observations on ``device`` (default: the net's) in the ``inference`` setup; under
+    ``fp32`` and ``autocast`` it runs ``net`` itself (eval mode for the call), so a learner may share it."""
 
     def __init__(self, net: KoiKoiNet, epsilon: float = 0.0, inference: Inference = FP32,
                  device: str | None = None) -> None:
@@ -59,8 +54,7 @@ class NetPlayer:
         t0 = time.perf_counter()
         try:
             with self.inference.context(self.device.type):
-                # inputs made inside the context are inference tensors whether or not a caller's inference mode
-                # is on (a searcher's): a compiled trunk then never recompiles for the other kind of tensor
+                # inference tensors whatever the caller's mode: a compiled trunk never recompiles for the other kind
                 x = torch.from_numpy(x_np).to(self.device, self.inference.dtype)
                 d = torch.from_numpy(d_np).to(self.device)
                 q = self.runner(x, d).float().cpu().numpy()
@@ -86,12 +80,8 @@ class NetPlayer:
 
 
 class ModelAgent(Agent):
-    """Greedy argmax of the player's values over legal tokens; with ``epsilon`` a uniform legal action instead.
-
-    ``player``: what plays (default: ``net`` itself, a ``NetPlayer`` in the ``inference`` setup). ``spec``
-    (optional): the same player as the self-play engine ships it (``selfplay.policies.NetSpec``, a
-    ``search.player.SearchSpec``, ...): duels between model agents send it to their workers.
-    """
+    """Greedy argmax of ``player``'s values (default: a ``NetPlayer``), or with ``epsilon`` a uniform legal action;
+    ``spec``: the same player as shipped to duel workers."""
 
     def __init__(self, net: KoiKoiNet, name: str = "model", epsilon: float = 0.0, seed: int | None = 0,
                  inference: Inference | str = "auto", spec: object | None = None, player: object | None = None) -> None:
@@ -109,7 +99,6 @@ class ModelAgent(Agent):
         return self._net
 
     def action_scores(self, observations: Sequence[Observation]) -> np.ndarray:
-        """The player's scores, float32 ``(B, 50)``, with illegal tokens at -inf (``NetPlayer.values``)."""
         return self.player.values(observations)
 
     def act(self, observations: Sequence[Observation]) -> list[int]:

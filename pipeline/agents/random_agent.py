@@ -9,8 +9,7 @@ from .base import Agent, legal_list, observation_uniform, seed_or_entropy
 
 
 class RandomAgent(Agent):
-    """Uniform over the legal actions, one draw from its seed and the observation (``base.observation_uniform``):
-    the same observation gets the same draw, in any batch, in any process."""
+    """Uniform over the legal actions, one draw from its seed and the observation."""
 
     name = "random"
 

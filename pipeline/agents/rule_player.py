@@ -1,7 +1,4 @@
-"""The built-in agents (``random``, ``heuristic``) as seats of the batched game engine: ``RuleSpec`` is what a
-worker is shipped (a name and a seed), ``RulePlayer`` what it plays. Duels of a built-in agent then run on the
-worker pool like those of two networks, with the same games as in one process: these agents draw from their seed
-and the observation only (``base.observation_uniform``)."""
+"""The built-in agents as seats of the batched game engine, so their duels run on the worker pool too."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ RULES: dict[str, type[RandomAgent | HeuristicAgent]] = {"random": RandomAgent, "
 
 
 class RulePlayer:
-    """An agent's choice as masked values: 0 for the action it plays, -1 for every other legal one, -inf where
-    illegal (so the engine's arg-max plays its choice). No network: its forward counters stay at zero."""
+    """An agent's choice as masked values: 0 for its action, -1 for the other legal ones, -inf where illegal."""
 
     epsilon = 0.0
     forward_seconds = 0.0

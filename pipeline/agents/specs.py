@@ -1,5 +1,4 @@
-"""What an agent spec names, without loading it: a built-in agent (``random``, ``heuristic``), a model directory,
-or ``search:<model>?<options>`` (the model searching at decision time, ``pipeline.search``)."""
+"""What an agent spec names, without loading it: ``random``, ``heuristic``, a model directory or ``search:...``."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def key_name(spec: str) -> str:
-    """A metrics key for an agent spec: ``models/rl/wp`` -> ``rl_wp``; other directories by their name; a search
-    agent by its model's key after ``search_`` (its options are not part of its name)."""
+    """A metrics key for an agent spec: ``models/rl/wp`` -> ``rl_wp``; a searcher's is ``search_`` + its model's."""
     if is_search(spec):
         return SEARCH + key_name(model_of(spec))
     p = spec.rstrip("/")
@@ -47,8 +45,7 @@ def key_name(spec: str) -> str:
 
 
 def duel_keys(specs: Iterable[str]) -> dict[str, str]:
-    """Each distinct spec's key among ``specs``: ``key_name``, except that searchers over one model with different
-    options keep their options (``search_rl_wp__deals_8``), so that no searcher's results overwrite another's."""
+    """Each distinct spec's ``key_name``; searchers over one model keep their options (``search_rl_wp__deals_8``)."""
     specs = list(dict.fromkeys(specs))
     plain = {s: key_name(s) for s in specs}
     shared = {k for k in plain.values() if sum(v == k for v in plain.values()) > 1}

@@ -1,5 +1,4 @@
-"""What a Koi-Koi game is played with and leaves behind: decision types, action ids, the illegal-action
-error, and the public record of play (``Turn``, ``RoundResult``)."""
+"""Decision types, action ids, the illegal-action error and the public record of play."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ class IllegalActionError(ValueError):
 
 
 class Turn(NamedTuple):
-    """One played turn, all public: what was played and drawn and what each captured (a named tuple: one is
-    made every turn and for every observation's turn in progress)."""
+    """One played turn, all public (a named tuple: one is made for every observation)."""
 
     player: int
     discard: int

@@ -1,10 +1,5 @@
-"""The 48 hanafuda cards, their categories and yaku sets, as ids and bit masks.
-
-A card is written ``(month, index)`` as in the game records: month 1-12, index 1-4,
-index 1 the most valuable card of its month. Its stable id is
-``4 * (month - 1) + (index - 1)`` (0..47) and a set of cards is an ``int`` bit mask
-with bit ``id`` set, so set algebra is one machine operation.
-"""
+"""The 48 hanafuda cards, their categories and yaku sets: card ``(month 1-12, index 1-4)`` has id
+``4 * (month - 1) + (index - 1)``; a set of cards is an ``int`` bit mask."""
 
 from __future__ import annotations
 
@@ -28,9 +23,14 @@ def card_tuple(cid: int) -> tuple[int, int]:
 
 def mask_of(cards: Iterable[tuple[int, int]]) -> int:
     """Bit mask of an iterable of ``(month, index)`` pairs."""
+    return mask_of_ids(card_id(month, index) for month, index in cards)
+
+
+def mask_of_ids(ids: Iterable[int]) -> int:
+    """Bit mask of card ids."""
     m = 0
-    for month, index in cards:
-        m |= 1 << card_id(month, index)
+    for c in ids:
+        m |= 1 << c
     return m
 
 
@@ -96,9 +96,8 @@ def _canonical() -> tuple[int, ...]:
 
 
 CANONICAL: tuple[int, ...] = _canonical()
-"""``CANONICAL[c]``: the lowest id of the cards interchangeable with ``c``. Two dross cards of one
-month (and the three of Paulownia) differ in nothing the rules look at, so choosing either is the
-same move. The paper counts SL accuracy this way (its ``equal_result``), and so do we."""
+"""``CANONICAL[c]``: the lowest id of the cards the rules cannot tell from ``c`` (SL accuracy counts
+choosing either as the same move, as the paper's ``equal_result`` does)."""
 
 
 def _month_swaps() -> tuple[tuple[int, int], ...]:
@@ -111,9 +110,7 @@ def _month_swaps() -> tuple[tuple[int, int], ...]:
 
 
 MONTH_SWAPS: tuple[tuple[int, int], ...] = _month_swaps()
-"""Months that can trade places without changing any rule: Wisteria and Iris (4, 5), Peony and Maple
-(6, 10). Relabelling one such pair in a game gives another game played exactly alike, which the SL
-training uses as data augmentation."""
+"""Months that can trade places without changing any rule ((4, 5), (6, 10)): SL's augmentation."""
 
 MONTH_NAMES = ("Pine", "Plum", "Cherry", "Wisteria", "Iris", "Peony",
                "Bush Clover", "Grass", "Chrysanthemum", "Maple", "Willow", "Paulownia")

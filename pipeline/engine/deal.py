@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import MONTH_MASK
+from .cards import MONTH_MASK, mask_of_ids
 
 Deal = tuple[int, int, int, list[int]]
 """A deal: hand of player 0, hand of player 1, field (masks), stock (ids, drawn from the end)."""
@@ -16,14 +16,7 @@ def _has_four_of_a_month(mask: int) -> bool:
 
 def deal_from_permutation(perm: list[int]) -> Deal:
     """Split a permutation of 0..47 into hands, field and stock as the records do."""
-    h0 = h1 = fld = 0
-    for c in perm[0:8]:
-        h0 |= 1 << c
-    for c in perm[8:16]:
-        h1 |= 1 << c
-    for c in perm[16:24]:
-        fld |= 1 << c
-    return h0, h1, fld, list(perm[24:])
+    return mask_of_ids(perm[0:8]), mask_of_ids(perm[8:16]), mask_of_ids(perm[16:24]), list(perm[24:])
 
 
 def deal_is_valid(deal: Deal) -> bool:

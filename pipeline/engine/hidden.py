@@ -1,15 +1,10 @@
-"""Determinization: a game with the cards one player cannot see dealt at random.
-
-Branch targets average a decision's branches over several such copies, so a target measures what an
-action is worth given what the player knows, not given one stock order (``rl.branch.samples``).
-``determinize`` builds such a game from a player's observation alone, for players that search.
-"""
+"""Determinization: a game with the cards one player cannot see dealt at random."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .cards import ids_of
+from .cards import ids_of, mask_of_ids
 from .observation import Observation
 from .scoring import base_points
 from .state import GameState
@@ -17,41 +12,25 @@ from .state import GameState
 
 def hidden_cards(s: GameState, player: int) -> int:
     """The cards ``player`` cannot see, as a mask: the opponent's hand and the stock."""
-    mask = s.hands[player ^ 1]
-    for c in s.stock:
-        mask |= 1 << c
-    return mask
+    return s.hands[player ^ 1] | mask_of_ids(s.stock)
 
 
 def resample_hidden(s: GameState, player: int, rng: np.random.Generator) -> GameState:
-    """A copy of ``s`` with the opponent's hand and the stock order dealt again from their union.
-
-    Everything ``player`` may see is kept, so ``player``'s observation of the copy equals that of ``s``;
-    the opponent keeps its hand size. Uniform over the consistent deals (it ignores what the opponent's
-    past play says about its hand).
-    """
+    """A copy of ``s`` with the opponent's hand and the stock dealt again, uniformly, from their union;
+    ``player``'s observation is unchanged."""
     opp = player ^ 1
     cards = ids_of(hidden_cards(s, player))
     order = rng.permutation(len(cards))
     n = s.hands[opp].bit_count()
     new = s.clone()
-    hand = 0
-    for i in order[:n]:
-        hand |= 1 << cards[i]
-    new.hands[opp] = hand
+    new.hands[opp] = mask_of_ids(cards[i] for i in order[:n])
     new.stock = [cards[i] for i in order[n:]]
     return new
 
 
 def determinize(obs: Observation, rng: np.random.Generator) -> GameState:
-    """A whole game consistent with ``obs``, for its player to search: the opponent's hand and the stock
-    dealt at random from the cards the player cannot see, everything else as observed.
-
-    ``obs`` must be of the player to act. The copy's observation for that player equals ``obs``. What it
-    cannot know is left out: earlier rounds' results (``results`` holds ``None`` for each, so that a
-    round's result keeps its index) and the round's original deal (``deal`` is the current position).
-    Future rounds are dealt from a generator seeded by ``rng``.
-    """
+    """A whole game consistent with ``obs`` (of the player to act), the unseen cards dealt at random; earlier
+    rounds' results are ``None`` and ``deal`` is the current position (the player cannot know them)."""
     if not obs.to_act:
         raise ValueError("determinize: the observation must be of the player to act")
     me, opp = obs.player, obs.player ^ 1
@@ -60,29 +39,26 @@ def determinize(obs: Observation, rng: np.random.Generator) -> GameState:
         seen |= 1 << obs.pick_card
     cards = [c for c in range(48) if not seen >> c & 1]
     order = rng.permutation(len(cards))
-    hand = 0
-    for i in order[:obs.opp_hand_count]:
-        hand |= 1 << cards[i]
+    hand = mask_of_ids(cards[i] for i in order[:obs.opp_hand_count])
     stock = [cards[i] for i in order[obs.opp_hand_count:]]
     s = GameState.__new__(GameState)
     s.rng = np.random.default_rng(int(rng.integers(2**63)))
     s.deals = None
     s.num_rounds = obs.num_rounds
     s.init_points = (obs.my_points + obs.opp_points) // 2  # points only change hands
-    s.points = [0, 0]
-    s.points[me], s.points[opp] = obs.my_points, obs.opp_points
+    def seats(mine: int, theirs: int) -> list[int]:  # a per-player pair from ``me``'s view
+        return [mine, theirs] if me == 0 else [theirs, mine]
+
+    s.points = seats(obs.my_points, obs.opp_points)
     s.round = obs.round
     s.dealer = me if obs.is_dealer else opp
-    s.hands = [0, 0]
-    s.hands[me], s.hands[opp] = obs.hand, hand
-    s.piles = [0, 0]
-    s.piles[me], s.piles[opp] = obs.my_pile, obs.opp_pile
+    s.hands = seats(obs.hand, hand)
+    s.piles = seats(obs.my_pile, obs.opp_pile)
     s.field = obs.field
     s.stock = stock
     s.turn = obs.turn
     s.player = me
-    s.koikoi = [0, 0]
-    s.koikoi[me], s.koikoi[opp] = obs.my_koikoi, obs.opp_koikoi
+    s.koikoi = seats(obs.my_koikoi, obs.opp_koikoi)
     s.phase = obs.decision
     s.pick_card = obs.pick_card
     s.pick_from_draw = obs.pick_from_draw

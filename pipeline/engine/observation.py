@@ -8,15 +8,8 @@ from .actions import Turn
 
 
 class Observation(NamedTuple):
-    """What one player may see. Relative fields (``my_``/``opp_``) are from ``player``'s seat.
-
-    ``turns`` is this round's public history, the turn in progress last (``draw`` is -1
-    until the stock card is turned). ``decision``/``legal_mask`` are set only when
-    ``player`` is the one to act.
-
-    A named tuple, not a frozen dataclass: search playouts make hundreds of observations a decision, and a
-    tuple is built ten times faster (positionally, as ``GameState.observation`` does).
-    """
+    """What one player may see (``turns``: this round's, the turn in progress last); a named tuple, ten times
+    faster to build than a dataclass: search makes hundreds a decision."""
 
     player: int
     to_act: bool

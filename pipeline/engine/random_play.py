@@ -1,5 +1,4 @@
-"""Seeded random-vs-random full games through the rules engine, in one process: what ``engine_tests`` and
-``koikoi bench engine`` time (here, not in the benchmark, so that the stage never imports the CLI)."""
+"""Seeded random-vs-random games: what ``engine_tests`` and ``koikoi bench engine`` time."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Read (with every field checked) and write game records in the JSON format of the paper's public records;
-``replay`` plays them through the engine.
-
-The format is described in ``../shared/koikoi-records/README.md``: players are 1 and 2,
-cards ``[month, index]``, the stock drawn from the end of ``initPile``, the picked card
-the second one of ``collectCard``/``collectCard2``.
-"""
+"""Read (every field checked) and write game records in the JSON format of the paper's public records."""
 
 from __future__ import annotations
 
@@ -17,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.atomic import write_text
-from .cards import card_id, card_tuple, ids_of
+from .cards import card_id, card_tuple, ids_of, mask_of_ids
 from .state import GameState
 
 
@@ -30,7 +24,6 @@ class RecordError(ValueError):
         super().__init__(f"{path}: {message}" if fld == "-" else f"{path}: field '{fld}': {message}")
 
 
-# --------------------------------------------------------------------------- reading
 def load_record(path: str | Path) -> dict[str, Any]:
     """Load one record file; ``RecordError`` if it is not a readable game record."""
     path = Path(path)
@@ -64,9 +57,8 @@ ENV_VAR = "KOIKOI_RECORDS"  # names the records folder instead of sl_dataset.rec
 
 
 def records_folder(records_dir: str | None, project: str | Path = ".") -> tuple[Path | None, str]:
-    """The records folder the rule names and what named it (``$KOIKOI_RECORDS`` or ``sl_dataset.records_dir``):
-    the variable when set, else ``records_dir`` relative to ``project``; ``(None, ...)`` when neither names one
-    (``records_dir`` "" or null: the records are fetched). The folder may not exist."""
+    """The records folder (``$KOIKOI_RECORDS``, else ``records_dir`` under ``project``, else None) and what
+    named it. The folder may not exist."""
     env = os.environ.get(ENV_VAR)
     if env:
         return Path(project, env).resolve(), f"${ENV_VAR}"
@@ -80,8 +72,7 @@ def has_records(d: Path | None) -> bool:
 
 
 def records_sha256(files: Sequence[Path]) -> str:
-    """The records' content hash: SHA-256 over each file's name and bytes, in the order given (``record_files``'s
-    natural order), so the same records hash alike wherever they lie (``sl_dataset.records_git.sha256``)."""
+    """SHA-256 over each file's name and bytes, in the order given: the same records hash alike anywhere."""
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
@@ -111,11 +102,7 @@ def _cards(value: Any, path: Path, where: str) -> list[int]:
     return [_card(v, path, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
-def _mask(ids: list[int]) -> int:
-    m = 0
-    for c in ids:
-        m |= 1 << c
-    return m
+_mask = mask_of_ids  # records_replay's name
 
 
 def _player(value: Any, path: Path, where: str, allow_zero: bool = False) -> int:
@@ -141,7 +128,6 @@ def _rounds(rec: dict, path: Path) -> list[tuple[int, dict]]:
     return out
 
 
-# --------------------------------------------------------------------------- writing
 def _tuples(ids: list[int]) -> list[list[int]]:
     return [list(card_tuple(c)) for c in ids]
 
@@ -151,8 +137,7 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # the records' startTime and endTime
 
 def game_to_record(state: GameState, names: tuple[str, str] = ("Player1", "Player2"),
                    start_time: str | None = None) -> dict[str, Any]:
-    """A played game (``state.results``) in the records' JSON format; ``start_time`` (``TIME_FORMAT``) when the
-    game began (default: now, for a game played in one go)."""
+    """A played game in the records' JSON format; ``start_time`` (``TIME_FORMAT``) defaults to now."""
     now = time.strftime(TIME_FORMAT)
     rounds: dict[str, Any] = {}
     for res in state.results:

@@ -1,8 +1,4 @@
-"""How an action moves a Koi-Koi game: ``Rules.step`` and the turn and round transitions behind it.
-
-``GameState`` (``state``) holds the game and inherits these moves: the draw from the stock, single or
-triple captures, round ends and the next deal all happen inside ``step``, so only decisions stop a game.
-"""
+"""How an action moves a Koi-Koi game: ``Rules.step`` and the turn and round transitions behind it."""
 
 from __future__ import annotations
 
@@ -32,11 +28,7 @@ class Rules:
     __slots__ = ()
 
     def step(self, action: int) -> None:
-        """Apply ``action`` for the current player and advance to the next decision.
-
-        Any integral action is accepted (``numpy.int64`` from ``argmax``, a space's ``sample()``);
-        anything else raises :class:`IllegalActionError`.
-        """
+        """Apply ``action`` (any integral, e.g. ``numpy.int64``) and advance to the next decision."""
         try:
             # masks must stay Python ints: numpy integers would overflow and lack bit_length()
             action = operator.index(action)
@@ -135,12 +127,7 @@ class Rules:
     def _end_round(self, winner: int | None) -> None:
         self.turns.append(Turn(*self.cur))
         dealer = self.dealer
-        if winner is None:  # Dealer's Priority
-            gain = 1
-            taker = dealer
-        else:
-            gain = self.yaku_points(winner)
-            taker = winner
+        gain, taker = (1, dealer) if winner is None else (self.yaku_points(winner), winner)  # None: Dealer's Priority
         pts = (gain, -gain) if taker == 0 else (-gain, gain)
         self.points[0] += pts[0]
         self.points[1] += pts[1]

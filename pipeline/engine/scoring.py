@@ -26,10 +26,7 @@ MAX_KOIKOI = 7  # eight turns a round, and the last one cannot claim koi-koi
 
 @functools.lru_cache(maxsize=1 << 16)  # a hit costs a fifth of the sum; every observation asks twice
 def base_points(pile: int, koikoi_claimed: bool) -> int:
-    """Yaku points of a pile mask before the koi-koi bonus (the engine's hot path).
-
-    ``koikoi_claimed`` raises the two viewing-sake yaku from 1 to 3 points.
-    """
+    """Yaku points of a pile before the koi-koi bonus (hot path); a claim raises the sake yaku to 3."""
     pts = 0
     lights = (pile & LIGHT).bit_count()
     if lights >= 3:
@@ -72,11 +69,7 @@ def with_bonus(base: int, koikoi_count: int) -> int:
 
 @dataclass(frozen=True)
 class Score:
-    """A scored pile: ``points`` (bonus included) and the ``yaku`` as ``(name, points)``.
-
-    The yaku points always add up to ``points``; a bonus of 4+ koi-kois appears as
-    ``("Koi-Koi xN", extra)`` with the extra points the multiplier adds.
-    """
+    """A scored pile: ``points`` (bonus included) and the ``yaku`` as ``(name, points)``, which add up to it."""
 
     points: int
     yaku: list[tuple[str, int]] = field(default_factory=list)
@@ -126,9 +119,5 @@ def score_mask(pile: int, koikoi_count: int = 0) -> Score:
 
 
 def score(pile: Iterable[tuple[int, int]], koikoi_count: int = 0) -> Score:
-    """Score a pile of ``(month, index)`` cards after ``koikoi_count`` koi-koi claims this round.
-
-    >>> score([(1, 1), (3, 1), (8, 1)]).points
-    5
-    """
+    """Score a pile of ``(month, index)`` cards after ``koikoi_count`` koi-koi claims this round."""
     return score_mask(mask_of(pile), koikoi_count)

@@ -1,13 +1,5 @@
-"""The Koi-Koi game state machine.
-
-One :class:`GameState` holds a whole multi-round game. Only decisions stop it: the
-draw from the stock, single or triple captures, round ends and the next deal all
-happen inside :meth:`GameState.step`. Actions are token indices: a card id 0..47
-for discards and picks, :data:`STOP` (48, the [K0] token) and :data:`KOIKOI`
-(49, the [K1] token) for the koi-koi decision.
-
-Players are 0 and 1 (the records' player 1 and 2). How an action moves the game: ``rules.Rules``.
-"""
+"""The Koi-Koi game state: one ``GameState`` holds a whole multi-round game; only decisions stop it. Actions: a
+card id 0..47 (discard, pick), ``STOP`` (48) or ``KOIKOI`` (49). Players are 0 and 1."""
 
 from __future__ import annotations
 
@@ -16,16 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .actions import (
-    DISCARD,
-    GAME_OVER,
-    KOIKOI,
-    KOIKOI_DECISION,
-    PICK,
-    STOP,
-    RoundResult,
-    Turn,
-)
+from .actions import DISCARD, GAME_OVER, KOIKOI, KOIKOI_DECISION, PICK, STOP, RoundResult, Turn
 from .cards import MONTH_MASK, ids_of
 from .deal import Deal
 from .observation import Observation
@@ -34,12 +17,7 @@ from .scoring import base_points, with_bonus
 
 
 class GameState(Rules):
-    """A Koi-Koi game: ``legal_actions()``, ``step(a)`` (``Rules``), ``clone()``, ``observation(p)``.
-
-    ``seed`` seeds a numpy Generator that draws the first dealer and every shuffle, so
-    a seed and the same actions reproduce a game exactly. ``deals`` (optional) supplies
-    the deals instead, for record replay; ``first_dealer`` fixes the first dealer.
-    """
+    """A Koi-Koi game. ``seed`` draws the first dealer and every shuffle; ``deals`` supplies them instead."""
 
     __slots__ = (
         "rng", "deals", "num_rounds", "init_points", "points", "round", "dealer",
@@ -75,12 +53,6 @@ class GameState(Rules):
             raise ValueError(f"first_dealer must be 0 or 1, got {first_dealer!r}")
         self._start_round(first_dealer)
 
-    # ----------------------------------------------------------------- queries
-    @property
-    def decision(self) -> int:
-        """Pending decision type: DISCARD, PICK, KOIKOI_DECISION, or GAME_OVER."""
-        return self.phase
-
     @property
     def current_player(self) -> int:
         return self.player
@@ -91,14 +63,7 @@ class GameState(Rules):
 
     def legal_actions(self) -> list[int]:
         """Legal actions of the pending decision, ascending (empty when the game is over)."""
-        ph = self.phase
-        if ph == DISCARD:
-            return ids_of(self.hands[self.player])
-        if ph == PICK:
-            return ids_of(self.field & MONTH_MASK[self.pick_card >> 2])
-        if ph == KOIKOI_DECISION:
-            return [STOP, KOIKOI]
-        return []
+        return ids_of(self.legal_mask())
 
     def legal_mask(self) -> int:
         """Legal actions as a bit mask over the 50 action tokens."""
@@ -116,15 +81,9 @@ class GameState(Rules):
         k = self.koikoi[player]
         return with_bonus(base_points(self.piles[player], k > 0), k)
 
-    @property
-    def stock_count(self) -> int:
-        return len(self.stock)
-
-    # ----------------------------------------------------------------- copies and views
     def clone(self, deals: Iterator[Deal] | None = None) -> GameState:
-        """An independent copy (its RNG continues from the same state). With ``deals``, the copy's later rounds are
-        those deals, so it never draws from a generator and shares this state's instead of copying it (a playout
-        that ends with its round: the copy then costs about half)."""
+        """An independent copy (its RNG continues alike). With ``deals``, later rounds are those deals and the
+        RNG is shared, not copied: half the cost for a playout that ends with its round."""
         new = GameState.__new__(GameState)
         for name in GameState.__slots__:
             setattr(new, name, getattr(self, name))
@@ -152,30 +111,13 @@ class GameState(Rules):
         turns = tuple(s.turns)
         if s.phase != GAME_OVER and s.cur[1] >= 0:
             turns = turns + (Turn(*s.cur),)
+        pick = s.phase == PICK
         return Observation(  # positional, in the fields' order: far faster than keywords on this hot path
-            player,  # player
-            to_act,  # to_act
-            s.phase if to_act else None,  # decision
-            s.legal_mask() if to_act else 0,  # legal_mask
-            s.hands[player],  # hand
-            s.field,  # field
-            s.piles[player],  # my_pile
-            s.piles[opp],  # opp_pile
-            s.hands[opp].bit_count(),  # opp_hand_count
-            len(s.stock),  # stock_count
-            s.round,  # round
-            s.num_rounds,  # num_rounds
-            s.turn,  # turn
-            s.dealer == player,  # is_dealer
-            s.points[player],  # my_points
-            s.points[opp],  # opp_points
-            s.koikoi[player],  # my_koikoi
-            s.koikoi[opp],  # opp_koikoi
-            s.yaku_points(player),  # my_yaku_points
-            s.yaku_points(opp),  # opp_yaku_points
-            s.pick_card if s.phase == PICK else -1,  # pick_card
-            s.pick_from_draw if s.phase == PICK else False,  # pick_from_draw
-            turns,  # turns
+            player, to_act, s.phase if to_act else None, s.legal_mask() if to_act else 0,
+            s.hands[player], s.field, s.piles[player], s.piles[opp], s.hands[opp].bit_count(), len(s.stock),
+            s.round, s.num_rounds, s.turn, s.dealer == player,
+            s.points[player], s.points[opp], s.koikoi[player], s.koikoi[opp], s.yaku_points(player), s.yaku_points(opp),
+            s.pick_card if pick else -1, s.pick_from_draw if pick else False, turns,
         )
 
 

@@ -1,2 +1,1 @@
-"""Koi-Koi for other programs: the PettingZoo environment (``aec``), over the rules engine and the model's
-observation encoding. Nothing is imported here."""
+"""Koi-Koi for other programs: the PettingZoo environment (``aec``). Nothing is imported here."""

@@ -1,17 +1,5 @@
-"""Koi-Koi as a PettingZoo AEC (agent-environment-cycle) environment.
-
-``env()`` is the environment wrapped as PettingZoo's own games are (order enforcing, action bounds);
-``raw_env`` is the bare class. Agents ``player_0`` and ``player_1`` are the engine's players 0 and 1.
-
-- action space: ``Discrete(50)``, the token indices (card ids 0..47, 48 stop, 49 koi-koi); an action
-  that the rules do not allow raises ``IllegalActionError``.
-- observation space: ``Dict(observation=Box(270, 50) float32, action_mask=Box(50,) int8)``; the
-  observation is ``pipeline.net.encoding.encode`` of what that player may see (the model's input), and
-  the mask is the legal actions (all zeros for the player not to act).
-- rewards: each round's points, so an agent's summed reward is its final points minus the initial ones.
-- ``reset(seed=)`` seeds the game (the first dealer and every deal); ``render_mode="ansi"`` draws the
-  table as the acting player sees it.
-"""
+"""Koi-Koi as a PettingZoo AEC environment (docs/rules-engine.md): actions are token indices, observations
+the model's encoding with an action mask, rewards each round's points."""
 
 from __future__ import annotations
 
@@ -36,16 +24,14 @@ MAX_ROUND_POINTS = with_bonus(base_points(ALL_CARDS, True), 7)
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Koi-Koi environment as PettingZoo's own games come: ``raw_env`` checked for call order and
-    action bounds."""
+    """``raw_env`` wrapped as PettingZoo's own games are (call order, action bounds)."""
     e = raw_env(**kwargs)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return wrappers.OrderEnforcingWrapper(e)
 
 
 def observation_bounds(init_points: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(low, high)`` of every encoded row: 0/1 rows, shares and counts, and the point rows, whose range
-    follows from the initial points and the largest round."""
+    """``(low, high)`` of every encoded row (the point rows' from the initial points and the largest round)."""
     low = np.zeros((NUM_FEATURES, NUM_TOKENS), np.float32)
     high = np.ones((NUM_FEATURES, NUM_TOKENS), np.float32)
     # a game stops once a player is at 0 or below, so the last round starts with both in 1..2*init-1
@@ -61,7 +47,7 @@ def observation_bounds(init_points: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped environment)
-    """Koi-Koi for two agents; see the module docstring."""
+    """Koi-Koi for two agents, ``player_0`` and ``player_1``."""
 
     metadata = {"name": "koikoi_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
@@ -144,7 +130,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped enviro
             text += f"\ngame over: {outcome}, points {AGENTS[0]} {g.points[0]}, {AGENTS[1]} {g.points[1]}"
         return text
 
-    def close(self) -> None:
+    def close(self) -> None:  # PettingZoo's API test wants it beside render()
         pass
 
 
@@ -153,8 +139,7 @@ def _cards(mask: int) -> str:
 
 
 def table_text(obs: Observation, name: str) -> str:
-    """The table as ``obs``'s player sees it: own hand, field, both piles, counts, points and the
-    pending decision. It reads only the observation, so nothing hidden is drawn."""
+    """The table as ``obs``'s player sees it (only the observation is read: nothing hidden is drawn)."""
     other = AGENTS[1 - obs.player]
     decision = f"{name} to {DECISION_NAMES[obs.decision]}" if obs.to_act else "no decision pending"
     if obs.pick_card >= 0 and obs.to_act:

@@ -1,5 +1,4 @@
-"""One loader for every agent spec: ``random``, ``heuristic``, a saved model directory, or ``search:<model>?...``
-(the model searching at decision time, ``pipeline.search``)."""
+"""One loader for every agent spec: ``random``, ``heuristic``, a model directory, or ``search:<model>?...``."""
 
 from __future__ import annotations
 
@@ -16,12 +15,7 @@ SPEC_HELP = ("use random, heuristic or a model directory (models/sl, models/rl/p
 
 
 def load_agent(spec: str, seed: int = 0, inference: str = "auto") -> Agent:
-    """The agent named by ``spec``; model agents play greedily (their forward passes in the ``inference`` setup,
-    ``pipeline.net.inference``), search agents by search.
-
-    Raises ``ValueError`` with a one-line message for an unknown spec or a directory
-    that holds no saved model.
-    """
+    """The agent named by ``spec`` (model agents greedy); a one-line ``ValueError`` for a bad spec."""
     if spec == "random":
         return RandomAgent(seed)
     if spec == "heuristic":

@@ -1,5 +1,4 @@
-"""A model directory as an agent: its weights read once (``modelio.load_model``), the agent playing that one
-network, and its player spec (what duels ship to their workers) made from it."""
+"""A model directory as a greedy agent, with the player spec duels ship to their workers."""
 
 from __future__ import annotations
 

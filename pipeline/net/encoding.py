@@ -1,24 +1,9 @@
-"""Observations as the paper's "deck tokens + special tokens" matrix: one column per card, plus [K0] [K1].
-
-``encode`` turns a batch of ``Observation`` s into a float32 array ``(B, NUM_FEATURES, NUM_TOKENS)``.
-Column ``t`` is token ``t``: card ids 0..47, then [K0] (stop, 48) and [K1] (koi-koi, 49), so a token
-index is also an action index. Rows, in ``LAYOUT`` order (``ROWS[name]`` gives a block's first row):
-
-- card state (0/1 per card, from the acting player's view): position, where it was dealt (my hand or
-  the field), the card shown and waiting for a pick, the legal actions, and how each card was played,
-  drawn or taken this round, per turn counted back from the current one (row block 0: this turn,
-  block 1: the turn before, ...; even blocks are my turns, odd ones the opponent's);
-- card attributes (static): month, category, yaku-set membership, and one-hot rows for [K0] and [K1];
-- game progress (the same value in every column): points, yaku points, round, turn, dealer, decision,
-  koi-koi counts and claims per turn, and card counts per position and yaku set, scaled to about [0, 1].
-
-Only ``Observation`` fields are read, so nothing hidden (opponent's hand, stock order) can leak.
-The work is vectorized with numpy: per observation only a handful of ints are read in Python; the
-0/1 rows come from a bit-unpack of uint64 masks.
-"""
+"""Observations as the paper's "deck tokens + special tokens" matrix ``(B, NUM_FEATURES, NUM_TOKENS)``: column ``t``
+is token (= action) ``t``, rows in ``LAYOUT`` order. Only ``Observation`` fields are read: nothing hidden leaks."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,12 +15,9 @@ NUM_TOKENS = 50
 K0, K1 = 48, 49
 MAX_TURNS = 16
 MAX_ROUNDS = 12  # round one-hots cover games of up to 12 rounds (the paper plays 8)
-# Initial points a game may start with (the paper plays 30): points are scaled by 1/30 here, so far larger
-# totals only leave the range the networks learned on, and every total stays exact in int64 and float32.
-MAX_POINTS = 1000
+MAX_POINTS = 1000  # initial points a game may start with (the paper: 30; scaled by 1/30 here)
 
-FEATURE_VERSION = "tokens-v3"  # v3: history by recency, dealt rows, hand/field yaku counts
-"""Bumped whenever the row layout changes, so an old model refuses to load against new features."""
+FEATURE_VERSION = "tokens-v3"  # bumped when the rows change: an old model then refuses to load
 
 POSITIONS = ("hand", "field", "my_pile", "opp_pile", "pending", "unseen")
 DEALT = ("dealt_to_me", "dealt_to_field")  # where each card was at the start of the round
@@ -70,21 +52,16 @@ LAYOUT: tuple[tuple[str, int], ...] = (
     ("yaku_progress", 5 * len(YAKU_NAMES)),  # share of each yaku set in my pile, opponent's, unseen, hand, field
 )
 
-ROWS: dict[str, int] = {}
-_r = 0
-for _name, _n in LAYOUT:
-    ROWS[_name] = _r
-    _r += _n
-NUM_FEATURES: int = _r
-del _r, _name, _n
+_STARTS = list(itertools.accumulate((n for _, n in LAYOUT), initial=0))
+ROWS: dict[str, int] = {name: start for (name, _), start in zip(LAYOUT, _STARTS)}
+NUM_FEATURES: int = _STARTS[-1]
 
 NUM_MASK_ROWS = ROWS["month"]  # rows 0..NUM_MASK_ROWS-1 are per-card bit masks
 ATTR_START, PROGRESS_START = ROWS["month"], ROWS["points"]
 
 
 CANONICAL_TOKEN = np.array([*CANONICAL, K0, K1], dtype=np.int64)
-"""Token -> the lowest token interchangeable with it (``engine.cards.CANONICAL``; [K0], [K1] map to
-themselves). Interchangeable cards have identical attribute columns."""
+"""Token -> the lowest token interchangeable with it (``engine.cards.CANONICAL``)."""
 
 
 def same_choice(pred: np.ndarray, action: np.ndarray) -> np.ndarray:
@@ -92,19 +69,9 @@ def same_choice(pred: np.ndarray, action: np.ndarray) -> np.ndarray:
     return CANONICAL_TOKEN[pred] == CANONICAL_TOKEN[action]
 
 
-def _bits(mask: int) -> np.ndarray:
-    return np.array([(mask >> t) & 1 for t in range(NUM_TOKENS)], dtype=np.float32)
-
-
-def _attributes() -> np.ndarray:
-    rows = [_bits(MONTH_MASK[m]) for m in range(12)]
-    rows += [_bits(CATEGORIES[c]) for c in CATEGORY_NAMES]
-    rows += [_bits(YAKU_SETS[y]) for y in YAKU_NAMES]
-    rows += [_bits(1 << K0), _bits(1 << K1)]
-    return np.stack(rows)
-
-
-ATTRIBUTES = _attributes()
+_ATTRIBUTE_MASKS = (*MONTH_MASK, *(CATEGORIES[c] for c in CATEGORY_NAMES), *(YAKU_SETS[y] for y in YAKU_NAMES),
+                    1 << K0, 1 << K1)
+ATTRIBUTES = np.array([[(m >> t) & 1 for t in range(NUM_TOKENS)] for m in _ATTRIBUTE_MASKS], dtype=np.float32)
 """The static card-attribute block, ``(ROWS['points'] - ROWS['month'], NUM_TOKENS)``."""
 
 _YAKU_MASKS = np.array([YAKU_SETS[y] for y in YAKU_NAMES], dtype=np.uint64)
@@ -138,13 +105,8 @@ def _scalars(observations: Sequence[Observation]) -> np.ndarray:
 
 def _history(observations: Sequence[Observation]) -> tuple[list[int], list[int], list[int], list[int], list[int],
                                                           np.ndarray]:
-    """Flat (sample, row, mask) triples of the history rows, (sample, row) of koi-koi claims, and the
-    masks of the cards dealt to me and to the field, ``(B, 2)``."""
-    hb: list[int] = []
-    hr: list[int] = []
-    hm: list[int] = []
-    kb: list[int] = []
-    kr: list[int] = []
+    """(sample, row, mask) of the history rows, (sample, row) of koi-koi claims, and the dealt masks (B, 2)."""
+    hb, hr, hm, kb, kr = [], [], [], [], []  # history (sample, row, mask), koi-koi claims (sample, row)
     dealt = np.zeros((len(observations), 2), dtype=np.uint64)
     k = len(HISTORY_KINDS)
     for b, o in enumerate(observations):

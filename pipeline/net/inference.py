@@ -1,27 +1,5 @@
-"""The one inference path: how every player runs a network's forward passes on this machine.
-
-Self-play, playouts, duels, the searcher, ``winprob`` and the play server spend about
-90% of their time in forward passes, so their setup sets the speed of nearly everything. ``resolve_inference``
-turns a param (``auto`` or a setup's name) into an ``Inference``; ``Inference.prepare`` makes the module that
-runs, once per player:
-
-- ``fp32``: the network as it is (no copy; a learner may share it).
-- ``autocast``: fp32 weights cast to bf16 at every op (``torch.autocast``): what the project did before.
-- ``bf16``: a bf16 copy of the weights, bf16 inputs: no cast per op (2.4-3.4x fp32 on an AMX Xeon).
-- ``compile-fp32``, ``compile-bf16``: the same with each ``model.Trunk`` (the encoder, nearly all of the FLOPs)
-  compiled by ``torch.compile`` (3.1-3.9x fp32 on AMX with bf16).
-
-``auto`` picks, by what the device has (docs/benchmarks.md has the figures behind it): on a CPU with native
-bf16 matmuls (AMX or AVX512-BF16) ``compile-bf16``; on a CPU without (AVX2: bf16 there is an emulation about 8x
-slower than fp32, and compiling measured no gain) ``fp32``; on a GPU ``fp32`` (on an H200, bf16 passes were 1.2x
-faster alone but self-play ran at half fp32's rate: at play's batch sizes the GPU waits for the games anyway).
-Under ``auto`` a network too small for compilation to pay (tests' tiny nets) stays eager.
-
-Compilation is paid once per process: ``torch.compile`` caches by code, not by module, so every later network
-of the same architecture in the process (a new loop's weights, another model of the play server) reuses it.
-A compile that fails falls back to the same setup without compilation, with a one-line note on stderr (once per
-distinct failure); a stage runs ``checked`` before it records its setup, so a run that fell back says so.
-"""
+"""The one inference path: how every player runs a network's forward passes (fp32, autocast, bf16, compiled);
+``auto``: ``compile-bf16`` on a CPU with native bf16 matmuls, else ``fp32`` (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -38,15 +16,12 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-# Under ``auto``, compile only networks at least this wide: a compile costs 10-60 s of CPU, which the
-# paper-size network (width 256, 124 MFLOP a decision) repays within a few thousand decisions, a test's net never.
-COMPILE_MIN_WIDTH = 128
+COMPILE_MIN_WIDTH = 128  # under auto: a compile (10-60 s) pays only for networks this wide
 
 
 @dataclass(frozen=True)
 class Inference:
-    """How forward passes run: ``setup`` (one of ``hardware.INFERENCE_SETUPS``); ``auto``: the param said auto (then
-    are not compiled). Picklable: self-play jobs carry it to their workers."""
+    """How forward passes run: ``setup`` (``hardware.INFERENCE_SETUPS``); ``auto``: the param said auto."""
 
     setup: str = "fp32"
     auto: bool = False
@@ -54,11 +29,6 @@ class Inference:
     def __post_init__(self) -> None:
         if self.setup not in INFERENCE_SETUPS:
             raise ValueError(f"inference setup must be one of {', '.join(INFERENCE_SETUPS)}, got {self.setup!r}")
-
-    @property
-    def bf16(self) -> bool:
-        """True when the arithmetic is bf16 (weights or autocast)."""
-        return self.setup != "fp32" and self.setup != "compile-fp32"
 
     @property
     def bf16_weights(self) -> bool:
@@ -70,7 +40,6 @@ class Inference:
 
     @property
     def dtype(self) -> torch.dtype:
-        """The dtype of the inputs the prepared module takes."""
         import torch
 
         return torch.bfloat16 if self.bf16_weights else torch.float32
@@ -86,8 +55,7 @@ class Inference:
         return stack
 
     def prepare(self, net: nn.Module) -> nn.Module:
-        """The module to run ``net``'s forward passes with: ``net`` itself for ``fp32`` and ``autocast``; else an
-        eval-mode copy (bf16 weights, compiled trunks), so the caller's network is never changed."""
+        """``net`` itself for ``fp32`` and ``autocast``; else an eval-mode copy (bf16 weights, compiled trunks)."""
         if self.setup in ("fp32", "autocast"):
             return net
         import torch
@@ -102,7 +70,6 @@ class Inference:
 
 
 FP32 = Inference("fp32")
-"""Plain fp32: what a player runs unless told otherwise."""
 
 
 def resolve_inference(value: str | Inference, device: str = "cpu", name: str = "inference") -> Inference:
@@ -119,12 +86,8 @@ def resolve_inference(value: str | Inference, device: str = "cpu", name: str = "
 
 
 def checked(setup: Inference, net: nn.Module, device: str = "cpu") -> Inference:
-    """``setup``, or where it compiles ``net`` (a ``KoiKoiNet``) and compiling fails on ``device``, the same
-    setup uncompiled: one forward pass compiled here, before a stage records its setup and hands it to its
-    players, so that the record and every worker run what this process found runs (a compile is paid once more
-    for it, in this process). Where this process has no CUDA and ``device`` is ``cuda`` (a Ray head sending the
-    games to GPU workers) nothing can be checked here: ``setup`` as it is, and a worker whose compile fails falls
-    back on its own, with its line."""
+    """``setup``, or the same uncompiled where compiling ``net`` fails on ``device``: a stage runs one pass here
+    before it records its setup, so the record says what the workers run."""
     if not setup.compiled:
         return setup
     import torch
@@ -153,9 +116,8 @@ _noted: set[str] = set()  # the compile failures already noted in this process
 
 
 class _CompiledForward:
-    """A module's forward through ``torch.compile``, falling back to the eager forward (for good, with one line
-    on stderr per distinct failure in the process) when compilation or a compiled call raises; running out of
-    memory is not a compile failure and propagates."""
+    """A module's forward through ``torch.compile``, falling back for good to the eager one when it raises
+    (out of memory propagates)."""
 
     def __init__(self, module: nn.Module, fallback: str) -> None:
         import torch
@@ -188,8 +150,7 @@ class _CompiledForward:
 
 
 def _compile_trunks(net: nn.Module, setup: Inference) -> None:
-    """Each ``Trunk`` of ``net`` (a copy: ``prepare``) compiled, its encoder layers off the fused kernel
-    (``layers.EncoderLayer.fused``), which the compiled graph replaces."""
+    """Compile each ``Trunk`` of ``net`` (a copy), its encoder layers off the fused kernel the graph replaces."""
     from .model import Trunk  # torch: loaded only when this runs
 
     fallback = setup.setup.removeprefix("compile-")

@@ -1,6 +1,4 @@
-"""The network's building blocks beside ``torch.nn``'s (``model`` assembles them): a parameter-free token norm,
-a cheaper dropout and encoder layer for CPU training, and the yaku-aware inputs and card logit.
-"""
+"""The network's building blocks beside ``torch.nn``'s (``model`` assembles them)."""
 
 from __future__ import annotations
 
@@ -11,23 +9,15 @@ from .encoding import NUM_TOKENS, ROWS, YAKU_NAMES
 
 
 class TokenNorm(nn.Module):
-    """LayerNorm of each embedding channel across the tokens (no parameters).
-
-    The paper's public code normalises this way before its encoder. Without it the post-LN encoder
-    trained on the human records barely learned which hand card pairs with a field card without it
-    (val discard accuracy stuck near 0.30 for 500 steps, against 0.71 with it).
-    """
+    """LayerNorm of each channel across the tokens, as the paper's code (without it SL's discard accuracy: 0.30)."""
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # (B, T, W)
         return nn.functional.layer_norm(h.transpose(1, 2), h.shape[1:2]).transpose(1, 2)
 
 
 class FastDropout(nn.Module):
-    """Inverted dropout whose mask takes 16 random bits per element, four per 64-bit draw.
-
-    On CPU, ``nn.Dropout`` draws one Mersenne-Twister number per element (``bernoulli_``): 13% of an
-    SL training step in a profile, against ~5% for this. ``p`` is rounded to a multiple of 2^-16.
-    """
+    """Inverted dropout from 16 random bits per element, ``p`` rounded to 2^-16 (``nn.Dropout``: 13% of an SL step
+    on CPU, this ~5%)."""
 
     def __init__(self, p: float) -> None:
         super().__init__()
@@ -47,16 +37,9 @@ class FastDropout(nn.Module):
 
 
 class EncoderLayer(nn.TransformerEncoderLayer):
-    """``nn.TransformerEncoderLayer`` (post-LN, batch first) whose training path computes attention
-    from strided views of the packed projection.
-
-    ``nn.MultiheadAttention`` copies that projection to (3, T, B, E) and back, which took ~15% of
-    an SL training step in a profile. Same parameters and the same fused fast path in eval, unless ``fused`` is
-    off: a compiled copy's layers run the unfused ops, which the compiled graph fuses itself (the fused kernel
-    fails a stride check under torch.compile, seen with torch 2.13). A flag of the layer, not torch's process-wide
-    switch (``torch.backends.mha``), so that threads sharing a process (the play server's) never turn the kernel
-    off for each other's eager networks.
-    """
+    """``nn.TransformerEncoderLayer`` whose training path computes attention from strided views of the packed
+    projection (``nn.MultiheadAttention``'s copies took ~15% of an SL step). ``fused`` off: the unfused ops, for a
+    compiled copy (the fused kernel fails under torch.compile); a flag of the layer, not a process-wide switch."""
 
     fused = True  # the eager fast path (``torch._transformer_encoder_layer_fwd``) in eval mode
 
@@ -84,14 +67,8 @@ class EncoderLayer(nn.TransformerEncoderLayer):
 
 
 class YakuCross(nn.Module):
-    """Appends, per card token and yaku set, "card in the set" x "share of the set in my pile"
-    (and in the opponent's pile): 2 x 9 rows, zero for cards outside the set.
-
-    Both factors are already input rows (the card's yaku-set attributes, the game-wide yaku progress),
-    but their product is what tells a card's worth, and on ~1,200 human picks the embedding did not
-    learn it: a logistic regression given these products matched the paper's pick accuracy where the
-    Transformer without them fell 0.04 short (docs/encoding-model.md, YakuCross).
-    """
+    """Appends "card in the yaku set" x "share of the set in my (the opponent's) pile": 2 x 9 rows (both factors
+    are inputs, but the embedding did not learn their product from ~1,200 human picks)."""
 
     N_SETS = len(YAKU_NAMES)
     ROWS_ADDED = 2 * N_SETS
@@ -112,16 +89,8 @@ class YakuCross(nn.Module):
 
 
 class CardLogit(nn.Module):
-    """A linear score of each card on its own attributes, added to the Transformer's output: the
-    "wide" part of a wide-and-deep network.
-
-    Score of token t = w . [category (4), yaku-set membership (9), the YakuCross products (18)] + b_t,
-    with b_t a per-token bias (which card it is). Under the softmax over the legal tokens this is a
-    conditional logit. SL solves it first (convex, L2, full batch: ``sl.card_logit``), then trains the
-    Transformer on what it leaves. On the ~1,200 human picks per fold the Transformer alone stopped
-    at 0.87 while this logit alone reached 0.90 (docs/encoding-model.md, CardLogit): the network did not
-    learn what a card is worth from so few samples before it overfit.
-    """
+    """A linear score of each card on its own attributes (plus a per-token bias), added to the Transformer's
+    output: the "wide" part of a wide-and-deep network; SL fits it first (``sl.card_logit``)."""
 
     N_IN = 4 + YakuCross.N_SETS + YakuCross.ROWS_ADDED
 

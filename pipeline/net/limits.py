@@ -1,6 +1,4 @@
-"""The largest sizes the project builds or plays: what a param, a model directory's config.json or a request may
-ask for. A network of the largest sizes fits in a few GB; a value past them is refused before anything is
-allocated (``params``, ``ModelConfig``, ``modelio.load_model``)."""
+"""The largest sizes a param, a config.json or a request may ask for (refused before anything is allocated)."""
 
 MAX_WIDTH = 4096  # embedding width (the paper's models: 256)
 MAX_FF = 16384  # feed-forward width of an encoder layer

@@ -1,9 +1,5 @@
-"""The paper's card-playing network: position-wise embedding, post-LN Transformer encoder, one value per token.
-
-Three decision types (discard, pick, koi-koi) get three independent networks as in the paper, or one
-shared trunk with three output layers (``shared_trunk``). ``forward`` routes each sample to the network
-of its decision type, running each network only on its own samples.
-"""
+"""The paper's card-playing network: position-wise embedding, post-LN Transformer encoder, one value per token;
+one network per decision type (as the paper), or one shared trunk with three output layers."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from torch import nn
 
 from ..engine import DECISION_NAMES
 from ..engine.cards import MONTH_SWAPS
-from .encoding import NUM_FEATURES, NUM_TOKENS, ROWS
+from .encoding import NUM_FEATURES, ROWS
 from .layers import CardLogit, EncoderLayer, FastDropout, TokenNorm, YakuCross
 from .limits import MAX_FF, MAX_HEADS, MAX_LAYERS, MAX_WIDTH
 
@@ -31,10 +27,7 @@ class ModelConfig:
     layers: int = 2
     dropout: float = 0.1
     shared_trunk: bool = False
-    # decision types whose network gets the YakuCross rows: "discard", "pick", "koikoi" (none in
-    # models saved before the option existed); a shared trunk gets them if any is listed
-    yaku_cross: tuple[str, ...] = ()
-    # decision types whose output adds a CardLogit (none in models saved before the option existed)
+    yaku_cross: tuple[str, ...] = ()  # decision types given the YakuCross rows (shared trunk: if any)
     card_logit: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
@@ -76,13 +69,8 @@ _MONTH_ROWS = tuple((ROWS["month"] + a - 1, ROWS["month"] + b - 1) for a, b in M
 
 
 def swap_months(x: torch.Tensor) -> torch.Tensor:
-    """Features ``(B, F, T)`` with each pair of interchangeable months (``MONTH_SWAPS``) relabelled in
-    a random half of the batch: SL's and RL's augmentation.
-
-    Only the month rows move: the cards of those months agree in every other attribute, so this is
-    the same game with the two months' cards renamed, and the recorded choice stays a legal one (and
-    its value the same).
-    """
+    """Features ``(B, F, T)`` with each pair of ``MONTH_SWAPS`` relabelled in a random half of the batch
+    (SL's and RL's augmentation). Only the month rows move: the other attributes of those cards agree."""
     x = x.clone()
     for ra, rb in _MONTH_ROWS:
         flip = (torch.rand(x.shape[0], device=x.device) < 0.5).view(-1, 1)
@@ -190,5 +178,3 @@ def masked(values: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     """``values`` with illegal entries set to -inf (``legal``: bool, same shape)."""
     return values.masked_fill(~legal, float("-inf"))
 
-
-__all__ = ["NUM_DECISIONS", "NUM_TOKENS", "KoiKoiNet", "ModelConfig", "masked"]

@@ -1,5 +1,4 @@
-"""What a model directory holds (``model.pt`` + ``config.json``), told without torch: ``modelio`` reads and
-writes them."""
+"""What a model directory holds (``model.pt`` + ``config.json``), told without torch."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}).
-
-A directory is loadable on its own. ``meta`` always records the feature layout (``FEATURE_VERSION``,
-``NUM_FEATURES``) so a model trained on another layout fails with a clear error instead of garbage; every network
-file is loaded and checked by one function (``_load_network``).
-"""
+"""Model directories: ``model.pt`` (state_dict) and ``config.json`` ({"config": ..., "meta": ...}); ``meta``
+records the feature layout, so a model of another layout fails with a clear error, not garbage."""
 
 from __future__ import annotations
 
@@ -20,14 +16,15 @@ from .model_dir import CONFIG_FILE, MODEL_FILE, is_model_dir
 
 
 def save_model(net: KoiKoiNet, directory: str | Path, meta: dict | None = None) -> Path:
-    """Write ``net`` to ``directory`` (created if needed); returns it.
+    """Write ``net`` to ``directory`` (created if needed); returns it."""
+    meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
+    return write_model_dir(net, directory, {"config": net.config.to_dict(), "meta": meta})
 
-    Each file is written beside its target and renamed over it, so a kill leaves the old file or the
-    new one, never a truncated one (the weights go first: a config always describes whole weights)."""
+
+def write_model_dir(net: torch.nn.Module, directory: str | Path, doc: dict) -> Path:
+    """``net``'s weights, then ``doc`` as config.json, each atomically: a config always describes whole weights."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    meta = {**(meta or {}), "feature_version": FEATURE_VERSION, "num_features": NUM_FEATURES}
-    doc = {"config": net.config.to_dict(), "meta": meta}
     atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
     atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
     return d
@@ -46,46 +43,29 @@ def load_config(directory: str | Path) -> tuple[ModelConfig, dict]:
         meta = dict(doc.get("meta", {}))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ValueError(f"bad model config {d / CONFIG_FILE}: {e}") from None
-    _check_layout(config, meta, d / MODEL_FILE)
+    version = meta.get("feature_version")
+    if config.num_features != NUM_FEATURES or version != FEATURE_VERSION:
+        raise ValueError(f"{d / MODEL_FILE} was built for features {version!r} ({config.num_features} rows), "
+                         f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
     return config, meta
 
 
-def _check_layout(config: ModelConfig, meta: dict, weights: Path) -> None:
-    """``ValueError`` (one line naming the network's file) unless ``config`` reads this code's feature layout."""
-    version = meta.get("feature_version")
-    if config.num_features != NUM_FEATURES or version != FEATURE_VERSION:
-        raise ValueError(f"{weights} was built for features {version!r} ({config.num_features} rows), "
-                         f"this code encodes {FEATURE_VERSION!r} ({NUM_FEATURES} rows); retrain it")
-
-
 def load_model(directory: str | Path) -> tuple[KoiKoiNet, dict]:
-    """Load ``(net, meta)`` from a model directory; the net is on CPU in eval mode.
-
-    Raises ``FileNotFoundError`` when ``directory`` lacks model.pt/config.json, and ``ValueError``
-    for a malformed config or a model built for another feature layout.
-    """
+    """Load ``(net, meta)`` from a model directory; the net is on CPU in eval mode."""
     d = Path(directory)
     config, meta = load_config(d)
-    return _load_network(d, config, meta, MODEL_FILE, KoiKoiNet), meta
+    fix = f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
+    return load_weights(lambda: KoiKoiNet(config), d, fix), meta
 
 
-def _fix(d: Path) -> str:
-    return f"retrain it (the stage that writes {d}) or restore it (dvc checkout)"
-
-
-def _load_network(d: Path, config: ModelConfig, meta: dict, name: str,
-                  cls: Callable[[ModelConfig], torch.nn.Module]) -> torch.nn.Module:
-    """Network file ``name`` of model directory ``d`` (``config``, the directory's ``meta``), built by
-    ``cls(config)`` and loaded on the CPU in eval mode: every network of a directory is loaded, and its feature
-    layout, size and weights checked, by this one function."""
-    _check_layout(config, meta, d / name)
-    fix = _fix(d)
-    check_size(lambda: cls(config), d / name, d / CONFIG_FILE, fix)
-    net = cls(config)
+def load_weights(build: Callable[[], torch.nn.Module], d: Path, fix: str) -> torch.nn.Module:
+    """The network ``build`` makes with model directory ``d``'s weights, size checked first, on the CPU in eval mode."""
+    check_size(build, d / MODEL_FILE, d / CONFIG_FILE, fix)
+    net = build()
     try:
-        net.load_state_dict(read_weights(d / name, fix))
+        net.load_state_dict(read_weights(d / MODEL_FILE, fix))
     except (TypeError, RuntimeError) as e:  # other tensor names or shapes than config.json describes
-        raise ValueError(f"weights {d / name} do not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
+        raise ValueError(f"weights {d / MODEL_FILE} do not fit {d / CONFIG_FILE} ({str(e).splitlines()[0][:120]}): "
                          f"{fix}") from None
     return net.eval()
 
@@ -94,9 +74,8 @@ MIN_BYTES = 2  # bytes per number of the smallest precision weights are saved in
 
 
 def check_size(build: Callable[[], torch.nn.Module], weights: Path, config_file: Path, fix: str) -> None:
-    """``ValueError`` (one line) unless ``weights`` is large enough to hold the network ``build`` makes: the
-    network is built on the meta device (shapes, no memory), so a config that asks for more than its weight
-    file holds is refused before anything is allocated (``ModelConfig`` bounds each size first)."""
+    """``ValueError`` unless ``weights`` can hold the network ``build`` makes (built on the meta device, so
+    nothing is allocated)."""
     with torch.device("meta"):
         numbers = sum(t.numel() for t in build().state_dict().values())
     size = weights.stat().st_size if weights.is_file() else 0
@@ -106,11 +85,7 @@ def check_size(build: Callable[[], torch.nn.Module], weights: Path, config_file:
 
 
 def read_weights(path: str | Path, fix: str = "restore or rebuild it") -> dict:
-    """A state dict saved with ``torch.save``, loaded safely (tensors and plain containers only) on the CPU.
-
-    ``ValueError`` with one line naming the file and what to do (``fix``) when it is empty, cut short or
-    not a torch file at all (torch's own message would advise turning safe loading off: never do that here).
-    """
+    """A state dict loaded safely (``weights_only``) on the CPU; ``ValueError`` naming the file and ``fix``."""
     path = Path(path)
     size = path.stat().st_size if path.is_file() else 0
     if size == 0:

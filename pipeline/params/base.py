@@ -1,11 +1,5 @@
-"""What every params section shares: strict pydantic models, one ``ParamError`` (from ``runtime.errors``) and its
-one-line message.
-
-Strict: an int is not a float-looking string, a bool is not an int, NaN and infinities are refused, and
-a key the model does not name is an error. A field's ``tune`` extra is its Optuna search range
-(``pipeline.tune.space`` reads it): a list is a categorical choice, ``{low, high[, log]}`` a range; on a field
-that holds a section, one such spec per leaf name (a section shared by fields tuned over other ranges).
-"""
+"""What every params section shares: strict pydantic models and the one-line ``ParamError`` message. A field's
+``tune`` extra is its Optuna range: a list or ``{low, high[, log]}`` (a section's field: one per leaf name)."""
 
 from __future__ import annotations
 
@@ -23,15 +17,13 @@ class Section(BaseModel):
 
 
 def tuned(spec: Any, algorithms: tuple[str, ...] | None = None, **constraints: Any) -> Any:
-    """A field whose Optuna search space is ``spec`` (see the module doc), with its own ``constraints``;
-    ``algorithms``: the ``rl.algorithm`` values that read it (a study of another one leaves it out)."""
+    """A field tuned over ``spec``; ``algorithms``: the ``rl.algorithm`` values that read it."""
     extra = {"tune": spec} if algorithms is None else {"tune": spec, "algorithms": list(algorithms)}
     return Field(json_schema_extra=extra, **constraints)
 
 
 def leaf_tune(section_extra: Mapping[str, Any] | None, leaf: str) -> dict[str, Any]:
-    """The extra (``tune``, ``algorithms``) that a section field's ``tuned`` spec gives its leaf ``leaf``; empty
-    where it names none."""
+    """The ``tune`` (and ``algorithms``) extra a section field's spec gives its leaf ``leaf``, or ``{}``."""
     spec = (section_extra or {}).get("tune")
     if not isinstance(spec, Mapping) or leaf not in spec:
         return {}

@@ -81,7 +81,6 @@ def with_overrides(doc: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict
 
 
 def params_with(overrides: Mapping[str, Any], path: str | Path | None = None) -> Params:
-    """The project's params.yaml (or ``path``) with the dotted ``overrides`` set, checked: how tests and
-    benchmarks shrink the one real config."""
+    """The project's params.yaml (or ``path``) with the dotted ``overrides`` set, checked."""
     path = path or repo_root() / PARAMS_FILE
     return parse_params(with_overrides(read_doc(path), overrides), str(path))

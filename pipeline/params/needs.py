@@ -1,14 +1,5 @@
-"""What the pipeline's stages will need beyond valid values: the paths a param names, and the devices it asks for.
-
-``params_check`` (the first stage) calls ``check_needs`` after ``load_params``, so that a param a stage would
-refuse only after DVC removed its outputs (a records directory or model that is not there, ``cuda`` on a
-machine without CUDA) stops ``dvc repro`` first; records that are absent are not refused while
-``sl_dataset.records_git`` says where to fetch them, nor wanted with ``sl_dataset.synthetic``. Only the stages
-that ``dvc.yaml`` beside the params file runs are checked, and a path counts as present when it exists or when a
-stage of that ``dvc.yaml`` makes it (``models/sl`` on a fresh clone: ``sl_train`` writes it before ``winprob`` reads
-it). A model param must name a model directory, or the one a training stage writes (``MODEL_STAGES``): not a path
-inside one, nor another output.
-"""
+"""What the stages will need beyond valid values (paths, devices), checked before DVC removes any output; a path
+is present when it exists or a stage of the ``dvc.yaml`` beside the params file makes it."""
 
 from __future__ import annotations
 
@@ -33,8 +24,7 @@ MODEL_STAGES = ("sl_train", "rl_phase1", "rl_phase2")  # the stages whose first 
 
 
 def stage_outputs(dvc_file: Path) -> dict[str, list[str]]:
-    """Each stage of ``dvc_file`` (``foreach`` stages as ``name@item``) with the paths it writes; ``{}`` without
-    the file. ``ParamError`` when it cannot be read."""
+    """Each stage of ``dvc_file`` (``foreach`` ones as ``name@item``) with the paths it writes; ``{}`` without it."""
     try:
         doc = yaml.safe_load(dvc_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -71,8 +61,7 @@ def _paths(stage: dict) -> list[str]:
 
 
 def check_needs(params: Params, params_file: str | Path) -> None:
-    """``ParamError`` (one line naming the param) for the first path or device a stage of the pipeline would
-    refuse; the project is the params file's directory."""
+    """``ParamError`` for the first path or device a stage would refuse (the project: the params file's folder)."""
     project = Path(params_file).resolve().parent
     stages = stage_outputs(project / "dvc.yaml")
     runs = {name.split("@")[0] for name in stages}
@@ -130,8 +119,7 @@ def check_needs(params: Params, params_file: str | Path) -> None:
 
 
 def _check_records(params: Params, project: Path, source: str) -> None:
-    """The records stage's rule (``engine.records.records_folder``): a folder that is there must hold records; one
-    that is not is fetched from ``sl_dataset.records_git``, so without it the folder is missing."""
+    """A records folder that is there must hold records; one that is not needs ``sl_dataset.records_git``."""
     p = params.sl_dataset
     folder, named_by = records_folder(p.records_dir, project)
     value = os.environ.get(ENV_VAR) if named_by.startswith("$") else p.records_dir
@@ -145,8 +133,7 @@ def _check_records(params: Params, project: Path, source: str) -> None:
 
 
 def _check_devices(params: Params, runs: set[str], source: str) -> None:
-    """``cuda`` (or ``gpu``) where torch sees no CUDA GPU, for the stages that run: refused now, by the rule each
-    stage resolves it with (the RL players' ``cuda`` on a Ray cluster is the cluster's GPUs)."""
+    """``cuda`` (or ``gpu``) where torch sees none, refused now by the rule each stage that runs resolves it with."""
     try:
         if "duels" in runs:
             play_device(params.duels.device, "duels.device")

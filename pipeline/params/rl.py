@@ -4,30 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ..engine import DECISION_NAMES
 from ..net.limits import MAX_BATCH, MAX_GAMES
 from ..runtime.fingerprints import fingerprint
 from ..runtime.hardware import DEVICES, PRECISIONS
 from ..selfplay.rewards import REWARD_MODELS
-from .base import (
-    INFERENCE_DOC,
-    Count,
-    InferenceSetup,
-    ParamError,
-    Positive,
-    PositiveFloat,
-    Section,
-    Seed,
-    Share,
-    tuned,
-)
+from .base import INFERENCE_DOC, Count, InferenceSetup, ParamError, Positive, PositiveFloat, Section, Seed, Share, tuned
 
 INITS = ("sl", "scratch")
 ALGORITHMS = ("mc_dqn", "rollout_pi", "expert_it")
 START_METHODS = ("spawn", "forkserver", "fork")
 BACKENDS = ("process", "ray")  # where self-play runs: local worker processes, or Ray tasks (executor.make_executor)
+DecisionTypes = Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1),
+                          AfterValidator(lambda v: [d for d in DECISION_NAMES if d in v])]  # in DECISION_NAMES order
 EvalGames = Annotated[int, Field(ge=2, le=MAX_GAMES, multiple_of=2)]  # each deal is played from both seats
 
 
@@ -65,8 +56,7 @@ class RewardScale(Section):
 class Branch(Section):
     """Branch targets of ``rollout_pi``: which decisions branch into playouts, and how their rewards tilt the prior."""
 
-    decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
-        description="decision types whose choices branch into playouts (rollout_pi)")
+    decisions: DecisionTypes = Field(description="decision types whose choices branch into playouts (rollout_pi)")
     fraction: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
         description="share of those decisions (with a choice) that branch")
     temperature: UnitsPerNat = tuned({"point": {"low": 0.08, "high": 0.8, "log": True},
@@ -80,17 +70,12 @@ class Branch(Section):
     samples: Annotated[int, Field(ge=1, le=64)] = tuned([2, 4, 8], ("rollout_pi",),
         description="deals each branch is played on: the true one + (samples - 1) with hidden cards redealt")
 
-    @field_validator("decisions")
-    @classmethod
-    def _in_order(cls, v: list[str]) -> list[str]:
-        return [d for d in DECISION_NAMES if d in v]
 
 
 class Expert(Section):
     """Expert iteration over the all-decision search (``expert_it``)."""
 
-    decisions: Annotated[list[Literal[DECISION_NAMES]], Field(min_length=1)] = Field(
-        description="decision types whose recorded decisions may be searched (expert_it)")
+    decisions: DecisionTypes = Field(description="decision types whose recorded decisions may be searched (expert_it)")
     fraction: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
         description="share of the recorded decisions of those types (with a choice) that are searched")
     deals: Annotated[int, Field(ge=2, le=1024)] = Field(
@@ -106,11 +91,6 @@ class Expert(Section):
                     "section's hidden, layers, epochs, lr, batch_size, seed)")
     temperature: UnitsPerNat = Field(description="reward units of a candidate's searched gain per nat its target "
                                                  "logit moves, per reward model")
-
-    @field_validator("decisions")
-    @classmethod
-    def _in_order(cls, v: list[str]) -> list[str]:
-        return [d for d in DECISION_NAMES if d in v]
 
     @field_validator("k")
     @classmethod
@@ -207,29 +187,22 @@ class RLParams(Section):
         return self
 
     def algorithm_of(self, phase: int) -> str:
-        """The algorithm phase ``phase`` trains with."""
         return self.algorithm if phase == 1 else self.phase2.algorithm
 
     def games_of(self, phase: int) -> int:
-        """The games of one loop of phase ``phase``."""
         return self.games_per_loop if phase == 1 else self.phase2.games_per_loop
 
     def epochs_of(self, phase: int) -> int:
-        """The optimization passes of one loop of phase ``phase``."""
         return self.epochs if phase == 1 else self.phase2.epochs
 
     def epsilon_at(self, global_loop: int) -> float:
-        """Linear decay from ``epsilon.start`` to ``epsilon.end`` over phase 1's loops, ``end`` through phase 2 (so
-        phase 1 does not depend on phase 2's budget)."""
+        """Linear decay from ``epsilon.start`` to ``epsilon.end`` over phase 1's loops, ``end`` through phase 2."""
         frac = min(1.0, global_loop / max(1, self.phase1.loops - 1))
         return self.epsilon.start + (self.epsilon.end - self.epsilon.start) * frac
 
     def fingerprint(self, phase: int, variant: str, extra: dict | None = None) -> str:
-        """What a checkpoint must match to be resumed: everything but budgets, how play is executed and how the
-        curve is measured (its deals are seeded apart from training's). The devices are in ``extra`` as resolved
-        (``rl.devices.execution_key``): ``auto`` means another device elsewhere."""
-        # phase 1 never reads phase 2's section (nor rl.expert unless it runs expert_it): a tuned phase 2 (a long
-        # profile) resumes a finished phase 1 instead of training it again
+        """What a checkpoint must match to be resumed: all but budgets, execution and the curve's measure (resolved
+        devices: ``extra``). Phase 1 leaves out what it never reads, so a tuned phase 2 resumes it."""
         phase2_only = {"phase2": True, **({"expert": True} if self.algorithm != "expert_it" else {})}
         d = self.model_dump(exclude={"phase1": {"loops", "target_win_rate", "window"},
                                      **(phase2_only if phase == 1 else {"phase2": {"loops"}}),

@@ -1,7 +1,5 @@
-"""The params.yaml sections of the SL, rollout, duels, tune and bookkeeping stages (RL's are in ``rl.py``).
-
-Every key is required: the values live in params.yaml only. The ranges are what the code can run.
-"""
+"""The params.yaml sections of the SL, rollout, duels, tune and bookkeeping stages (RL's: ``rl.py``). Every key
+is required: the values live in params.yaml only."""
 
 from __future__ import annotations
 

@@ -1,26 +1,7 @@
-"""What the rollout policy sees: features of each legal token and of the observation, from ``Observation`` fields only.
+"""What the rollout policy sees: a row per legal token and a row per observation, from ``Observation`` fields only.
 
-``featurize`` turns a batch of observations into a ``Features``: the legal tokens of each observation (ascending,
-padded to the batch's largest count: at most ``MAX_LEGAL``), a row of ``NUM_TOKEN_FEATURES`` per token and a row of
-``NUM_GLOBAL_FEATURES`` per observation. The network scores each token from its own row and its observation's row,
-with nothing across tokens, so an illegal token is never computed at all (a discard has at most 8 legal tokens of
-50, a pick or a koi-koi call 2 or 3). Unlike ``net.encoding`` there is no per-turn history (its Python loop cost
-more than this whole policy) and no attention.
-
-Per token (card 0..47, [K0] 48, [K1] 49):
-
-- position (6): in my hand, on the field, in my pile, in the opponent's pile, the card waiting for a pick, unseen;
-- static attributes (``encoding.ATTRIBUTES``, 27): month, category, yaku sets, [K0] / [K1];
-- month counts (5): how many cards of its month are on the field, in my hand, unseen, in my pile, in the
-  opponent's pile, /4 (what a discard would take, what is left to come);
-- yaku progress (27): for each yaku set the card is in, that set's share already in my pile, the opponent's, unseen.
-
-Per observation: decision type (3), points (5: diff, mine, opponent's /30; yaku points /10), round and rounds left
-/12, last round, turn /16, dealer, pick from the draw, koi-koi counts /3 and whether claimed (4), card counts (6), and
-the share of each yaku set in my pile, the opponent's, unseen, my hand and the field (45).
-
-Nothing hidden (the opponent's hand, the stock's order) is read: ``unseen`` is every card not visible to me.
-"""
+No per-turn history (its Python loop cost more than this whole policy). Per token: position, static attributes,
+its month's counts per place, yaku progress of its sets; per observation: the game's progress."""
 
 from __future__ import annotations
 
@@ -33,13 +14,11 @@ import numpy as np
 
 from ..engine import Observation
 from ..engine.cards import ALL_CARDS, MONTH_MASK, YAKU_SETS
-from ..net.encoding import ATTRIBUTES, NUM_TOKENS
+from ..net.encoding import ATTRIBUTES, NUM_TOKENS, POSITIONS
 
-FEATURE_VERSION = "rollout-v1"
-"""Bumped whenever a row changes meaning, so a rollout model of another layout refuses to load."""
+FEATURE_VERSION = "rollout-v1"  # bumped when a row changes meaning: an old rollout model then refuses to load
 
 MAX_LEGAL = 8  # the most legal tokens of any decision: a discard from a full hand
-POSITIONS = ("hand", "field", "my_pile", "opp_pile", "pending", "unseen")
 MONTH_COUNTS = ("field", "hand", "unseen", "my_pile", "opp_pile")  # per token: cards of its month there
 PROGRESS = ("my_pile", "opp_pile", "unseen")  # per token: share of each of its yaku sets there
 GLOBAL_PROGRESS = ("my_pile", "opp_pile", "unseen", "hand", "field")  # per observation
@@ -62,12 +41,8 @@ _ONE = np.uint64(1)
 
 
 class Features(NamedTuple):
-    """A featurized batch of ``B`` observations with at most ``L`` legal tokens each.
-
-    ``tokens`` int64 ``(B, L)``: the legal tokens, ascending (padding: 0); ``valid`` bool ``(B, L)``: not padding;
-    ``x`` float32 ``(B, L, NUM_TOKEN_FEATURES)``; ``g`` float32 ``(B, NUM_GLOBAL_FEATURES)``; ``decision`` int64
-    ``(B,)``.
-    """
+    """A featurized batch: legal ``tokens`` (B, L) ascending, ``valid`` (not padding), token rows ``x``
+    (B, L, NUM_TOKEN_FEATURES), observation rows ``g`` (B, NUM_GLOBAL_FEATURES), ``decision`` (B,)."""
 
     tokens: np.ndarray
     valid: np.ndarray
@@ -88,8 +63,7 @@ _G_DIV = np.array([30, 30, 10, 10, 12, 16, 1, 1, 3, 3, 8, 24], dtype=np.float64)
 
 
 def _scalars(observations: Sequence[Observation]) -> np.ndarray:
-    """``_FIELDS`` of each observation, int64 ``(B, 20)`` (one pass of C over them: a list of tuples to
-    ``np.array`` cost half again as much)."""
+    """``_FIELDS`` of each observation, int64 ``(B, 20)``, in one pass of C (a list of tuples cost 1.5x)."""
     try:
         flat = np.fromiter(itertools.chain.from_iterable(map(_ROW, observations)), dtype=np.int64,
                            count=len(observations) * len(_FIELDS))
@@ -113,8 +87,7 @@ def _legal_tokens(legal: np.ndarray, width: int | None) -> tuple[np.ndarray, np.
 
 
 def featurize(observations: Sequence[Observation], width: int | None = None) -> Features:
-    """Features of a batch of acting-player observations; ``width``: pad the tokens to this many (the training
-    set's ``MAX_LEGAL``), default the batch's most. ``ValueError`` for an observation with no decision to make."""
+    """Features of a batch of acting-player observations, tokens padded to ``width`` (default: the batch's most)."""
     B = len(observations)
     s = _scalars(observations)
     dec = s[:, 18]
@@ -132,8 +105,7 @@ def featurize(observations: Sequence[Observation], width: int | None = None) -> 
     counts = np.bitwise_count(places[:, :, None] & _GROUPS).astype(np.float32) * _GROUP_SCALE
     progress = counts[:, _PLACE_ORDER, 13:]  # (B, 5, 9): my pile, opponent's, unseen, hand, field
 
-    # per token, written in place: position bits ([K0]/[K1] are in no mask), static attributes, month counts (month
-    # 12, [K0]/[K1]: zeros), yaku progress
+    # per token, in place: position bits, static attributes, month counts ([K0]/[K1]: zeros), yaku progress
     x = np.empty((B, L, NUM_TOKEN_FEATURES), dtype=np.float32)
     where = np.stack([hand, field, mine, opp, pending, unseen], axis=1)  # (B, 6)
     x[:, :, :6] = (where[:, None, :] >> tokens[:, :, None].astype(np.uint64)) & _ONE

@@ -1,13 +1,5 @@
-"""``RolloutNet``: a per-token MLP with a global embedding, one output per decision type; its model directory.
-
-``h = relu(W_tok x_t + W_glob g + b)``, then ``layers - 1`` more ReLU layers of ``hidden`` units shared by the
-tokens, then three outputs (discard, pick, koi-koi) of which each observation's decision type picks one. Only the
-legal tokens are fed (``features.featurize``), so the caller masks nothing but the padding.
-
-A rollout model directory is ``model.pt`` + ``config.json`` like a ``KoiKoiNet``'s, with ``"kind": "rollout"`` at
-the top of ``config.json``: ``modelio.load_model`` refuses it in one line, and ``load_rollout_net`` refuses a
-directory without it.
-"""
+"""``RolloutNet``: a per-token MLP with a global embedding, one output per decision type; its model directory, a
+``KoiKoiNet``'s with ``"kind": "rollout"`` in ``config.json``, so neither loader takes the other's."""
 
 from __future__ import annotations
 
@@ -20,8 +12,7 @@ from torch import nn
 
 from ..net.limits import MAX_LAYERS, MAX_WIDTH
 from ..net.model_dir import CONFIG_FILE, MODEL_FILE, is_model_dir
-from ..net.modelio import check_size, read_weights
-from ..runtime import atomic
+from ..net.modelio import load_weights, write_model_dir
 from .features import FEATURE_VERSION, NUM_GLOBAL_FEATURES, NUM_TOKEN_FEATURES
 
 KIND = "rollout"
@@ -73,18 +64,13 @@ class RolloutNet(nn.Module):
 
 
 def save_rollout(net: RolloutNet, directory: str | Path, meta: dict | None = None) -> Path:
-    """Write ``net`` as a rollout model directory (weights first, then the config naming them); returns it."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    doc = {"kind": KIND, "config": net.config.to_dict(), "meta": {**(meta or {}), "feature_version": FEATURE_VERSION}}
-    atomic.torch_save({k: v.detach().cpu() for k, v in net.state_dict().items()}, d / MODEL_FILE)
-    atomic.write_text(d / CONFIG_FILE, json.dumps(doc, indent=2) + "\n")
-    return d
+    """Write ``net`` as a rollout model directory; returns it."""
+    meta = {**(meta or {}), "feature_version": FEATURE_VERSION}
+    return write_model_dir(net, directory, {"kind": KIND, "config": net.config.to_dict(), "meta": meta})
 
 
 def read_rollout_config(directory: str | Path) -> tuple[RolloutConfig, dict]:
-    """``(config, meta)`` of a rollout model directory; ``FileNotFoundError`` without model.pt and config.json,
-    ``ValueError`` (one line) for another kind of model, a bad config or another feature layout."""
+    """``(config, meta)`` of a rollout model directory; one-line errors."""
     d = Path(directory)
     if not is_model_dir(d):
         raise FileNotFoundError(f"not a model directory (needs {MODEL_FILE} and {CONFIG_FILE}): {d}")
@@ -108,16 +94,7 @@ def read_rollout_config(directory: str | Path) -> tuple[RolloutConfig, dict]:
 
 
 def load_rollout_net(directory: str | Path) -> tuple[RolloutNet, dict]:
-    """``(net, meta)`` of a rollout model directory, on the CPU in eval mode (errors: ``read_rollout_config``, and
-    a ``ValueError`` for weights that do not fit the config)."""
+    """``(net, meta)`` of a rollout model directory, on the CPU in eval mode."""
     d = Path(directory)
     config, meta = read_rollout_config(d)
-    fix = f"run the rollout stage again to rewrite {d}"
-    check_size(lambda: RolloutNet(config), d / MODEL_FILE, d / CONFIG_FILE, fix)
-    net = RolloutNet(config)
-    try:
-        net.load_state_dict(read_weights(d / MODEL_FILE, fix))
-    except (TypeError, RuntimeError) as e:
-        raise ValueError(f"weights {d / MODEL_FILE} do not fit {d / CONFIG_FILE} "
-                         f"({str(e).splitlines()[0][:120]}): {fix}") from None
-    return net.eval(), meta
+    return load_weights(lambda: RolloutNet(config), d, f"run the rollout stage again to rewrite {d}"), meta

@@ -1,5 +1,4 @@
-"""The rollout policy as a player of the batched engine (``RolloutPlayer``), as shipped to a worker (``RolloutSpec``)
-and as read from its model directory (``load_rollout``)."""
+"""The rollout policy as a player of the batched engine, as shipped to a worker, and as read from its directory."""
 
 from __future__ import annotations
 
@@ -20,12 +19,9 @@ from .network import RolloutConfig, RolloutNet, load_rollout_net
 
 
 class RolloutPlayer:
-    """Masked values of a batch of observations (any decision types), ``(B, 50)`` with -inf where illegal, from a
-    ``RolloutNet``'s weights in numpy fp32 on the CPU: the network is a few small matrix products over the legal
-    tokens, where torch's per-operation overhead was a third of a call at a playout's batch (``koikoi bench
-    rollout``), and a net this small gains nothing from a GPU, bf16 or compiling. The weights are copied when the
-    player is made. The same ``epsilon`` and forward counters as ``agents.model_agent.NetPlayer`` (the features
-    count as forward time)."""
+    """Masked values ``(B, 50)`` from a copy of a ``RolloutNet``'s weights in numpy fp32 on the CPU: torch's
+    per-operation overhead was a third of a call at a playout's batch, and a net this small gains nothing from a
+    GPU, bf16 or compiling."""
 
     def __init__(self, net: RolloutNet, epsilon: float = 0.0) -> None:
         self.net = net.eval()
@@ -43,7 +39,6 @@ class RolloutPlayer:
         self.forward_calls = 0
 
     def values(self, observations: Sequence[Observation]) -> np.ndarray:
-        """Masked outputs float32 ``(B, 50)``: illegal tokens at -inf."""
         if not len(observations):
             return np.zeros((0, NUM_TOKENS), dtype=np.float32)
         t0 = time.perf_counter()
@@ -90,14 +85,11 @@ class RolloutSpec:
         return net.eval()
 
     def player(self, inference: Inference, device: str) -> RolloutPlayer:
-        """The policy as a player; ``inference`` and ``device`` are not used (fp32 on the CPU always, see
-        ``RolloutPlayer``)."""
         del inference, device
         return RolloutPlayer(self.build(), self.epsilon)
 
 
 def load_rollout(model_dir: str | Path) -> RolloutSpec:
-    """The rollout policy of a model directory (the rollout stage's ``models/rollout``), named by its path;
-    ``FileNotFoundError`` without one, ``ValueError`` (one line) for any other model directory."""
+    """The rollout policy of a model directory, named by its path; one-line errors (``read_rollout_config``)."""
     net, _ = load_rollout_net(model_dir)
     return RolloutSpec.from_net(net, str(model_dir))

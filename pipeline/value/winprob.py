@@ -1,11 +1,5 @@
-"""The win-probability model (paper IV-C 1, Fig. 5): P(win the game | round about to start, points, dealer).
-
-Samples come from whole simulated games, both seats played greedily by one agent: every round start
-is a sample for each player (round r, that player's points before the round, whether they deal it,
-and how the game ended for them: 1 win, 0 loss, a draw counts half to each class). One logistic
-regression per round (scikit-learn) fits the probability on the centred points and the dealer flag.
-This equals simulating from start states (r, p, dealer), with the states the agent actually reaches.
-"""
+"""The win-probability model (paper IV-C 1, Fig. 5): P(win the game | round about to start, points, dealer), one
+logistic regression per round over the round starts of greedy self-play games (a draw counts half)."""
 
 from __future__ import annotations
 
