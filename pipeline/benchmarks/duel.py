@@ -1,9 +1,5 @@
-"""A duel's speed and memory: games/s and the process's peak RSS, which stays flat as --games grows (games are
-streamed, at most --concurrency in memory at once; a model's forward passes take at most
-``model_agent.CPU_FORWARD_BATCH`` observations). Give a model as --a or --b for the realistic figure
-(``koikoi bench duel --a models/sl --games 6400``): the duel runs as ``koikoi duel`` runs it."""
-
-from __future__ import annotations
+"""A duel's speed and memory: games/s and the peak RSS, which stays flat as --games grows (games are streamed).
+Give a model as --a or --b for the realistic figure: the duel runs as ``koikoi duel`` runs it."""
 
 import argparse
 import resource
@@ -30,7 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident set size so far, in MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -1,7 +1,5 @@
 """Seeded random-vs-random full games through the rules engine, in one process."""
 
-from __future__ import annotations
-
 import argparse
 import time
 

@@ -1,8 +1,5 @@
-"""Forward speed of each inference setup (``pipeline.net.inference``): decisions per CPU-second of the paper-size
-network on encoded random-game observations, at several batch sizes, each setup's ratio to fp32 measured in the
-same run, with the CPU's name and flags."""
-
-from __future__ import annotations
+"""Forward speed of each inference setup: decisions per CPU-second of the paper-size network at several batch
+sizes, and each setup's ratio to fp32 in the same run."""
 
 import argparse
 import statistics
@@ -29,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cpu_summary() -> dict:
-    """The CPU's name, torch's vector capability and the flags that decide the setup (AVX2, AVX512-BF16, AMX)."""
+    """The CPU's name, torch's vector capability and the flags that decide the setup."""
     from pathlib import Path
 
     import torch
@@ -44,7 +41,7 @@ def cpu_summary() -> dict:
 
 
 def _rate(run, x, d, seconds: float, rounds: int) -> float:
-    """Median decisions per CPU-second of ``run(x, d)`` over ``rounds`` rounds of ``seconds`` CPU seconds."""
+    """Median decisions per CPU-second of ``run(x, d)`` over ``rounds`` rounds."""
     rates = []
     for _ in range(rounds):
         n, t0 = 0, time.process_time()

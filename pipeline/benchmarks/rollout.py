@@ -1,10 +1,6 @@
-"""The rollout policy against the network it was distilled from: microseconds per decision of each, on the same
-observations of seeded random games, by decision type, in batches of ``--batch`` of one decision type (as the
-searcher's playouts call them), on ``--threads`` torch threads (CPU time, the median of ``--rounds``), and their
-ratio. Without ``--model`` or ``--rollout`` (or where the path holds no model) it times a fresh network of the
-paper's size and a fresh rollout network of the ``rollout`` params' size: the speed depends on the sizes only."""
-
-from __future__ import annotations
+"""The rollout policy against the network it was distilled from: CPU microseconds per decision of each on the
+same observations, by decision type, as the searcher's playouts call them. Without a model at ``--model`` or
+``--rollout`` it times fresh networks of the same sizes: the speed depends on the sizes only."""
 
 import argparse
 from pathlib import Path

@@ -1,13 +1,7 @@
-"""A search agent through the play API: the page's reply times (p50/p95) and the time per searched decision, by
-decision type.
+"""A search agent through the play API: the page's reply times (p50/p95) and the time per searched decision.
 
-Plays ``--games`` games of the play page's API (FastAPI's test client, no network) against ``--agent``, the
-person's side choosing uniformly among the legal moves; a reply is one request (a move, or a new game the agent
-deals), with every agent move up to the person's next decision. The target is a p95 reply of at most 2 s on
-2 cores (docs/search.md).
+Plays ``--games`` games of the page's API (no network), the person's side playing uniformly random legal moves.
 """
-
-from __future__ import annotations
 
 import argparse
 import tempfile
@@ -25,8 +19,7 @@ from ..play.opponents import searcher, warm_up
 
 
 def by_type(recent: Iterable[tuple[int, int, float]]) -> dict[str, dict]:
-    """Searched decisions of one type per call (``SearchPlayer.recent``): their count and median and p95 ms, by
-    decision type."""
+    """Count, median and p95 ms of the searched decisions (``SearchPlayer.recent``) by decision type."""
     times: dict[str, list[float]] = {}
     for kind, n, seconds in recent:
         if kind >= 0:

@@ -9,10 +9,10 @@ from ..cli_args import UserError, float_range, int_range
 from ..engine import DISCARD, random_observations
 from ..net.encoding import encode
 from ..net.inference import resolve_inference
+from ..rl.algorithms.rollout_pi import BranchRecorder
 from ..runtime.hardware import INFERENCE_CHOICES, gpu_available
 from ..runtime.progress import progress_bar
-from ..selfplay.batched import GameSpec, PlayJob
-from ..selfplay.branches import BranchSpec
+from ..selfplay.batched import GameSpec, PlayJob, Recorder
 from ..selfplay.executor import make_executor
 from ..selfplay.rewards import RewardModel
 from .inference import cpu_summary
@@ -100,9 +100,9 @@ def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
 
     record = (args.branch > 0, False)
     games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=record) for i in range(args.games))
-    branches = BranchSpec(args.branch) if args.branch > 0 else None
+    recorder = BranchRecorder(args.branch) if args.branch > 0 else Recorder()
     job = PlayJob(players=(spec,), games=games, inference=setup, concurrency=args.concurrency,
-                  explore_seed=args.seed, reward=RewardModel("point"), branches=branches)
+                  explore_seed=args.seed, reward=RewardModel("point"), recorder=recorder)
     inline = args.threads == 1 and args.backend == "process"
     if inline:
         torch.set_num_threads(1)

@@ -1,7 +1,5 @@
 """``koikoi attention --model DIR --seed S --turn T --out FILE.png``: attention maps and action values."""
 
-from __future__ import annotations
-
 import argparse
 import json
 from pathlib import Path

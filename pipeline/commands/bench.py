@@ -1,10 +1,4 @@
-"""``koikoi bench TARGET``: speed benchmarks; each prints a JSON object as its last line.
-
-Targets live in ``pipeline/benchmarks/<target>.py`` with
-``add_arguments(parser)`` and ``run(args) -> dict``.
-"""
-
-from __future__ import annotations
+"""``koikoi bench TARGET``: speed benchmarks (``pipeline/benchmarks/<target>.py``), each a JSON line."""
 
 import argparse
 import importlib

@@ -1,7 +1,5 @@
 """``koikoi replay DIR``: replay human game records through the engine and check every event."""
 
-from __future__ import annotations
-
 import argparse
 import json
 import sys

@@ -1,7 +1,5 @@
 """``koikoi sl-cv``: k-fold cross-validation of supervised training, split by game (the paper's Table I)."""
 
-from __future__ import annotations
-
 import argparse
 import json
 

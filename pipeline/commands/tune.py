@@ -1,12 +1,9 @@
 """``koikoi tune``: an Optuna study over the SL (or RL) hyperparameters or a searcher's options, tracked in MLflow.
 
-Unset options come from the ``tune`` section of params.yaml. Running the same command again resumes
-the study. ``--apply`` merges the study's ``best_params.yaml`` into params.yaml (alone: without
-running trials), with a warning when the study's trials had another budget than the stage (fewer epochs
-or loops) or too few trials completed. The last printed line is the study summary as JSON.
+Unset options come from params.yaml's ``tune`` section; the same command again resumes the study. ``--apply``
+merges its ``best_params.yaml`` into params.yaml, warning when its trials had another budget than the stage.
+The last line is the study summary as JSON.
 """
-
-from __future__ import annotations
 
 import argparse
 import json
@@ -41,7 +38,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def apply_line(args: argparse.Namespace, study: str) -> str:
-    """The command that applies this study's best params, with the files this run was given."""
     line = ["koikoi", "tune", "--apply", "--study", study]
     for flag, value in (("--params", args.params), ("--out", args.out)):
         if value:

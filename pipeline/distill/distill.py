@@ -1,8 +1,5 @@
-"""What the ``rollout`` stage runs: the teacher's self-play games, the fit of a ``RolloutNet`` to its policy, the
-figures it is judged by (validation agreement and KL; both policies' µs per decision on the same observations) and
-the rollout model directory, tracked in MLflow experiment ``rollout``."""
-
-from __future__ import annotations
+"""What the ``rollout`` stage runs: the teacher's games, the fit of a ``RolloutNet`` to its policy, the figures it is
+judged by and the rollout model directory, tracked in MLflow experiment ``rollout``."""
 
 import time
 from contextlib import nullcontext
@@ -40,9 +37,7 @@ def train_game_count(games: int, val_fraction: float) -> int:
 
 
 def distill(p: RolloutParams, model_dir: str | Path, *, progress: bool = True, track: bool = True) -> dict[str, Any]:
-    """Distill ``p.teacher`` into a rollout policy written to ``model_dir``; returns the stage's results (numbers,
-    and the words ``write_results`` puts in run.json). ``FileNotFoundError`` when the teacher is not a model
-    directory. ``track``: log the run to MLflow (params, the curves, the figures, the model's files)."""
+    """Distill ``p.teacher`` into a rollout policy written to ``model_dir``; returns the stage's results."""
     t0 = time.perf_counter()
     need_model_dir(p.teacher, "rollout.teacher")
     setup = resolve_inference(p.inference, "cpu", "rollout.inference")
@@ -78,13 +73,10 @@ def distill(p: RolloutParams, model_dir: str | Path, *, progress: bool = True, t
         result = {
             "val": {k: round(v, 4) for k, v in judged["val"].items()},
             "train": {k: round(judged["train"][k], 4) for k in ("agreement", "kl")},
-            "us_per_decision": speed,
-            "speedup": round(speed["teacher"]["all"] / speed["rollout"]["all"], 1),
+            "us_per_decision": speed, "speedup": round(speed["teacher"]["all"] / speed["rollout"]["all"], 1),
             "positions": {"train": len(train), "val": len(val), "timed": min(len(val_obs), p.timing_positions)},
-            "games": p.games,
-            "seconds": {"teacher_games": round(play_s, 1), "training": round(train_s, 1)},
-            "teacher": p.teacher,
-            "teacher_inference": setup.setup,
+            "games": p.games, "seconds": {"teacher_games": round(play_s, 1), "training": round(train_s, 1)},
+            "teacher": p.teacher, "teacher_inference": setup.setup,
         }
         save_rollout(net, model_dir, {"teacher": p.teacher, "games": p.games,
                                       "val_agreement": result["val"]["agreement"], "params": p.model_dump()})

@@ -1,7 +1,4 @@
-"""The Lightning fit of a ``RolloutNet`` to a teacher's policy: soft cross-entropy over the legal tokens, and what
-the fit is judged by (agreement with the teacher's arg-max and KL from it, per decision type)."""
-
-from __future__ import annotations
+"""The Lightning fit of a ``RolloutNet`` to a teacher's policy, and what the fit is judged by."""
 
 import lightning.pytorch as pl
 import numpy as np
@@ -24,8 +21,7 @@ def soft_cross_entropy(values: torch.Tensor, valid: torch.Tensor, target: torch.
 
 def judge(values: torch.Tensor, valid: torch.Tensor, tokens: torch.Tensor, target: torch.Tensor,
           decision: torch.Tensor) -> dict[str, float]:
-    """``agreement`` (the student's arg-max is the teacher's, or a card interchangeable with it) and ``kl`` (the
-    teacher's policy from the student's, nats), over all samples and per decision type (``agreement_discard``...)."""
+    """``agreement`` with the teacher's arg-max (interchangeable cards alike) and ``kl``, overall and per type."""
     canonical = torch.from_numpy(CANONICAL_TOKEN).to(tokens.device)
     ce = soft_cross_entropy(values, valid, target)
     entropy = -(target * torch.log(target.clamp_min(1e-30))).sum(-1)
@@ -43,14 +39,12 @@ def judge(values: torch.Tensor, valid: torch.Tensor, tokens: torch.Tensor, targe
 
 
 def tensors(p: Positions) -> tuple[torch.Tensor, ...]:
-    """``(x, valid, g, decision, target, tokens)`` of positions, as tensors sharing their memory."""
     return tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in (p.x, p.valid, p.g, p.decision, p.target,
                                                                        p.tokens))
 
 
 class DistillModule(pl.LightningModule):
-    """Wraps a plain ``RolloutNet``; batches are ``tensors(positions)``. Logs ``train/loss`` and, per epoch,
-    ``val/loss``, ``val/kl``, ``val/agreement`` (and per decision type)."""
+    """Wraps a plain ``RolloutNet``; batches are ``tensors(positions)``."""
 
     def __init__(self, net: RolloutNet, lr: float = 1e-3) -> None:
         super().__init__()
@@ -78,8 +72,7 @@ class DistillModule(pl.LightningModule):
 
 def fit_rollout(train: Positions, val: Positions, config: RolloutConfig, *, epochs: int, lr: float, batch_size: int,
                 seed: int, logger: object = None, progress: bool = False) -> RolloutNet:
-    """A ``RolloutNet`` of ``config`` (weights seeded by ``seed``) fit to ``train`` for ``epochs`` epochs (batch order
-    seeded too), validated on ``val`` after each; ``logger``: a Lightning logger (None: none)."""
+    """A ``RolloutNet`` of ``config`` fit to ``train`` (weights and batch order seeded), validated on ``val``."""
     torch.manual_seed(seed)
     net = RolloutNet(config)
     order = torch.Generator().manual_seed(seed)
@@ -94,7 +87,6 @@ def fit_rollout(train: Positions, val: Positions, config: RolloutConfig, *, epoc
 
 
 def judge_net(net: RolloutNet, p: Positions) -> dict[str, float]:
-    """``judge`` of ``net`` on all of ``p`` (eval mode, no gradients)."""
     x, valid, g, decision, target, tokens = tensors(p)
     with torch.inference_mode():
         return judge(net.eval()(x, g, decision), valid, tokens, target, decision)

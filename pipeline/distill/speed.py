@@ -1,8 +1,5 @@
-"""Microseconds per decision of players on the same observations, as the playouts call them: grouped by decision
-type, in batches of ``batch``, on this process's torch threads. CPU time (``time.process_time``), so another job on
-the machine slows the figure less than wall time; the median of ``rounds`` rounds counts."""
-
-from __future__ import annotations
+"""Microseconds per decision of players on the same observations, as the playouts call them: CPU time (another job
+slows it less than wall time), the median of ``rounds`` rounds."""
 
 import statistics
 import time
@@ -13,7 +10,6 @@ from ..engine import DECISION_NAMES, Observation
 
 
 def batches(observations: Sequence[Observation], batch: int) -> dict[str, list[list[Observation]]]:
-    """The observations of each decision type (those present), in batches of at most ``batch``."""
     out: dict[str, list[list[Observation]]] = {}
     for d, name in enumerate(DECISION_NAMES):
         mine = [o for o in observations if o.decision == d]
@@ -24,8 +20,7 @@ def batches(observations: Sequence[Observation], batch: int) -> dict[str, list[l
 
 def us_per_decision(players: Mapping[str, Player], observations: Sequence[Observation], batch: int = 64,
                     rounds: int = 3) -> dict[str, dict[str, float]]:
-    """``{player name: {decision type: µs, "all": µs}}`` over ``observations``: each player's ``values`` on every
-    batch once per round (after one warm-up pass), the rounds interleaved between the players."""
+    """``{player: {decision type: µs, "all": µs}}``, the rounds interleaved between the players."""
     groups = batches(observations, batch)
     if not groups:
         raise ValueError("us_per_decision: no observations to time")

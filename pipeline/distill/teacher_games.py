@@ -1,13 +1,5 @@
-"""Positions to distill from: games the teacher plays against itself, each decision labelled by its policy.
-
-Every decision of a game with two or more legal actions becomes a position: its rollout features
-(``features.featurize``, padded to ``MAX_LEGAL`` tokens) and the teacher's softmax over its legal tokens (its outputs
-are logits: SL's cross-entropy, RL's policy targets). The teacher plays its arg-max, or with ``epsilon`` a uniform
-legal action (coverage of positions it would not reach), from one generator seeded by ``seed``. The games advance
-together; each step asks the teacher about the largest group of games waiting on one decision type, so its forward
-passes are full batches of one network, as in the batched engine. Positions keep the index of their game: the
-train/validation split is by game.
-"""
+"""Positions to distill from: every decision with a choice in games the teacher plays against itself (arg-max,
+or with ``epsilon`` a uniform legal action), labelled by its softmax; the split is by game."""
 
 from __future__ import annotations
 
@@ -23,9 +15,7 @@ from ..rollout.features import MAX_LEGAL, featurize
 
 @dataclass
 class Positions:
-    """Labelled positions: ``x``, ``valid``, ``tokens``, ``g``, ``decision`` as in ``features.Features`` (padded to
-    ``MAX_LEGAL``), ``target`` float32 ``(N, MAX_LEGAL)``: the teacher's probability of each token (0 on padding),
-    ``game`` int64 ``(N,)``: the index of the game each comes from."""
+    """Labelled positions as in ``features.Features``; ``target``: the teacher's probabilities; ``game``: its index."""
 
     x: np.ndarray
     valid: np.ndarray
@@ -49,8 +39,7 @@ def game_seed(seed: int, i: int) -> int:
 
 
 def label_positions(observations: Sequence[Observation], values: np.ndarray, games: Sequence[int]) -> Positions:
-    """``observations`` (each with two or more legal actions) as positions labelled by the softmax of the teacher's
-    masked ``values`` over their legal tokens; ``games``: the game index of each."""
+    """``observations`` as positions labelled by the softmax of the teacher's ``values`` over their legal tokens."""
     f = featurize(observations, MAX_LEGAL)
     logits = np.where(f.valid, np.take_along_axis(values, f.tokens, axis=1), -np.inf)
     p = np.exp(logits - logits.max(1, keepdims=True))
@@ -62,9 +51,7 @@ def teacher_positions(teacher: Player, games: int, seed: int, epsilon: float = 0
                       num_rounds: int = 8, init_points: int = 30,
                       keep_observations: Callable[[int], bool] | None = None,
                       on_game: Callable[[], None] | None = None) -> tuple[Positions, list[Observation]]:
-    """Play ``games`` games of ``teacher`` against itself and label their positions; returns them, and the
-    observations of the positions of the games ``keep_observations(game index)`` selects (none by default: the
-    speed measurement's sample). ``on_game()`` is called as each game ends."""
+    """Play ``games`` games of ``teacher`` against itself; their positions, and the observations of those kept."""
     rng = np.random.default_rng(seed)
     todo = iter(range(games))
     active: list[tuple[int, GameState]] = []

@@ -1,11 +1,4 @@
-"""Play many games at once between two agents, batching every pending decision per agent.
-
-``stream_games`` keeps at most ``concurrency`` games in memory and hands each one out as it ends, so
-a million-game duel needs no more memory than a thousand-game one; ``play_games`` collects a few
-games in seed order (records, tests).
-"""
-
-from __future__ import annotations
+"""Play many games at once between two agents, batching every pending decision per agent."""
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -16,24 +9,11 @@ from ..runtime.progress import progress_bar
 CONCURRENCY = 512  # games in flight: large enough batches for a network, small enough memory
 
 
-def stream_games(
-    agents: tuple[Agent, Agent],
-    seeds: Iterable[int],
-    num_rounds: int = 8,
-    init_points: int = 30,
-    progress: str | None = None,
-    on_step: Callable[[GameState, int], None] | None = None,
-    concurrency: int = CONCURRENCY,
-    total: int | None = None,
-) -> Iterator[tuple[int, GameState]]:
-    """Play one game per seed, ``agents[0]`` as player 0; yields ``(index of its seed, finished state)``
-    as each game ends.
-
-    Up to ``concurrency`` games advance together: each step gathers the decisions pending for each
-    agent across them and asks that agent once; a finished game makes room for the next seed.
-    ``on_step(state, action)`` is called before each action (for recording). ``progress`` is a tqdm
-    description (``total`` its length), or None.
-    """
+def stream_games(agents: tuple[Agent, Agent], seeds: Iterable[int], num_rounds: int = 8, init_points: int = 30,
+                 progress: str | None = None, on_step: Callable[[GameState, int], None] | None = None,
+                 concurrency: int = CONCURRENCY, total: int | None = None) -> Iterator[tuple[int, GameState]]:
+    """Play one game per seed, ``agents[0]`` as player 0; yields ``(index of its seed, finished state)`` as each
+    game ends, with at most ``concurrency`` games in memory. ``on_step(state, action)`` runs before each action."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     pending = enumerate(seeds)
@@ -66,16 +46,9 @@ def stream_games(
         bar.close()
 
 
-def play_games(
-    agents: tuple[Agent, Agent],
-    seeds: Sequence[int],
-    num_rounds: int = 8,
-    init_points: int = 30,
-    progress: str | None = None,
-    on_step: Callable[[GameState, int], None] | None = None,
-) -> list[GameState]:
-    """Play one game per seed, all at once, and return the finished states in seed order (keeps every
-    game: for a few games; ``stream_games`` for many)."""
+def play_games(agents: tuple[Agent, Agent], seeds: Sequence[int], num_rounds: int = 8, init_points: int = 30,
+               progress: str | None = None, on_step: Callable[[GameState, int], None] | None = None) -> list[GameState]:
+    """Play one game per seed, all at once; the finished states in seed order (for a few games)."""
     states: list[GameState | None] = [None] * len(seeds)
     for i, s in stream_games(agents, seeds, num_rounds, init_points, progress, on_step,
                              concurrency=max(1, len(seeds)), total=len(seeds)):

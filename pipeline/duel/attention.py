@@ -1,14 +1,5 @@
-"""The paper's Fig. 7/8: a model's attention between card tokens and the value of each legal action.
-
-``play_to_discard`` plays a seeded game, the model greedy against itself, up to a chosen turn's
-discard decision of round 1; ``attention_figure`` draws one heat map per head of the first and the
-last encoder layer, restricted to the cards in hands, field and piles as the acting player sees
-them, and a bar chart of what each legal action got: the softmax of the policy logits for a policy (SL, and
-RL trained by rollout policy iteration, the default), the raw Q value for RL trained by Monte-Carlo DQN (the
-model's meta ``kind`` and ``algorithm`` say which: ``value_axis``).
-"""
-
-from __future__ import annotations
+"""The paper's Fig. 7/8: a model's attention between card tokens (each head of its first and last layers) and the
+value of each legal action at a chosen discard of round 1, the model greedy against itself."""
 
 from pathlib import Path
 
@@ -31,7 +22,7 @@ LOCATIONS = (("hand", "H"), ("field", "F"), ("my_pile", "P"), ("opp_pile", "O"))
 
 
 class AttentionError(ValueError):
-    """The chosen decision cannot be reached (e.g. round 1 ends before that turn)."""
+    """The chosen decision cannot be reached."""
 
 
 def play_to_discard(agent, seed: int, turn: int, num_rounds: int = 8, init_points: int = 30) -> Observation:
@@ -52,7 +43,6 @@ def play_to_discard(agent, seed: int, turn: int, num_rounds: int = 8, init_point
 
 
 def token_labels(obs: Observation) -> tuple[list[int], list[str]]:
-    """Card tokens in hand, field and both piles (in that order), labelled ``name (H/F/P/O)``."""
     ids, labels = [], []
     for attr, tag in LOCATIONS:
         for c in ids_of(getattr(obs, attr)):
@@ -62,8 +52,7 @@ def token_labels(obs: Observation) -> tuple[list[int], list[str]]:
 
 
 def value_axis(meta: dict) -> tuple[bool, str, str]:
-    """What a model's outputs are, for the bar chart: (softmax them?, the axis label, the chart's title word).
-    Policy logits (SL, RL ``rollout_pi``) become probabilities; only a Monte-Carlo DQN model outputs Q values."""
+    """(softmax them?, axis label, title word) of a model's outputs: only a Monte-Carlo DQN model outputs Q values."""
     if str(meta.get("kind", "")).lower() == "rl" and meta.get("algorithm") == "mc_dqn":
         return False, "Q value (expected round reward, training units)", "Q value"
     return True, "probability (softmax of the policy logits)", "probability"
@@ -109,15 +98,12 @@ def attention_figure(net, meta: dict, obs: Observation, out: str | Path, title: 
     legend = "attention between card tokens (H hand, F field, P my pile, O opponent's pile; rows attend to columns)"
     fig.suptitle((title or f"round {obs.round} turn {obs.turn} discard") + "\n" + legend)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic.savefig(fig, out, dpi=100)
+    out = atomic.savefig(fig, out, dpi=100)
     plt.close(fig)
     return out
 
 
 def render_attention(model_dir: str | Path, seed: int, turn: int, out: str | Path) -> Path:
-    """Load the model in ``model_dir``, play to the decision and draw it."""
     net, meta = load_model(model_dir)
     obs = play_to_discard(ModelAgent(net, name=str(model_dir)), seed, turn)
     title = f"{model_dir}: seed {seed}, round 1 turn {turn} discard"

@@ -1,19 +1,5 @@
-"""A duel's journal: each block of games' totals appended as it ends, so that a long duel killed midway goes on
-where it stopped when the same command is run again (``koikoi duel ... --journal FILE``).
-
-The file is JSON lines, written from the first finished block on: a header naming the duel (agents, seed,
-rounds, points, inference setups, block size, ``"counts": "pentanomial"``), then one line per finished block of
-deals (its first seed, A's games, wins, losses, draws, points, the pentanomial counts of its pairs and the
-searchers' counts). A block is played whole or not at all: a line cut short by a kill is dropped, and that block is
-played again. A header that names another duel is an error, never overwritten; so is a journal written before
-duels counted pairs (no ``counts`` in its header: its blocks cannot give the interval from the pairs nor a
-sequential test), refused in one line. The number of games is not in the header: a longer duel with the same
-options counts the blocks played already (the later row of a block wins, e.g. a short duel's last block played
-again whole), and a sequential duel (``--sprt``) resumes by reading its blocks in order until its test decides.
-The file's handling (a cut row dropped, a foreign header refused) is ``runtime.resumable``'s.
-"""
-
-from __future__ import annotations
+"""A duel's journal (``koikoi duel --journal``): each block of games' totals appended as it ends, so a killed duel
+goes on where it stopped. The number of games is not in the header: a longer duel counts the blocks played."""
 
 import json
 from pathlib import Path
@@ -35,7 +21,6 @@ def _block(row: dict) -> tuple[int, DuelResult, dict[str, float]]:
 
 
 def _refuse_unpaired(path: Path) -> None:
-    """A duel journal from before the pairs were counted: one line, before ``Journal`` calls it another duel's."""
     try:
         with Path(path).open() as f:
             first = json.loads(f.readline())
@@ -47,8 +32,7 @@ def _refuse_unpaired(path: Path) -> None:
 
 
 class DuelJournal:
-    """The blocks a duel has finished (``done``: first seed -> totals and counts), and ``record`` to add one;
-    ``block``: deals per block, part of the header (a sequential duel's blocks are smaller)."""
+    """The blocks a duel has finished (``done``: first seed -> totals and counts), and ``record`` to add one."""
 
     def __init__(self, path: Path, header: dict, block: int = BLOCK) -> None:
         _refuse_unpaired(path)
@@ -57,13 +41,10 @@ class DuelJournal:
         self.done: dict[int, tuple[DuelResult, dict[str, float]]] = {b: (r, st) for b, r, st in self._journal.rows}
 
     def holds(self, seeds: range) -> bool:
-        """Whether the block of deals ``seeds`` is here whole (both seatings of each deal)."""
         done = self.done.get(seeds[0])
         return done is not None and done[0].games == 2 * len(seeds)
 
     def record(self, block: int, result: DuelResult, stats: dict[str, float]) -> None:
-        """Append a finished block (first seed ``block``): its totals from A's side, its pairs' pentanomial counts
-        and the searchers' counts."""
         self.done[block] = result, stats
         self._journal.append({"block": block, "games": result.games, "wins": result.wins, "losses": result.losses,
                               "draws": result.draws, "points": result.points, "pairs": list(result.pairs),
@@ -71,9 +52,7 @@ class DuelJournal:
 
 
 def other_blocks(path: Path, duel: dict, block: int = BLOCK) -> tuple[str, dict[int, DuelResult]]:
-    """Another duel's journal, read for a paired comparison (``koikoi duel --paired``): its A and its finished
-    blocks. It must be of the same B, seed, rounds, points and block size as ``duel`` (another A, any inference
-    setups), so that its blocks are the same deals and seatings; ``JournalError`` (one line) otherwise."""
+    """Another duel's A and finished blocks (``koikoi duel --paired``); it must share ``duel``'s B and deals."""
     _refuse_unpaired(path)
     own = header_fields(path, ("a", "inference"), "duel")
     journal = Journal(path, "koikoi duel", {**duel, **own, "block": block, "counts": COUNTS}, _block)

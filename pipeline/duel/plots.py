@@ -1,7 +1,5 @@
 """Figures of the duels stage: the win-rate matrix and the RL training curves against SL."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import matplotlib
@@ -45,8 +43,7 @@ def winrate_matrix(keys: list[str], results: dict[tuple[str, str], DuelResult], 
 
 
 def curve_columns(path: str | Path) -> dict[str, np.ndarray] | None:
-    """The plotted columns of an RL curve CSV (a column with no value is NaN: phase 1 plays no phase 1), or None
-    when the file is absent, empty or lacks the win rate against SL."""
+    """The plotted columns of an RL curve CSV (NaN where empty), or None when it lacks the win rate against SL."""
     if not Path(path).is_file():
         return None
     rows = read_curve(path)
@@ -56,12 +53,7 @@ def curve_columns(path: str | Path) -> dict[str, np.ndarray] | None:
 
 
 def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, list[str]]:
-    """Per RL variant over its training games: the win rate against SL, and phase 2's against phase 1's network
-    (each with its 95% band over the deal pairs).
-
-    ``curves`` maps a label to its CSV. Returns the figure path and the CSVs that were missing
-    (the figure then says so in place of the line).
-    """
+    """Per RL variant, the win rate against SL and phase 2's against phase 1's; the figure and the CSVs missing."""
     fig, (ax_w, ax_p) = plt.subplots(1, 2, figsize=(11, 4))
     missing = []
     for label, path in curves.items():
@@ -98,8 +90,6 @@ def rl_curves(curves: dict[str, str | Path], out: str | Path) -> tuple[Path, lis
 
 
 def _save(fig, out: str | Path) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic.savefig(fig, out, dpi=110)
+    out = atomic.savefig(fig, out, dpi=110)
     plt.close(fig)
     return out

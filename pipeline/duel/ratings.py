@@ -1,12 +1,5 @@
-"""Bradley-Terry ratings from duel results, with 95% intervals from the Fisher information.
-
-P(i beats j) = sigmoid(theta_i - theta_j); a draw counts as half a win and half a loss.
-The fit is a logistic regression without intercept on rows ``e_i - e_j`` (scikit-learn),
-with the anchor agent's strength fixed at 0 and a weak Gaussian prior (variance ``C``)
-that keeps strengths finite when an agent wins every game.
-"""
-
-from __future__ import annotations
+"""Bradley-Terry ratings from duel results, with 95% intervals from the Fisher information: a logistic regression
+on ``e_i - e_j``, the anchor at 0, a weak prior keeping strengths finite when an agent wins every game."""
 
 import math
 from collections.abc import Sequence
@@ -18,15 +11,9 @@ ELO_PER_UNIT = 400.0 / math.log(10.0)  # Elo points per unit of Bradley-Terry st
 Z95 = 1.959963984540054
 
 
-def fit_bradley_terry(
-    agents: Sequence[str], results: Sequence[tuple[str, str, float, int]], anchor: str | None = None,
-    prior_variance: float = 100.0,
-) -> dict[str, dict[str, float]]:
-    """Strengths from ``(a, b, score_of_a, games)`` tuples (score = wins + draws / 2).
-
-    Returns ``{agent: {"strength", "lo", "hi", "elo", "elo_lo", "elo_hi"}}`` relative to
-    ``anchor`` (default: the first agent), which gets 0 with a zero-width interval.
-    """
+def fit_bradley_terry(agents: Sequence[str], results: Sequence[tuple[str, str, float, int]], anchor: str | None = None,
+                      prior_variance: float = 100.0) -> dict[str, dict[str, float]]:
+    """Strengths (and Elo) from ``(a, b, score_of_a, games)`` tuples, relative to ``anchor`` (default the first)."""
     agents = list(agents)
     anchor = agents[0] if anchor is None else anchor
     if anchor not in agents:
@@ -50,11 +37,9 @@ def fit_bradley_terry(
         ws += [s, n - s]
     theta = np.zeros(len(free))
     if free and rows:
-        X = np.array(rows)
-        y = np.array(ys)
-        w = np.array(ws, dtype=float)
+        X, w = np.array(rows), np.array(ws, dtype=float)
         model = LogisticRegression(C=prior_variance, fit_intercept=False, max_iter=1000, tol=1e-10)
-        model.fit(X, y, sample_weight=w)
+        model.fit(X, np.array(ys), sample_weight=w)
         theta = model.coef_[0]
         # Fisher information of the penalised likelihood: sum of n p (1 - p) x x^T plus the prior.
         p = 1.0 / (1.0 + np.exp(-X @ theta))

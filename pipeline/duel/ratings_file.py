@@ -1,7 +1,4 @@
-"""The duels stage's ratings file read back by the play server (its default opponent, its searcher, the page's
-opponent ratings), one rule for every reader and without heavy imports."""
-
-from __future__ import annotations
+"""The duels stage's ratings file read back (by the play server), without heavy imports."""
 
 import json
 from pathlib import Path
@@ -11,8 +8,7 @@ FIELDS = ("elo", "elo_lo", "elo_hi")
 
 
 def read_ratings(root: Path) -> tuple[str | None, dict[str, dict[str, float]]]:
-    """The anchor's key and ``{key: {"elo", "elo_lo", "elo_hi"}}`` from ``root``'s ratings file; ``(None, {})``
-    without one or when it cannot be read (no duels run yet). A rating without its interval counts as exact."""
+    """The anchor's key and ``{key: {"elo", "elo_lo", "elo_hi"}}``; ``(None, {})`` without a readable file."""
     try:
         doc = json.loads((root / RATINGS).read_text(encoding="utf-8"))
         table = {k: {f: float(v.get(f, v["elo"])) for f in FIELDS} for k, v in doc["ratings"].items()}

@@ -1,28 +1,11 @@
-"""Duplicate pairs as pentanomial counts: their win rate, its interval, and the sequential test (SPRT) that stops a
-duel when it knows (no torch: params checks and the CLI's arguments use it).
+"""Duplicate pairs (one deal, seats swapped) as pentanomial counts of A's pair score: their win rate, its interval,
+and fishtest's generalized SPRT that stops a duel when it knows (no torch). Scoring pairs removes the luck of the
+deal from the variance.
 
-A pair is one deal played twice with the seats swapped. A's pair score is the sum of its two games' scores (win 1,
-draw 0.5, loss 0): 0, 0.5, 1, 1.5 or 2, the five categories counted by ``Pentanomial``. The pair's per-game score
-is half of that (``PAIR_SCORES``), and the win rate is the mean per-game score over the pairs. Scoring pairs, not
-games, removes the luck of the deal from the variance: a deal that favours its holder gives one win to each side.
-
-The test is the generalized SPRT of fishtest on these counts. Its log-likelihood ratio compares the likeliest
-pentanomial distribution whose mean is H1's win rate ``s1`` with the likeliest whose mean is H0's ``s0``, both
-fitted to the observed frequencies ``q`` (maximum likelihood under a mean constraint: ``p_i = q_i / (1 + lambda *
-(a_i - s))``, ``a_i`` the category's per-game score, ``lambda`` a root found by bisection):
-
-    LLR = N * sum_i q_i * log(p1_i / p0_i)
-
-over N pairs. An empty category is counted as 1e-3 pairs (fishtest's ``regularize``), so that every mean can be
-fitted. Not the normal approximation ``N * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)`` (fishtest's
-``LLR_alt2``), which this test used first: with few pairs that all scored alike its variance is near zero and the
-ratio explodes (16 pairs of two networks that nearly always play alike, each pair one win a side: -184, a stop at
-H0 after 32 games, where the exact ratio is about -1); for many pairs the two agree. The test stops at H1 when
-the LLR reaches ln((1 - beta) / alpha), at H0 when it falls to ln(beta / (1 - alpha)) (Wald's bounds), with error
-rates near alpha and beta whatever the number of looks.
+The LLR compares the maximum-likelihood pentanomial distributions with means H1 and H0 fitted to the observed
+frequencies, empty categories regularized; the normal approximation (``LLR_alt2``) explodes when few pairs all
+scored alike. Wald's bounds decide.
 """
-
-from __future__ import annotations
 
 import math
 from collections.abc import Sequence
@@ -33,7 +16,7 @@ REGULARIZE = 1e-3  # pairs counted in an empty category, for the LLR only (fisht
 
 
 def pair_category(first: float, second: float) -> int:
-    """The category (0..4) of a pair whose two games A scored ``first`` and ``second`` (each 0, 0.5 or 1)."""
+    """The category (0..4) of a pair whose two games A scored ``first`` and ``second``."""
     return round(2 * (first + second))
 
 
@@ -45,30 +28,26 @@ def _moments(counts: Sequence[float]) -> tuple[float, float, float]:
 
 
 def pair_interval(counts: Sequence[int]) -> tuple[float, float] | None:
-    """The 95% interval of the win rate from the pairs' variance: Student's t over the pairs (n - 1 degrees of
-    freedom); None where every pair scored alike (or fewer than 2 pairs): the spread then says nothing, and the
-    caller falls back on Wilson's over the pairs as trials (``stats.DuelResult.ci95``), not a point."""
+    """The 95% interval of the win rate from the pairs' variance; None where it says nothing (pairs all alike)."""
     n = int(sum(counts))
     if n < 2:
         return None
     _, mean, var = _moments(counts)
     if var == 0.0:
         return None
-    half = _t975(n - 1) * math.sqrt(var / (n - 1))  # the sample standard deviation over sqrt(n)
+    half = t975(n - 1) * math.sqrt(var / (n - 1))  # the sample standard deviation over sqrt(n)
     return max(0.0, mean - half), min(1.0, mean + half)
 
 
-def _t975(df: int) -> float:
-    """The 97.5% quantile of Student's t with ``df`` degrees of freedom."""
+def t975(df: int) -> float:
     from scipy.stats import t  # loaded only by a caller of this
 
     return float(t.ppf(0.975, df))
 
 
 def _fitted(q: Sequence[float], mean: float) -> list[float]:
-    """The distribution over the categories nearest ``q`` (maximum likelihood) whose per-game mean is ``mean``:
-    ``q_i / (1 + lam * (a_i - mean))``, ``lam`` the root of sum_i q_i (a_i - mean) / (1 + lam (a_i - mean)), which
-    falls strictly between the poles -1 / (1 - mean) and 1 / mean (found by bisection; every q_i > 0)."""
+    """The distribution nearest ``q`` (maximum likelihood) with per-game mean ``mean``:
+    ``q_i / (1 + lam (a_i - mean))``, ``lam`` found by bisection between the poles."""
     d = [a - mean for a in PAIR_SCORES]
 
     def excess(lam: float) -> float:
@@ -85,8 +64,7 @@ def _fitted(q: Sequence[float], mean: float) -> list[float]:
 
 
 def llr(counts: Sequence[int], s0: float, s1: float) -> float:
-    """The log-likelihood ratio of H1 (win rate ``s1``) against H0 (``s0``) given the pentanomial ``counts``: the
-    module's generalized ratio, empty categories regularized; 0 without a pair."""
+    """The log-likelihood ratio of H1 (win rate ``s1``) against H0 (``s0``); 0 without a pair."""
     n = float(sum(counts))
     if n == 0:
         return 0.0
@@ -99,8 +77,7 @@ def llr(counts: Sequence[int], s0: float, s1: float) -> float:
 
 @dataclass(frozen=True)
 class Sprt:
-    """A sequential test of H0: win rate ``h0`` against H1: ``h1`` at error rates ``alpha`` (accepting H1 when H0
-    holds) and ``beta`` (accepting H0 when H1 holds)."""
+    """A sequential test of H0: win rate ``h0`` against H1: ``h1`` at error rates ``alpha`` and ``beta``."""
 
     h0: float
     h1: float
@@ -123,8 +100,7 @@ class Sprt:
         return math.log((1 - self.beta) / self.alpha)
 
     def decide(self, counts: Sequence[int]) -> dict:
-        """The test's state after ``counts``: ``{"h0", "h1", "alpha", "beta", "llr", "lower", "upper",
-        "decision"}``, the decision ``"H1"``, ``"H0"`` or ``"none"`` (play on)."""
+        """The test's state after ``counts``; ``decision`` is ``"H1"``, ``"H0"`` or ``"none"`` (play on)."""
         value = llr(counts, self.h0, self.h1)
         decision = "H1" if value >= self.upper else "H0" if value <= self.lower else "none"
         return {"h0": self.h0, "h1": self.h1, "alpha": self.alpha, "beta": self.beta, "llr": round(value, 4),

@@ -1,8 +1,4 @@
-"""Win rates and their intervals, the one way every duel and evaluation counts games: ``DuelResult``
-(running totals from A's side, draws half a win, and the pentanomial counts of its duplicate pairs), the interval
-from the pairs (``sprt.pair_interval``) where every game has its pair and the Wilson score interval where games are
-not paired (a person's games on the play page); the Student's t interval of a mean (``mean_ci``: paired block
-differences)."""
+"""Win rates and their intervals, the one way every duel and evaluation counts games."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .sprt import pair_category, pair_interval
+from .sprt import pair_category, pair_interval, t975
 
 if TYPE_CHECKING:
     from ..engine import GameState
@@ -21,10 +17,7 @@ if TYPE_CHECKING:
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson score interval of a proportion ``successes / n`` (95% for the default ``z``).
-
-    ``successes`` may be fractional (a draw counted as half a win). ``n == 0`` gives (0, 1).
-    """
+    """Wilson score interval of a proportion ``successes / n`` (may be fractional); (0, 1) for ``n == 0``."""
     if n <= 0:
         return 0.0, 1.0
     if not 0 <= successes <= n:
@@ -38,9 +31,7 @@ def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> t
 
 @dataclass
 class DuelResult:
-    """Outcome of a duel from A's side. ``win_rate`` counts a draw as half a win. ``pairs``: how many deals A scored
-    0, 0.5, 1, 1.5 and 2 over its two games (seats swapped), the pentanomial counts; a game whose deal's other game
-    is not counted yet waits in ``_open`` (by its deal's seed)."""
+    """Outcome of a duel from A's side, a draw half a win; ``pairs``: the pentanomial counts of its deals."""
 
     games: int = 0
     wins: int = 0
@@ -55,12 +46,10 @@ class DuelResult:
 
     @property
     def paired(self) -> bool:
-        """Whether every game is in a duplicate pair (then the interval comes from the pairs)."""
         return self.games > 0 and 2 * sum(self.pairs) == self.games
 
     @property
     def point_diff(self) -> float:
-        """A's mean final points minus the initial points."""
         return self.points / self.games if self.games else 0.0
 
     @property
@@ -73,20 +62,17 @@ class DuelResult:
 
     @property
     def ci95(self) -> tuple[float, float]:
-        """The 95% interval of the win rate: from the pairs' variance when every game is paired, else Wilson's."""
         if self.paired:  # pairs all alike: Wilson's over the pairs as trials
             n = sum(self.pairs)
             return pair_interval(self.pairs) or wilson_interval(self.win_rate * n, n)
         return wilson_interval(self.wins + 0.5 * self.draws, self.games)
 
     def add(self, state: GameState, seat: int, init_points: int, deal: int | None = None) -> None:
-        """Count one finished game in which A sat in ``seat`` (running totals: no game is kept)."""
         self.add_outcome(state.winner, seat, state.points[seat], init_points, deal)
 
     def add_outcome(self, winner: int | None, seat: int, points: int, init_points: int,
                     deal: int | None = None) -> None:
-        """Count one game from its winner seat (None: a draw), A's seat and A's final points; ``deal``: its seed,
-        which pairs it with the other game of that deal (None: a game without a pair)."""
+        """Count one game (``winner`` None: a draw); ``deal``: its seed, pairing it with the deal's other game."""
         self.games += 1
         if winner is None:
             self.draws += 1
@@ -104,7 +90,6 @@ class DuelResult:
                 self.pairs[pair_category(first, score)] += 1
 
     def merge(self, other: DuelResult) -> None:
-        """Add another part of the same duel's totals (a journalled block)."""
         self.games += other.games
         self.wins += other.wins
         self.losses += other.losses
@@ -113,15 +98,13 @@ class DuelResult:
         self.pairs = [x + y for x, y in zip(self.pairs, other.pairs)]
 
     def add_outcomes(self, outcomes: Iterable[GameOutcome], init_points: int) -> None:
-        """Count the games of a self-play job (``rl.selfplay.GameOutcome``) with A as the job's player 0, the two
-        games of a seed as a pair."""
+        """Count a self-play job's games, A as its player 0, the two games of a seed as a pair."""
         for o in outcomes:
             seat = o.seats.index(0)  # seats[k] is the player index in seat k
             self.add_outcome(o.winner, seat, o.points[seat], init_points, deal=o.seed)
 
     def summary(self) -> dict:
-        """The JSON fields of ``koikoi duel`` and of the duels metrics (``pairs``: the pentanomial counts, when
-        every game is paired; ``sprt``: a sequential duel's test)."""
+        """The JSON fields of ``koikoi duel`` and of the duels metrics."""
         lo, hi = self.ci95
         out = {
             "games": self.games, "win_rate": round(self.win_rate, 4), "draw_rate": round(self.draw_rate, 4),
@@ -136,7 +119,7 @@ class DuelResult:
 
 
 def search_summary(stats: dict[str, float]) -> dict:
-    """A search agent's counts (``SearchPlayer.stats``) per searched decision: time, deals, playouts, changes."""
+    """A search agent's counts (``SearchPlayer.stats``) per searched decision."""
     n = int(stats.get("searched", 0))
     return {"searched": n, "changed": int(stats.get("changed", 0)),
             "seconds_per_search": round(stats.get("search_seconds", 0.0) / n, 4) if n else None,
@@ -145,23 +128,16 @@ def search_summary(stats: dict[str, float]) -> dict:
 
 
 def mean_ci(x: Sequence[float]) -> tuple[float, float]:
-    """The mean and the half-width of its 95% interval, Student's t with n - 1 degrees of freedom (nan where there
-    are too few values): the standard deviation is estimated from the values too, which over 10 paired blocks
-    widens the normal 1.96 to t(9) = 2.262."""
-    from scipy.stats import t  # loaded only by a caller of this
-
+    """The mean and the half-width of its 95% interval, Student's t (nan where there are too few values)."""
     a = np.asarray(x, dtype=float)
     mean = float(a.mean()) if len(a) else float("nan")
     if len(a) < 2:
         return mean, float("nan")
-    return mean, float(t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
+    return mean, float(t975(len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
 
 
 def paired_difference(mine: Mapping[int, DuelResult], other: Mapping[int, DuelResult]) -> dict:
-    """A's win rate minus another agent's against the same B on the same deals: the mean of the differences of
-    the blocks both duels finished whole (first seed -> totals; the same number of games), with its 95% interval
-    over blocks (``mean_ci``: Student's t). Each block's deals and seats are shared, so their luck cancels and the
-    interval is far narrower than the two duels' Wilson intervals suggest."""
+    """A's win rate minus another's against the same B over the blocks both finished, with its 95% interval."""
     blocks = sorted(b for b in set(mine) & set(other) if mine[b].games == other[b].games)
     diffs = [mine[b].win_rate - other[b].win_rate for b in blocks]
     out: dict = {"blocks": len(blocks), "games": sum(mine[b].games for b in blocks)}

@@ -27,11 +27,10 @@ FORMAT = 1  # bumped when the file's layout changes
 
 
 def same_games(jobs: list[PlayJob]) -> bool:
-    """Whether the jobs play the same games, whatever their reward models and branch temperatures (what only
-    scores the play)."""
+    """Whether the jobs play the same games, whatever their reward models and what their recorders only score them
+    with (a temperature)."""
     def scoreless(job: PlayJob) -> PlayJob:
-        branches = None if job.branches is None else replace(job.branches, temperature=0.0)
-        return replace(job, reward=None, branches=branches)
+        return replace(job, reward=None, recorder=job.recorder.scoreless())
 
     first = scoreless(jobs[0])
     return all(scoreless(j) == first for j in jobs[1:])
@@ -44,7 +43,7 @@ def shared_play(jobs: dict[str, PlayJob], play: Callable[[PlayJob], PlayResult])
     if not same_games(list(jobs.values())):
         return None
     result = play(replace(jobs[variants[0]], reward=RewardModels(tuple(jobs[v].reward for v in variants))))
-    return {v: result.for_reward(k, jobs[v].branches) for k, v in enumerate(variants)}
+    return {v: result.for_reward(k, jobs[v].recorder) for k, v in enumerate(variants)}
 
 
 def write(path: Path, fingerprints: dict[str, str], results: dict[str, PlayResult] | None) -> None:

@@ -121,10 +121,10 @@ class PhaseRunner:
         table = WinProbTable.from_dict(state.winprob) if state.winprob else None
         scale = getattr(p.reward_scale, c.variant)
         reward = RewardModel(c.variant, scale, table, p.wp_baseline)
-        players, branches = self.algorithm.branch_spec(players, self.sl_spec, c.variant, reward=reward,
-                                                       seed=loop_seed(p, c.phase, loop, 3))
+        players, recorder = self.algorithm.recorder(players, self.sl_spec, c.variant, reward=reward,
+                                                    seed=loop_seed(p, c.phase, loop, 3))
         return PlayJob(players=players, games=tuple(games), inference=self.inference,
-                       concurrency=p.selfplay.concurrency, reward=reward, branches=branches, explore_seed=base)
+                       concurrency=p.selfplay.concurrency, reward=reward, recorder=recorder, explore_seed=base)
 
     def first_loop_job(self) -> tuple[PlayJob, str]:
         """The games of this phase's first loop from a fresh start (what ``rl_phase1_play`` plays once for both

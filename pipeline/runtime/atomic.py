@@ -1,12 +1,4 @@
-"""Writes a kill cannot leave half done: each file is written beside its target and renamed over it.
-
-``os.replace`` within one directory is atomic on POSIX, so a reader (or the next run after a kill)
-sees the old file or the new one, never a truncated one. ``replace_dir`` swaps a whole directory
-built beside its target: at every instant either the old or the new tree is at the target or kept
-beside it under a ``.old-`` name that the next swap removes.
-"""
-
-from __future__ import annotations
+"""Writes a kill cannot leave half done: each file (or directory) is written beside its target and renamed over it."""
 
 import os
 import shutil
@@ -50,7 +42,6 @@ def _temp_beside(path: Path, mode: str) -> Iterator[IO[Any]]:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """``path.write_text(text)``, atomically."""
     path = Path(path)
     with _temp_beside(path, "w") as f:
         f.write(text)
@@ -58,7 +49,6 @@ def write_text(path: str | Path, text: str) -> Path:
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
-    """``path.write_bytes(data)``, atomically."""
     path = Path(path)
     with _temp_beside(path, "wb") as f:
         f.write(data)
@@ -66,8 +56,7 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
 
 
 def write_with(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
-    """``write(f)`` into a binary file object that becomes ``path`` only once ``write`` returned
-    (e.g. ``lambda f: torch.save(obj, f)``)."""
+    """``write(f)`` into a binary file object that becomes ``path`` only once ``write`` returned."""
     path = Path(path)
     with _temp_beside(path, "wb") as f:
         write(f)
@@ -82,7 +71,6 @@ def savefig(fig: Any, path: str | Path, **kwargs: Any) -> Path:
 
 
 def torch_save(obj: Any, path: str | Path) -> Path:
-    """``torch.save(obj, path)``, atomically."""
     import torch
 
     return write_with(path, lambda f: torch.save(obj, f))
@@ -90,8 +78,7 @@ def torch_save(obj: Any, path: str | Path) -> Path:
 
 @contextmanager
 def building_dir(target: str | Path) -> Iterator[Path]:
-    """A fresh directory beside ``target`` to build into; it replaces ``target`` only when the block
-    ends without an exception (else it is removed and ``target`` is left as it was)."""
+    """A fresh directory beside ``target`` that replaces it when the block ends without an exception."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     olds = sorted(target.parent.glob(f".{target.name}.old-*"))

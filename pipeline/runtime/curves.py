@@ -1,8 +1,4 @@
-"""A learning curve as CSV (SL's epochs, RL's loops): ``write_curve`` writes it atomically, ``read_curve`` reads it
-back with its numbers as the types written. Here on the ground floor: the trainers write curves, and the duels'
-figures and the tuning objectives read them."""
-
-from __future__ import annotations
+"""A learning curve as CSV (SL's epochs, RL's loops), written atomically and read back with its numbers' types."""
 
 import csv
 import io
@@ -24,7 +20,6 @@ def write_curve(rows: Iterable[Mapping[str, Any]], path: str | Path, columns: Se
 
 
 def _number(text: str) -> int | float | str:
-    """A CSV cell back as written: ints as ints, floats as floats (their text has a '.', 'e', 'nan' or 'inf')."""
     for kind in (int, float):
         try:
             return kind(text)
@@ -34,6 +29,5 @@ def _number(text: str) -> int | float | str:
 
 
 def read_curve(path: str | Path) -> list[dict]:
-    """The rows of a curve written by ``write_curve``, numbers parsed back to the types written."""
     with Path(path).open(newline="") as f:
         return [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]

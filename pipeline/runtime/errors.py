@@ -1,7 +1,4 @@
-"""``ParamError``, a bad param, here on the ground floor so that every layer can raise it (``train_guards``' loss
-that a learning rate made infinite) without importing the params models (``pipeline.params`` hands it on)."""
-
-from __future__ import annotations
+"""``ParamError``, on the ground floor so that every layer can raise it without importing the params models."""
 
 
 class ParamError(Exception):

@@ -1,17 +1,8 @@
 """What this machine does fast: which accelerator trains, and in which precision.
 
-On a CPU without native bf16 matmuls (AVX2 only) torch's bf16 matmul falls back to a slow path:
-measured 0.3 GFLOP/s against 68 GFLOP/s in fp32 on one AVX2 core, so "bf16-mixed" training there
-is ~8x slower at the paper's sizes, not faster. Params therefore say ``auto`` and this module picks:
-on a CPU bf16 only with AVX512-BF16/AMX; on a GPU bf16 where it has it (Ampere and later), else
-fp16 with a gradient scaler (Lightning's ``16-mixed``) on tensor-core GPUs, else fp32.
-
-``auto`` never falls back to the CPU in silence: where the machine has an NVIDIA GPU that torch cannot
-use (a CPU-only torch build, a driver too old for torch's CUDA, the GPU hidden), ``gpu_problem`` says
-why and what to run, and ``announce`` prints it beside the line naming the devices a stage resolved.
+bf16 only where it is native (a CPU without AVX512-BF16/AMX runs it ~8x slower than fp32). ``auto`` never
+falls back to the CPU in silence: ``gpu_problem`` says why torch cannot use the machine's NVIDIA GPU.
 """
-
-from __future__ import annotations
 
 import os
 import platform
@@ -24,19 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import TextIO
 
-PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed")
-"""Lightning training precisions a param may name; ``auto`` picks per accelerator (see the module doc)."""
-
-ACCELERATORS = ("auto", "cpu", "gpu")
-"""Lightning accelerators a param may name; ``auto`` is ``gpu`` when torch sees a CUDA GPU, else ``cpu``."""
-
-DEVICES = ("auto", "cpu", "cuda")
-"""Torch devices a ``device`` param may name; ``auto`` is ``cuda`` when torch sees a CUDA GPU, else ``cpu``."""
-
-INFERENCE_SETUPS = ("fp32", "autocast", "bf16", "compile-fp32", "compile-bf16")
-"""How players run forward passes (``pipeline.net.inference``), as a param may force them; ``auto`` picks one.
-Here, beside the other hardware choices, so that the params validate them without importing the networks."""
-
+PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed")  # Lightning's
+ACCELERATORS = ("auto", "cpu", "gpu")  # Lightning's
+DEVICES = ("auto", "cpu", "cuda")  # torch's
+INFERENCE_SETUPS = ("fp32", "autocast", "bf16", "compile-fp32", "compile-bf16")  # pipeline.net.inference's
 INFERENCE_CHOICES = ("auto", *INFERENCE_SETUPS)
 
 SETUP_DOC = "docs/scaling.md"  # where the CUDA set-up is described
@@ -46,9 +28,7 @@ MIN_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 65, 6)}
 
 
 def pin_worker_threads(n: int) -> None:
-    """A play worker's ``n`` threads: torch's and the BLAS's that numpy calls (the rollout policy's matrix
-    products). Left at its default of a thread per core, the BLAS of two workers on 2 cores spun against each
-    other: a searched duel took 1.8x as long (docs/search.md#figures)."""
+    """A play worker's threads, torch's and numpy's BLAS (two BLAS on 2 cores spin against each other)."""
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -87,8 +67,7 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def gpu_problem() -> str | None:
-    """Why torch cannot use the NVIDIA GPU this machine has, with what to run, in one sentence; None where
-    there is none or torch can use it."""
+    """Why torch cannot use this machine's NVIDIA GPU, and what to run; None where there is none or it can."""
     driver = nvidia_driver()
     if driver is None or gpu_available():
         return None
@@ -123,8 +102,7 @@ def gpu_has_bf16() -> bool:
 
 
 def _resolve(value: str, name: str, choices: tuple[str, str, str]) -> str:
-    """``value`` of ``choices`` (auto, cpu, the GPU's word) made concrete; the GPU's word without one is a
-    ``ValueError`` saying why torch sees none."""
+    """``value`` of ``choices`` (auto, cpu, the GPU's word) made concrete."""
     gpu = choices[2]
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
@@ -136,26 +114,21 @@ def _resolve(value: str, name: str, choices: tuple[str, str, str]) -> str:
 
 
 def resolve_accelerator(value: str, name: str = "accelerator") -> str:
-    """An accelerator param (called ``name`` in errors) made concrete: ``cpu`` or ``gpu`` (Lightning's words)."""
     return _resolve(value, name, ACCELERATORS)
 
 
 def resolve_device(value: str, name: str = "device") -> str:
-    """A device param (called ``name`` in errors) made concrete: ``cpu`` or ``cuda`` (torch's words)."""
     return _resolve(value, name, DEVICES)
 
 
 def play_device(value: str, name: str, backend: str = "process") -> str:
-    """A players' ``device`` param (``name`` in errors) made concrete: ``cpu`` or ``cuda``, by the rule of
-    ``rl.devices``. On a Ray cluster (``RAY_ADDRESS`` set) ``auto`` keeps the players on CPUs and ``cuda`` is the
-    cluster's GPUs, which ``RayExecutor`` checks, not this machine's."""
+    """A players' ``device`` param made concrete; on a Ray cluster ``cuda`` is the cluster's GPUs."""
     if backend == "ray" and os.environ.get("RAY_ADDRESS") and value in ("auto", "cuda"):
         return "cpu" if value == "auto" else "cuda"
     return resolve_device(value, name)
 
 
 def torch_device(accelerator: str) -> str:
-    """The torch device type of a resolved accelerator: ``cuda`` or ``cpu``."""
     return "cuda" if accelerator == "gpu" else "cpu"
 
 
@@ -199,9 +172,7 @@ def device_name(device: str) -> str:
 
 @dataclass(frozen=True)
 class Placement:
-    """Where one part of a stage runs: ``role`` (learner, selfplay, train, play) on ``device`` (cpu | cuda) in
-    ``precision`` (Lightning's for training, the ``pipeline.net.inference`` setup for play); ``auto``: its param said
-    auto."""
+    """Where one part of a stage (``role``) runs; ``auto``: its param said auto."""
 
     role: str
     device: str
@@ -210,8 +181,7 @@ class Placement:
 
 
 def placement_params(placements: Sequence[Placement]) -> dict[str, str]:
-    """MLflow params of the resolved devices: ``device.<role>``, ``precision.<role>``, ``device.gpu`` (the GPU used,
-    or why none could be) and ``device.torch`` (the torch build)."""
+    """MLflow params of the resolved devices, the GPU (or why none) and the torch build."""
     import torch
 
     out: dict[str, str] = {}
@@ -225,8 +195,7 @@ def placement_params(placements: Sequence[Placement]) -> dict[str, str]:
 
 
 def announce(stage: str, placements: Sequence[Placement], file: TextIO | None = None) -> dict[str, str]:
-    """Print on one line where ``stage`` runs (and on a second, when an ``auto`` part fell back to the CPU beside a
-    GPU torch cannot use, why and what to run); return the MLflow params of it (``placement_params``)."""
+    """Print where ``stage`` runs (and why not on the GPU an ``auto`` part could not use); return its MLflow params."""
     out = file or sys.stderr
     parts = [f"{p.role} on {p.device} ({device_name(p.device)}) in {p.precision}" for p in placements]
     print(f"{stage}: {'; '.join(parts)}", file=out, flush=True)

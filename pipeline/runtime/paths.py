@@ -1,7 +1,4 @@
-"""Project paths that stay right inside ``dvc exp run`` temp-dir copies, and a command's output kept apart from its
-inputs."""
-
-from __future__ import annotations
+"""Project paths that stay right inside ``dvc exp run`` temp-dir copies; outputs kept apart from inputs."""
 
 import os
 from collections.abc import Iterable
@@ -22,8 +19,7 @@ def repo_root(start: str | Path | None = None) -> Path:
 
 
 def check_apart(out: str | Path, inputs: Iterable[str | Path]) -> None:
-    """``ValueError`` (one line) when the output ``out`` is, is inside or contains one of a command's ``inputs``:
-    writing it would overwrite or change what the command reads (``--out models/sl`` on the tracked SL model)."""
+    """``ValueError`` when ``out`` is, is inside or contains one of a command's ``inputs``."""
     o = Path(out).resolve()
     for given in inputs:
         i = Path(given).resolve()

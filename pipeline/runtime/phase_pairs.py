@@ -1,8 +1,4 @@
-"""The duels stage's phase pairings: each RL variant's final model (phase 2) against its phase-1 model, so that
-the pipeline itself says whether phase 2's self-play improved on phase 1. The repository's paths of those models,
-here on the ground floor: the params (``DuelsParams``, ``params.needs``) and the duels read them."""
-
-from __future__ import annotations
+"""The paths of each RL variant's final and phase-1 models, which the duels stage pairs (read by params and duels)."""
 
 
 def phase_pair(variant: str) -> tuple[str, str]:

@@ -1,14 +1,4 @@
-"""Progress: a bar on a terminal, one plain line a minute in a log.
-
-``progress_bar`` is the one way to make a tqdm bar in the project. On a terminal it is drawn as usual. Off a
-terminal (``2>log``, ``dvc repro`` under CI, ``make repro | tee``) a bar draws nothing (no ``\\r``
-fragments); instead, once every ``LOG_EVERY`` seconds while bars are open, one line on stderr says where
-each open bar is (done / total, rate, ETA), outermost first, so a user tailing a log knows the stage is
-alive. Work shorter than that writes nothing. ``on_terminal`` is the same test for libraries that draw
-their own bars (Lightning's ``enable_progress_bar``, Optuna's ``show_progress_bar``).
-"""
-
-from __future__ import annotations
+"""Progress: a tqdm bar on a terminal; off one, a line every ``LOG_EVERY`` seconds saying where each open bar is."""
 
 import os
 import sys
@@ -28,13 +18,11 @@ _beat: tuple[int, threading.Thread] | None = None  # (pid, thread): a forked chi
 
 
 def on_terminal() -> bool:
-    """Whether stderr, where the bars go, is a terminal."""
     return sys.stderr.isatty()
 
 
 def progress_bar(iterable: Iterable | None = None, *, enabled: bool = True, **kwargs: Any) -> Any:
-    """A tqdm bar on stderr (or ``file``): drawn on a terminal; off one, counted and reported by the
-    once-a-minute log line. ``enabled=False``: neither."""
+    """A tqdm bar on stderr (or ``file``): drawn on a terminal, else reported by the log line."""
     from tqdm import tqdm
 
     if not enabled:

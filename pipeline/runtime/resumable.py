@@ -1,12 +1,7 @@
-"""A resumable command's journal: JSON lines, a header naming the work, then one row per finished unit of it.
+"""A resumable command's journal: JSON lines, a header naming the work, then one row per finished unit.
 
-Run again with the same journal, the command skips the units it holds (``koikoi duel --journal``). The
-file is written from the first finished unit on, each row flushed to disk. A row cut short by
-a kill (or one ``parse`` refuses) is dropped with every row after it, so that unit is done again; a header that
-names other work is an error, never overwritten.
+A row cut short by a kill is dropped with every row after it; a header naming other work is an error.
 """
-
-from __future__ import annotations
 
 import json
 import os
@@ -16,7 +11,7 @@ from typing import Any
 
 
 class JournalError(ValueError):
-    """The journal file belongs to other work or is not a journal: one line naming the file and the field."""
+    """The journal file belongs to other work or is not a journal."""
 
 
 class Journal:
@@ -70,10 +65,7 @@ class Journal:
 
 
 def header_fields(path: Path, keys: tuple[str, ...], what: str, optional: tuple[str, ...] = ()) -> dict:
-    """``keys`` (and ``optional`` ones, None where absent) of the header of another run's journal at ``path`` (a
-    ``what`` journal), from its first line only (a ``Journal`` then reads the rows with those as its own): how a
-    command reads journals whose header differs from its own in these fields. ``JournalError`` (one line) where
-    it is not one."""
+    """``keys`` (and ``optional`` ones, None where absent) of the header of the journal at ``path``."""
     try:
         with Path(path).open() as f:
             first = json.loads(f.readline())

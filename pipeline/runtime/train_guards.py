@@ -1,21 +1,5 @@
-"""Lightning callbacks that every training run (SL, RL) carries, so a fault ends it cleanly.
-
-- ``StopOnNonFiniteLoss``: a NaN or infinite training loss stops the run at once with a one-line
-  ``NonFiniteLoss`` before anything is saved: the previous model stays. It is a bad param (the ``lr``), so a
-  ``ParamError``: exit code 2, like every usage error (and a ``ValueError``, for callers that catch those).
-- ``PassInterrupt``: Lightning turns Ctrl-C into ``sys.exit(1)`` and ignores SIGINT from then on;
-  this hands the ``KeyboardInterrupt`` on instead, so the command ends with its one line and exit
-  code 130 and the MLflow run is marked KILLED (``pipeline.tracking.lifecycle``).
-
-- ``LogProgress``: off a terminal (where Lightning draws no bar), the training steps as a
-  ``progress.progress_bar``, so a log gets its once-a-minute line (done / total, rate, ETA).
-
-``guards`` also quiets Lightning's own chatter, since every Trainer goes through it. ``AtomicCheckpointIO``
-writes a Trainer's checkpoints beside their target and renames them over it (Lightning's own copies them
-from the temp directory, which a kill can leave half done on another filesystem).
-"""
-
-from __future__ import annotations
+"""Lightning callbacks that every training run (SL, RL) carries, so a fault ends it cleanly, and atomic checkpoints
+(Lightning's own copy from a temp directory, which a kill can leave half done)."""
 
 import logging
 import math
@@ -34,9 +18,7 @@ from .progress import on_terminal, progress_bar
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning checkpoints through ``pipeline.runtime.atomic``: a kill leaves the previous checkpoint or the new
-    one; read back safely: tensors and plain containers only (``weights_only``), never a pickle's code, whatever a
-    caller asks (a checkpoint in ``checkpoints/`` is a file anyone with write access could have planted)."""
+    """Lightning checkpoints written atomically and always read back safely (a checkpoint may be planted)."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
         torch_save(checkpoint, path)
@@ -47,22 +29,19 @@ class AtomicCheckpointIO(TorchCheckpointIO):
 
 
 def read_checkpoint(path: Any) -> dict[str, Any]:
-    """A Lightning checkpoint loaded safely on the CPU: the project's hold only tensors and plain containers, so
-    ``weights_only`` reads them whole and refuses (an ``UnpicklingError``) one that holds anything else."""
+    """A Lightning checkpoint loaded on the CPU with ``weights_only`` (the project's hold only tensors)."""
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
 class NonFiniteLoss(ParamError, ValueError):
-    """The training loss became NaN or infinite: the params (the learning rate) are to blame."""
+    """The training loss became NaN or infinite: a bad param (the learning rate), so exit code 2."""
 
 
 class StopOnNonFiniteLoss(pl.Callback):
-    """Raise ``NonFiniteLoss`` after the first training step whose loss is not finite.
+    """Raise ``NonFiniteLoss`` after the first training step whose loss is not finite, before anything is saved.
 
-    ``section`` names the params section (``sl_train``, ``rl``) whose ``lr`` the message points at. On a GPU,
-    reading the loss back every step would make the host wait for every step: there the steps' verdicts are
-    gathered on the device and read every ``GPU_CHECK_EVERY`` steps and before validation, the epoch's end and
-    the run's end, so the run still stops before anything is saved."""
+    On a GPU the verdicts are read every ``GPU_CHECK_EVERY`` steps (and before anything is saved), so the host
+    does not wait for every step."""
 
     GPU_CHECK_EVERY = 64
 
@@ -113,8 +92,7 @@ def _not_lightnings_shutdown_note(record: logging.LogRecord) -> bool:
 
 
 class PassInterrupt(pl.Callback):
-    """Re-raise Ctrl-C (``KeyboardInterrupt``) out of ``Trainer.fit`` instead of Lightning's ``sys.exit(1)``
-    (and drop Lightning's "attempting graceful shutdown" note: the command says "interrupted" itself)."""
+    """Re-raise Ctrl-C out of ``Trainer.fit`` instead of Lightning's ``sys.exit(1)`` (exit 130, the run KILLED)."""
 
     def __init__(self) -> None:
         logging.getLogger("lightning.pytorch.utilities.rank_zero").addFilter(_not_lightnings_shutdown_note)
@@ -157,10 +135,7 @@ class LogProgress(pl.Callback):
 
 
 def _quiet_lightning() -> None:
-    """Lightning's banner (accelerators, AMP, a tip to install its cloud logger), its hints and a torch
-    deprecation its own code triggers say nothing about the run, and RL's per-loop Trainers would repeat
-    them every loop: logs keep the project's own lines. The data are in-memory tensors, so worker
-    processes would only add start-up time: no hint about them either."""
+    """Lightning's banner and hints say nothing about the run, and RL's per-loop Trainers would repeat them."""
     logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
     logging.getLogger("lightning.fabric").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", ".*does not have many workers.*")

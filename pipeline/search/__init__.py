@@ -1,4 +1,1 @@
-"""Decision-time search agents (``search:<model>?...``): docs/search.md.
-
-``spec`` parses the agent spec (no torch); ``player`` searches; ``agent`` loads one as an agent.
-"""
+"""Decision-time search agents (``search:<model>?...``): docs/search.md."""

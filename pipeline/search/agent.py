@@ -1,7 +1,5 @@
 """``search:<model>?...`` as an agent: ``load_search_agent`` (what ``agents.load_agent`` calls) and ``SearchAgent``."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -16,10 +14,7 @@ from .spec import SearchOptions, parse_search, rollout_path
 
 
 class SearchAgent(ModelAgent):
-    """Plays by search (``SearchPlayer``); its hints and reviews show its model's values, not a search.
-
-    ``spec`` is a ``SearchSpec``: duels between this and another model agent ship it to their workers.
-    """
+    """Plays by search; its hints and reviews show its model's values, not a search."""
 
     player: SearchPlayer
 
@@ -33,8 +28,7 @@ class SearchAgent(ModelAgent):
 
 
 def search_reward(spec: str, options: SearchOptions) -> RewardModel:
-    """The reward the search maximises: ``wp`` from the ``winprob`` table, or ``point``. ``ValueError`` naming
-    the option."""
+    """The reward the search maximises: ``wp`` from the ``winprob`` table, or ``point``."""
     if options.reward == "point":
         return RewardModel("point")
     try:
@@ -46,7 +40,6 @@ def search_reward(spec: str, options: SearchOptions) -> RewardModel:
 
 
 def rollout_spec(spec: str, path: str) -> PlayerSpec:
-    """The rollout policy of ``rollout=PATH``; ``ValueError`` naming the option."""
     from ..rollout.rollout_player import load_rollout  # torch: loaded only when this runs
 
     try:
@@ -56,8 +49,7 @@ def rollout_spec(spec: str, path: str) -> PlayerSpec:
 
 
 def load_search_agent(spec: str, seed: int, load_base: Callable[..., Agent], inference: str = "auto") -> SearchAgent:
-    """The agent of a ``search:`` spec, its model loaded by ``load_base(model, seed=seed, inference=...)``
-    (``agents.load_agent``); ``ValueError`` (one line) for a bad option or model."""
+    """The agent of a ``search:`` spec, its model loaded by ``load_base`` (``agents.load_agent``)."""
     model, options = parse_search(spec)
     base = load_base(model, seed=seed, inference=inference)
     if not isinstance(base, ModelAgent) or base.spec is None:

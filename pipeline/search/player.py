@@ -1,28 +1,6 @@
-"""The search player: at its searched decisions, the network's likeliest actions are played out on shared
-deals consistent with what it saw, and the choice never strays from the network's prior on noise.
-
-At a searched decision with a choice:
-
-1. **Candidates**: the network's ``k`` likeliest legal actions (by its softmax, the prior), less those more
-   than ``gap`` nats below the likeliest (a change there would need a gain of over ``gap * z`` standard errors,
-   which the deals seldom show: docs/search.md#the-gap); the likeliest, the *anchor*, is always one. Every other action
-   keeps its prior and is never played.
-2. **Sequential halving over shared deals**: the ``deals`` deals, built by ``engine.determinize`` from the
-   observation alone, are split over ceil(log2(candidates)) rounds; every candidate still in plays each deal
-   of a round, then the better half (by the score below) goes on, the anchor always. The playouts are greedy
-   (the rollout policy's arg-max for both seats, to the end of the round), so the same deal is the same random
-   stream for every candidate: their per-deal differences hold no luck of the deal.
-3. **Prior-anchored choice**: the arg-max of ``log prior(a) + gain(a) / T(a)``, where ``gain(a)`` is the mean
-   per-deal reward of ``a`` less the anchor's on the deals both played and ``T(a) = z * SE(gain(a))`` its
-   measured noise: a gain of ``z`` standard errors is worth one nat of prior. An action one nat less likely
-   than the anchor must win by more than ``z`` standard errors, a close second (the network unsure) by less,
-   a far one by far more; so the search plays below its prior only where the deals are sure of it, and with
-   ``deals=0`` it plays exactly its network's move.
-
-The deals of a decision come from a generator seeded by the player's seed and the observation, so a searcher
-is a function of what it sees: the same observation gives the same choice, whatever the hidden cards are and
-whatever it is batched with.
-"""
+"""The search player: the network's likeliest actions, sequentially halved over shared deals consistent with
+what it saw, chosen by ``log prior + gain / (z * SE)`` so that noise never moves it off its prior (docs/search.md).
+The deals are seeded by the player's seed and the observation: the same observation gives the same choice."""
 
 from __future__ import annotations
 
@@ -38,8 +16,7 @@ from ..agents.base import Player, PlayerSpec, legal_list, observation_rng
 from ..agents.model_agent import NetPlayer
 from ..engine import Observation, determinize
 from ..net.inference import Inference
-from ..selfplay.branches import log_prior
-from ..selfplay.playout import branch, play_out
+from ..selfplay.playout import branch, log_prior, play_out
 from ..selfplay.policies import NetSpec
 from ..selfplay.rewards import RewardModel
 from .spec import SearchOptions
@@ -49,10 +26,7 @@ ELIMINATED = -1e6  # score offset of the legal actions the search did not keep: 
 
 
 def anchored_scores(logp: np.ndarray, values: np.ndarray, anchor: int, z: float) -> np.ndarray:
-    """``log prior + gain / (z * SE)`` per candidate: ``logp`` (candidates,) their log-priors, ``values``
-    (candidates, deals) their rewards on shared deals, ``anchor`` the row of the network's choice (gain 0).
-
-    With one deal there is no measured noise: every gain counts as nothing and the prior decides."""
+    """``log prior + gain / (z * SE)`` per candidate; with one deal there is no noise measured: the prior decides."""
     n = values.shape[1]
     if n < 2:
         return logp.copy()
@@ -64,7 +38,7 @@ def anchored_scores(logp: np.ndarray, values: np.ndarray, anchor: int, z: float)
 
 @dataclass
 class _Decision:
-    """One searched decision in flight: its candidates (tokens), their log-priors and per-deal rewards."""
+    """One searched decision in flight."""
 
     obs: Observation
     cands: list[int]
@@ -76,18 +50,12 @@ class _Decision:
     alive: list[int] = field(default_factory=list)  # rows of ``cands`` still in
     values: list[list[float]] = field(default_factory=list)  # per candidate row, its rewards deal by deal
 
-    def next_deals(self, rounds_left: int) -> int:
-        """Deals of the next round: an even share of those left (at least one)."""
-        return max(1, self.deals_left // max(rounds_left, 1))
-
     def scores(self) -> np.ndarray:
-        """The anchored score of each candidate still in, on the deals all of them played."""
         n = min(len(self.values[r]) for r in self.alive)
         v = np.array([self.values[r][:n] for r in self.alive])
         return anchored_scores(self.logp[self.alive], v, self.alive.index(0), self.z)
 
     def gains(self) -> np.ndarray:
-        """Each candidate's mean reward less the anchor's (row 0) on the deals both played."""
         anchor = np.asarray(self.values[0])
         return np.array([np.mean(np.asarray(v) - anchor[:len(v)]) if r else 0.0 for r, v in enumerate(self.values)])
 
@@ -101,9 +69,7 @@ class _Decision:
 
 
 class SearchPlayer:
-    """``values(observations) -> (B, 50)``: the network's values, and at searched decisions the anchored score of
-    each candidate kept to the end (the legal actions it dropped below them, in prior order; -inf where illegal),
-    so that the arg-max is the search's choice. ``rollout``: who plays the playouts (default the network)."""
+    """The network's values, and at searched decisions the search's scores; ``rollout`` plays the playouts."""
 
     def __init__(self, model: NetPlayer, reward: RewardModel, options: SearchOptions, seed: int = 0,
                  rollout: Player | None = None) -> None:
@@ -135,7 +101,6 @@ class SearchPlayer:
         return self.model.forward_calls + (self.rollout.forward_calls if self.rollout is not self.model else 0)
 
     def stats(self) -> dict[str, float]:
-        """Counts of the searches so far: decisions, changed choices, deals, playouts, seconds."""
         return {"searched": self.searched, "changed": self.changed, "deals": self.deals, "playouts": self.playouts,
                 "search_seconds": self.search_seconds}
 
@@ -157,34 +122,27 @@ class SearchPlayer:
         return scores
 
     def searches(self, obs: Observation, scores: np.ndarray) -> bool:
-        """Whether this decision is searched: a searched type with two or more candidates."""
         if obs.decision not in self.options.decisions or not obs.legal_mask & (obs.legal_mask - 1):
             return False
         return len(self.candidates(obs, scores)) > 1
 
     def candidates(self, obs: Observation, scores: np.ndarray) -> list[int]:
-        """The actions searched, likeliest first (the anchor first): the ``k`` likeliest legal ones (all with
-        ``k=0``) within ``gap`` nats of the anchor; ties go to the lower token."""
+        """The ``k`` likeliest legal actions (all with ``k=0``) within ``gap`` nats of the first, the anchor."""
         logp = log_prior(scores)
         legal = sorted(legal_list(obs), key=lambda a: (-logp[a], a))
         k = self.options.k or len(legal)
         return [a for a in legal[:k] if logp[legal[0]] - logp[a] <= self.options.gap]
 
     def rng(self, obs: Observation) -> np.random.Generator:
-        """The generator of a decision's deals: seeded by this player's seed and the observation only."""
         return observation_rng(self.seed, obs)
 
     def search(self, observations: Sequence[Observation], scores: np.ndarray) -> np.ndarray:
-        """The anchored scores of each observation's candidates kept to the end (``(B, 50)``, the arg-max is the
-        choice; the legal actions dropped rank below them in prior order, -inf where illegal)."""
         return self.improve(observations, scores)[0]
 
     def improve(self, observations: Sequence[Observation], scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The search of each observation (``scores``: the network's masked values), every decision of the batch
-        in the same playout passes, round by round: ``(choice, gains)``, both ``(B, 50)``.
-
-        ``choice``: as ``search`` returns. ``gains``: each candidate's mean reward less the anchor's on the deals
-        both played (the anchor's 0), NaN for every other token: what expert iteration's targets tilt the prior by."""
+        """The whole batch searched in shared playout passes: ``(choice, gains)``. ``choice``: the search's scores
+        (dropped legal actions below the kept ones, -inf where illegal); ``gains``: each candidate's mean reward less
+        the anchor's (NaN for other tokens), what expert iteration tilts by."""
         opts = self.options
         todo = []
         for o, s in zip(observations, scores):
@@ -196,7 +154,7 @@ class SearchPlayer:
             for d in todo:
                 if r >= d.rounds or d.deals_left <= 0:
                     continue
-                w = d.next_deals(d.rounds - r)
+                w = max(1, d.deals_left // max(d.rounds - r, 1))  # an even share of the deals left
                 d.deals_left -= w
                 deals = [determinize(d.obs, d.rng) for _ in range(w)]
                 spans.append((d, w, len(items)))
@@ -222,8 +180,7 @@ class SearchPlayer:
 
 @dataclass(frozen=True)
 class SearchSpec:
-    """A search player as sent to a self-play worker (duels): its model's spec, reward, options, seed and the
-    rollout policy's spec (None: the model plays its own playouts)."""
+    """A search player as sent to a self-play worker (rollout None: the model plays its own playouts)."""
 
     name: str
     base: NetSpec

@@ -9,21 +9,14 @@ Exploration draws come from one RNG per game, seeded by the job's ``explore_seed
 seed, so a game's course depends only on its seed and the networks, never on what it was batched
 with: batched play reproduces one-game-at-a-time play exactly (tests/selfplay/test_selfplay.py).
 
-Branch targets (``PlayJob.branches``, the ``rollout_pi`` algorithm): at a recorded decision with two
-or more legal actions (each with probability ``branches.fraction``), the game's full state is cloned
-once per legal action, the action is taken, and the clone is played greedily by the same players to
-the end of the round: playouts of the shared playout engine (``playout``), which join the batches
-like any game. The round rewards of the
-branches share the deal, the stock order and the opponent's hand, so their differences measure the
-actions and little else; the true state is only used for these training targets, never by a player.
-The sample's target is ``softmax(prior + reward / temperature)`` over the legal actions, ``prior``
-being the recording player's own outputs at the decision (a soft policy-iteration step), or those of
-an anchor network (``BranchSpec.anchor``: the SL policy, so the targets do not compound from loop
-to loop and the learner stays a KL-regularised improvement of SL).
-
-Searched targets (``BranchSpec.search``, the ``expert_it`` algorithm): the picked decisions are searched by the
-job's searcher instead (``branches.search_targets``, all of a step's at once), the game plays the search's choice,
-and the sample's target is the prior tilted by each candidate's searched gain.
+What a game records is its job's ``recorder``'s (``Recorder``, an RL algorithm's hook, ``rl.algorithms``): at each
+step it sees the step's recorded decisions (``Step``), keeps what it wants of each, may change the action a game
+plays (a search's choice) and may ask for branch playouts: at a decision, the game's full state is cloned once per
+legal action (on the true deal and on copies with the hidden cards dealt again), the action is taken, and the clone
+is played greedily by the same players to the end of the round: playouts of the shared playout engine (``playout``),
+which join the batches like any game. The round rewards of the branches share the deal, the stock order and the
+opponent's hand, so their differences measure the actions and little else; the true state is only used for these
+training targets, never by a player. When the game ends the recorder turns each kept decision into a sample.
 """
 
 from __future__ import annotations
@@ -32,29 +25,50 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from ..agents.base import PlayerSpec, legal_list
 from ..engine import GAME_OVER, GameState, Observation, resample_hidden
 from ..net.inference import FP32, Inference
-from .branches import BranchSpec, Link, Pending, credit, round_over, round_reward, search_targets, target
-from .playout import Playout, branch, finished, pending_groups
+from .playout import Link, Pending, Playout, branch, credit, finished, pending_groups, round_over, round_reward
 from .reporting import report_progress
 from .rewards import RewardModel, RewardModels
 
 
 class Sample(NamedTuple):
-    """One decision of a recorded player: what it saw, what it did, the reward of that round.
+    """One decision of a recorded player: what it saw, what it did, its reward (the round's, or its recorder's).
 
-    ``target`` (branch targets only): a probability per token (float32 ``(50,)``, 0 where illegal).
+    ``target`` (a recorder's that makes one): float32 ``(50,)`` per token.
     """
 
     obs: Observation
     action: int
     reward: float
     target: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Recorder:
+    """What a play job keeps of its recorded decisions and the samples it makes of them: an RL algorithm's hook,
+    small and frozen (it travels in the job to every worker). This one: every decision, its round's reward."""
+
+    uneven: ClassVar[bool] = False  # its games' costs vary much (playouts, searches): ``Executor.parts`` splits finer
+
+    def record(self, step: Step) -> None:
+        """``step``'s recorded decisions: keep some (``step.keep``), with playouts (``step.branch``) or a choice of
+        their own (``step.actions``)."""
+        for i in range(len(step.obs)):
+            step.keep(i)
+
+    def sample(self, obs: Observation, action: int, reward: float, kept: Any) -> Sample:
+        """A kept decision's sample: ``reward`` its round's, ``kept`` what ``record`` kept with it."""
+        return Sample(obs, action, reward)
+
+    def scoreless(self) -> Recorder:
+        """This recorder less what only scores the games (``first_loop.same_games``)."""
+        return self
 
 
 @dataclass(frozen=True)
@@ -87,7 +101,7 @@ class PlayJob:
     inference: Inference = FP32
     concurrency: int = 64
     reward: RewardModel | RewardModels | None = None  # needed when any game records trajectories
-    branches: BranchSpec | None = None  # None: Monte-Carlo samples (the round reward of the taken action)
+    recorder: Recorder = Recorder()  # what the recorded decisions keep
     explore_seed: int = 0
     device: str = "cpu"  # where the forward passes run ("cuda": the games stay on this worker's CPU core)
     num_rounds: int = 8
@@ -118,15 +132,12 @@ class PlayResult:
     def mean_batch(self) -> float:
         return self.forward_samples / max(1, self.forward_calls)
 
-    def for_reward(self, k: int, branches: BranchSpec | None) -> PlayResult:
-        """The samples of reward model ``k`` of a play credited with ``RewardModels`` (``branches``: that model's
-        targets, its temperature; None: Monte-Carlo samples); the rest of the result as it is."""
-        def one(s: Sample) -> Sample:
-            if isinstance(s.target, Pending):  # rewards of every model per slot: this model's, then its target
-                p = s.target.of_model(k)
-                return Sample(s.obs, s.action, p.reward(p.actions.index(s.action)),
-                              target(p, branches.temperature, branches.loss))
-            return Sample(s.obs, s.action, float(s.reward[k]))
+    def for_reward(self, k: int, recorder: Recorder) -> PlayResult:
+        """The samples of reward model ``k`` of a play credited with ``RewardModels``, made by ``recorder`` (that
+        model's); the rest of the result as it is."""
+        def one(s: Sample) -> Sample:  # rewards of every model (per slot of a Pending): this model's
+            kept = s.target.of_model(k) if isinstance(s.target, Pending) else s.target
+            return recorder.sample(s.obs, s.action, float(s.reward[k]), kept)
 
         return replace(self, trajectories=[[one(s) for s in t] for t in self.trajectories])
 
@@ -157,27 +168,47 @@ class _Game:
         self.seats = spec.seats
         self.state = GameState(seed=spec.seed, num_rounds=job.num_rounds, init_points=job.init_points)
         self.rng = np.random.default_rng((job.explore_seed, spec.seed, *spec.seats))
-        self.trace: list[tuple] = []  # (round, player, obs, action[, Pending])
+        self.trace: list[tuple] = []  # (round, player, obs, action, what the recorder kept)
         self.decisions = 0
         self.open = 0  # reward slots of this game's decisions still open
         self.own: list[Link] = []  # slots this greedy game fills itself at the end of the round
 
 
-def _branch(g: _Game, obs: Observation, prior: np.ndarray, taken: int, greedy: bool,
-            job: PlayJob) -> tuple[Pending, list[Playout]]:
-    """Playouts of every branched action. A greedy game is itself the playout of the action it takes."""
-    actions = legal_list(obs)
-    k = job.branches.samples
-    base = np.zeros(len(actions)) if job.branches.flat else prior[actions].astype(np.float64)
-    pending = Pending(actions, base, k)
-    s = g.state
-    deals = [s] + [resample_hidden(s, s.player, g.rng) for _ in range(k - 1)]  # the same deals for every action
-    links = [Link(g, pending, slot, s.round, s.player) for slot in range(len(actions))]
-    skip = (actions.index(taken), 0) if greedy else None
-    if skip is not None:
-        g.own.append(links[skip[0]])
-    g.open += len(actions) * k
-    return pending, branch(deals, actions, g.seats, keys=links, skip=skip)
+class Step:
+    """The recorded decisions of one play step, as the job's recorder sees them: ``obs``, the acting player's
+    ``values`` and the ``actions`` it is about to play (a recorder may change them), their ``games`` (``rng``: each
+    one's); ``player``: the acting player's index in the job's ``players`` (built); ``greedy``: it does not explore."""
+
+    __slots__ = ("games", "obs", "values", "actions", "player", "players", "greedy", "playouts")
+
+    def __init__(self, games: list[_Game], obs: list[Observation], values: np.ndarray, actions: list[int],
+                 player: int, players: list, greedy: bool) -> None:
+        self.games, self.obs, self.values, self.actions = games, obs, values, actions
+        self.player, self.players, self.greedy = player, players, greedy
+        self.playouts: list[Playout] = []
+
+    def keep(self, i: int, kept: Any = None) -> None:
+        """Record decision ``i`` with its action (as it is now) and ``kept``, for the recorder's ``sample``."""
+        g = self.games[i]
+        g.trace.append((g.state.round, g.state.player, self.obs[i], self.actions[i], kept))
+
+    def branch(self, i: int, prior: np.ndarray | None, samples: int = 1) -> Pending:
+        """Playouts of every legal action of decision ``i`` to the end of its round, on the true deal and ``samples -
+        1`` with the hidden cards dealt again (the same deals for every action); their rewards fill the returned
+        ``Pending``, whose ``prior`` is ``prior``'s over the legal actions (per token; None: zeros). A greedy game is
+        itself the playout of the action it takes on its true deal."""
+        g, s = self.games[i], self.games[i].state
+        actions = legal_list(self.obs[i])
+        pending = Pending(actions, np.zeros(len(actions)) if prior is None else prior[actions].astype(np.float64),
+                          samples)
+        deals = [s] + [resample_hidden(s, s.player, g.rng) for _ in range(samples - 1)]
+        links = [Link(g, pending, slot, s.round, s.player) for slot in range(len(actions))]
+        skip = (actions.index(self.actions[i]), 0) if self.greedy else None
+        if skip is not None:
+            g.own.append(links[skip[0]])
+        g.open += len(actions) * samples
+        self.playouts += branch(deals, actions, g.seats, keys=links, skip=skip)
+        return pending
 
 
 def _outcome(g: _Game) -> GameOutcome:
@@ -195,15 +226,10 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
         return []
     if job.reward is None:
         raise ValueError("a game records trajectories but the play job has no reward model")
-    if job.branches is not None:
-        if isinstance(job.reward, RewardModels):  # targets per model later (PlayResult.for_reward)
-            return [Sample(o, a, 0.0, p) for _, _, o, a, p in g.trace]
-        temperature, loss = job.branches.temperature, job.branches.loss
-        return [Sample(o, a, 0.0, None) if p is None else Sample(o, a, p.reward(p.actions.index(a)),
-                                                                    target(p, temperature, loss))
-                for _, _, o, a, p in g.trace]
     per_round = job.reward.round_rewards(g.state.results, g.state.winner)
-    return [Sample(o, a, per_round[rnd - 1][p]) for rnd, p, o, a in g.trace]
+    if isinstance(job.reward, RewardModels):  # every model's rewards: each one's samples later (PlayResult.for_reward)
+        return [Sample(o, a, per_round[rnd - 1][p], kept) for rnd, p, o, a, kept in g.trace]
+    return [job.recorder.sample(o, a, per_round[rnd - 1][p], kept) for rnd, p, o, a, kept in g.trace]
 
 
 def play_job(job: PlayJob) -> PlayResult:
@@ -225,34 +251,23 @@ def play_job(job: PlayJob) -> PlayResult:
         values = player.values(obs)
         actions = values.argmax(axis=1).tolist()
         eps = player.epsilon
-        changed = False
-        branching = []  # indices in the group of decisions that branch
+        recorded = []  # indices in the group of the decisions of recording seats
         for i, (g, o) in enumerate(zip(group, obs)):
             if type(g) is _Game:  # playouts play greedily and record nothing
                 if eps > 0.0 and g.rng.random() < eps:
                     legal = legal_list(o)
                     actions[i] = legal[int(g.rng.integers(len(legal)))]
                 if g.spec.record[g.state.player]:
-                    if job.branches is None:
-                        g.trace.append((g.state.round, g.state.player, o, actions[i]))
-                    elif job.branches.picks(o, g.rng):
-                        branching.append(i)
-        if branching and job.branches.search is not None:  # expert_it: the search's choice, its gains the target
-            found = search_targets(players[job.branches.search], [obs[i] for i in branching])
-            for i, (a, p) in zip(branching, found):
-                if pi == 0:  # the searched network's own seat plays the choice (an SL seat keeps its move)
-                    actions[i] = a
-                group[i].trace.append((group[i].state.round, group[i].state.player, obs[i], actions[i], p))
-        elif branching:
-            prior = values[branching]
-            if job.branches.anchor is not None:  # the targets tilt the anchor's outputs, not the player's
-                prior = players[job.branches.anchor].values([obs[i] for i in branching])
-            for i, q in zip(branching, prior):
-                g = group[i]
-                p, kids = _branch(g, obs[i], q, actions[i], eps == 0.0, job)
-                g.trace.append((g.state.round, g.state.player, obs[i], actions[i], p))
-                active += kids
-            changed = True  # a koi-koi "stop" branch has already ended its round
+                    recorded.append(i)
+        changed = False
+        if recorded:
+            step = Step([group[i] for i in recorded], [obs[i] for i in recorded], values[recorded],
+                        [actions[i] for i in recorded], pi, players, eps == 0.0)
+            job.recorder.record(step)
+            for i, a in zip(recorded, step.actions):
+                actions[i] = a
+            active += step.playouts
+            changed = bool(step.playouts)  # a koi-koi "stop" branch has already ended its round
         for g, a in zip(group, actions):
             s = g.state
             s.step(a)

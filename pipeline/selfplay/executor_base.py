@@ -29,10 +29,10 @@ class Executor(ABC):
     def parts(self, job: PlayJob) -> list[PlayJob]:
         """``job`` split into parts for the workers, each to run on this executor's device.
 
-        One part per worker, but four with branches: a game's branches make its cost vary a lot, and
+        One part per worker, but four where the job's recorder makes games' costs vary a lot (playouts, searches):
         with one part each a worker that drew cheap games would sit idle while the other finishes.
         """
-        per_worker = 4 if job.branches is not None and self.workers > 1 else 1
+        per_worker = 4 if job.recorder.uneven and self.workers > 1 else 1
         return [replace(j, device=self.device) for j in job.split(self.workers * per_worker)]
 
     def close(self) -> None:

@@ -8,7 +8,9 @@ play the copies here:
   type), so that one forward pass serves a whole group (``play_job`` mixes its games and their
   branches in these groups);
 - :func:`play_out`: playouts played greedily to the end of the round and each one's reward for the player
-  it is played for.
+  it is played for;
+- a branched decision's bookkeeping in ``play_job``: a :class:`Pending` with one reward slot per action, the
+  :class:`Link` from a branch (or a greedy game itself) to its slot, :func:`credit` once its round is over.
 
 Playing is greedy (arg-max of each player's values), so a playout's course depends on its deal and
 the networks only, never on what it was batched with.
@@ -18,22 +20,80 @@ from __future__ import annotations
 
 import gc
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..agents.base import Player
-from ..engine import GameState
+from ..engine import GAME_OVER, GameState
 from ..engine.deal import random_deal
-from .branches import round_over, round_reward
 from .rewards import RewardModel
 
 # A playout ends with its round, and the next round, dealt as it ends, is never played: every playout is dealt this
 # one deal there (``GameState.clone(deals=...)``), which spares each copy a generator of its own and a shuffle
 # (about a tenth of a searched game's time, docs/search.md).
 NEXT_ROUND = itertools.repeat(random_deal(np.random.default_rng(0))[0])
+
+
+def log_prior(scores: np.ndarray) -> np.ndarray:
+    """The network's log-softmax over the legal tokens (``scores``: masked values, -inf where illegal)."""
+    s = scores.astype(np.float64)
+    legal = np.isfinite(s)
+    out = np.full(s.shape, -np.inf)
+    x = s[legal] - s[legal].max()
+    out[legal] = x - math.log(np.exp(x).sum())
+    return out
+
+
+class Pending:
+    """A decision whose branches are playing: one reward slot per legal action, summed over ``samples`` deals."""
+
+    __slots__ = ("actions", "prior", "rewards", "samples")
+
+    def __init__(self, actions: list[int], prior: np.ndarray, samples: int = 1) -> None:
+        self.actions, self.prior, self.samples = actions, prior, samples
+        self.rewards = [0.0] * len(actions)
+
+    def reward(self, slot: int) -> float:
+        """The mean round reward of the slot's action over its deals."""
+        return self.rewards[slot] / self.samples
+
+    def of_model(self, k: int) -> Pending:
+        """A filled copy with reward model ``k``'s rewards, of a decision credited by several (``RewardModels``)."""
+        p = Pending(self.actions, self.prior, self.samples)
+        p.rewards = [float(r[k]) for r in self.rewards]
+        return p
+
+
+class Link(NamedTuple):
+    """Where a branch's round reward goes: its game's decision, the slot of its action, whose reward."""
+
+    game: Any  # the game that branched (selfplay._Game)
+    pending: Pending
+    slot: int
+    round: int
+    player: int
+
+
+def round_reward(s: GameState, rnd: int, player: int, reward: RewardModel) -> float:
+    """``player``'s reward for round ``rnd``, which state ``s`` has just finished (the game's outcome if it ended)."""
+    over = s.phase == GAME_OVER and len(s.results) == rnd
+    return reward.reward(s.results[rnd - 1], player, over, s.winner)
+
+
+def credit(link: Link, reward: float) -> None:
+    """Add one deal's round ``reward`` to ``link``'s slot."""
+    game, pending, slot, _, _ = link
+    pending.rewards[slot] += reward
+    game.open -= 1
+
+
+def round_over(s: GameState, rnd: int) -> bool:
+    """Whether round ``rnd`` of ``s`` has ended (a new round began, or the game is over)."""
+    return s.round != rnd or s.phase == GAME_OVER
 
 
 class Playout:

@@ -1,7 +1,5 @@
 """Fitting ``model.CardLogit`` before SL: a conditional logit solved in full batch, then held fixed."""
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 
@@ -16,10 +14,7 @@ from .module import masked_cross_entropy
 @torch.enable_grad()
 def fit_card_logit(logit: CardLogit, h: torch.Tensor, legal: torch.Tensor, action: torch.Tensor,
                    c: float = 30.0, max_iter: int = 500) -> float:
-    """Maximum likelihood of ``action`` under a softmax over the ``legal`` tokens (L-BFGS, float64),
-    with an L2 penalty ``|params|^2 / (2 c n)`` (scikit-learn's ``C`` for ``n`` samples); writes the
-    solution into ``logit`` and returns the mean training loss. ``h`` is (n, T, F) float; with no
-    samples ``logit`` stays as it is and the loss is nan."""
+    """Fit ``logit`` by L-BFGS with scikit-learn's L2 penalty; returns the mean training loss (nan: no samples)."""
     n = h.shape[0]
     if n == 0:
         return float("nan")
@@ -42,8 +37,7 @@ def fit_card_logit(logit: CardLogit, h: torch.Tensor, legal: torch.Tensor, actio
 
 
 def fit_card_logits(net: KoiKoiNet, dm: SLDataModule, c: float) -> dict[str, float]:
-    """Fit each ``CardLogit`` of ``net`` on its decision type's training samples (unaugmented) and
-    freeze it for SL; returns each one's mean training loss. Deterministic: no random draws."""
+    """Fit and freeze each ``CardLogit`` of ``net`` on its decision type's unaugmented training samples."""
     losses = {}
     s = dm.train_set
     for name, logit in net.card_logits.items():

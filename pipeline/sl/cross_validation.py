@@ -1,7 +1,5 @@
 """k-fold cross-validation of supervised training, split by game (``koikoi sl-cv``, the paper's Table I)."""
 
-from __future__ import annotations
-
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -22,16 +20,10 @@ from .train import resolve_threads, resolved
 
 def cross_validate(dataset_dir: str | Path, params: SLTrainParams, folds: int = 5, max_epochs: int | None = None,
                    progress: bool = True, decisions: Sequence[str] | None = None) -> dict:
-    """k-fold cross-validation by game over train+val of ``dataset_dir`` (as the paper's Table I).
+    """k-fold cross-validation by game over train+val; accuracies pooled over the folds' held-out predictions.
 
-    Each fold trains from scratch with early stopping on its held-out games; the result pools the
-    held-out predictions of all folds: accuracy per decision type and overall, with sample counts,
-    plus the per-fold accuracies.
-
-    ``decisions`` (e.g. ``["pick", "koikoi"]``) trains and scores only those networks. With three
-    networks (no shared trunk) each learns from its own samples alone, so this gives their figures
-    for a fraction of the time; the batch shrinks in proportion so each network still takes the same
-    number of steps of the same expected size as in a full run.
+    ``decisions`` trains only those networks (three networks learn apart); the batch shrinks in proportion so
+    each takes the same steps as in a full run.
     """
     p = resolved(params)
     epochs = int(max_epochs if max_epochs is not None else p["max_epochs"])

@@ -1,10 +1,4 @@
-"""The Lightning data module over a packed SL dataset (``data/sl/``).
-
-Batches stay packed (uint8 bits + per-sample values) in memory and in the loader; they are
-unpacked to float32 features after the transfer to the device, so a whole dataset costs a few MB.
-"""
-
-from __future__ import annotations
+"""The Lightning data module over a packed SL dataset; batches are unpacked only on the device (a few MB)."""
 
 from pathlib import Path
 
@@ -24,10 +18,7 @@ def tensor_dataset(s: SampleSet) -> TensorDataset:
 
 
 class SLDataModule(pl.LightningDataModule):
-    """Train/val loaders; each batch arrives at the model as ``(x, legal, action, decision)``.
-
-    Build it from a dataset directory, or from in-memory ``SampleSet`` s (cross-validation folds).
-    """
+    """Train/val loaders of ``(x, legal, action, decision)``, from a dataset directory or in-memory sets."""
 
     def __init__(self, dataset_dir: str | Path | None = None, batch_size: int = 256, num_workers: int = 0,
                  seed: int = 0, train: SampleSet | None = None, val: SampleSet | None = None,

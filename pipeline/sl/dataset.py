@@ -1,10 +1,5 @@
-"""Replay game records into supervised samples and write the train/val split to disk.
-
-A sample is one decision the engine asked for while replaying a record (every discard, every
-pick between two field cards, every koi-koi prompt), seen by the acting player: its encoded
-features, the legal mask, the recorded action (a token index), the decision type and the game.
-The split is by game, never by sample, so no game leaks between train and val.
-"""
+"""Replay game records into supervised samples (one per decision, seen by the acting player) and split them
+by game, so no game leaks between train and val."""
 
 from __future__ import annotations
 
@@ -55,10 +50,7 @@ def game_decisions(rec: dict, path: str | Path) -> GameDecisions:
 
 
 def read_games(records_dir: str | Path, progress: bool = True) -> tuple[list[GameDecisions], list[str]]:
-    """Replay every record of a directory; malformed files are skipped, each with a one-line warning.
-
-    Returns the games and the skipped files' error lines.
-    """
+    """Replay every record of a directory; returns the games and the error lines of the files skipped."""
     files = record_files(records_dir)
     it = progress_bar(files, enabled=progress, desc="replay records", unit="game", leave=False)
     games, skipped = [], []
@@ -73,8 +65,7 @@ def read_games(records_dir: str | Path, progress: bool = True) -> tuple[list[Gam
 
 @dataclass
 class SampleSet:
-    """Packed samples: ``bits``/``values`` (see packing), ``legal`` (N, T) bool, ``action``,
-    ``decision`` and ``game`` (N,) int64; ``game`` indexes the dataset's list of game names."""
+    """Packed samples; ``game`` indexes the dataset's list of game names."""
 
     bits: np.ndarray
     values: np.ndarray
@@ -142,8 +133,7 @@ def fold_games(n_games: int, folds: int, seed: int) -> list[np.ndarray]:
 
 
 def records_fingerprint(files: Sequence[Path]) -> str:
-    """A short hash of the records' names and bytes (which data a dataset came from): ``records_sha256``'s first
-    16 hex digits."""
+    """A short hash of the records' names and bytes."""
     return records_sha256(files)[:16]
 
 
@@ -169,14 +159,8 @@ def load_info(dataset_dir: str | Path) -> dict:
     return json.loads(path.read_text())
 
 
-def build_dataset(
-    records_dir: str | Path,
-    out_dir: str | Path,
-    val_fraction: float = 0.2,
-    seed: int = 0,
-    source: str = "records",
-    progress: bool = True,
-) -> dict:
+def build_dataset(records_dir: str | Path, out_dir: str | Path, val_fraction: float = 0.2, seed: int = 0,
+                  source: str = "records", progress: bool = True) -> dict:
     """Replay ``records_dir`` into ``out_dir/{train,val}.npz`` + ``info.json``; returns the metrics."""
     records_dir, out = Path(records_dir), Path(out_dir)
     files = record_files(records_dir)
@@ -193,22 +177,13 @@ def build_dataset(
     names = [g.name for g in games]
     counts = samples.counts()
     metrics = {
-        "source": source,
-        "records_dir": str(records_dir),
-        "records_fingerprint": records_fingerprint(files),
-        "games": len(games),
-        "skipped_files": len(skipped),
-        "samples": len(samples),
+        "source": source, "records_dir": str(records_dir), "records_fingerprint": records_fingerprint(files),
+        "games": len(games), "skipped_files": len(skipped), "samples": len(samples),
         **{f"samples_{k}": v for k, v in counts.items()},
-        "train_games": int(train_g.size),
-        "val_games": int(val_g.size),
-        "train_samples": len(train),
-        "val_samples": len(val),
-        **{f"val_samples_{k}": v for k, v in val.counts().items()},
-        "num_features": layout.num_features,
-        "bit_packed_rows": int(layout.binary_rows.size),
-        "value_rows": int(layout.value_rows.size),
-        "value_dtype": str(samples.values.dtype),
+        "train_games": int(train_g.size), "val_games": int(val_g.size), "train_samples": len(train),
+        "val_samples": len(val), **{f"val_samples_{k}": v for k, v in val.counts().items()},
+        "num_features": layout.num_features, "bit_packed_rows": int(layout.binary_rows.size),
+        "value_rows": int(layout.value_rows.size), "value_dtype": str(samples.values.dtype),
     }
     info = {**metrics, "feature_version": encoding.FEATURE_VERSION, "val_fraction": val_fraction, "seed": seed,
             "games_list": names, "train_game_names": [names[i] for i in train_g],

@@ -1,7 +1,4 @@
-"""A model's greedy choices on a data module's held-out samples, for their top-1 agreement with the recorded
-human choices (``koikoi sl-cv``)."""
-
-from __future__ import annotations
+"""A model's greedy choices on held-out samples, for their top-1 agreement with human choices (``koikoi sl-cv``)."""
 
 import numpy as np
 import torch

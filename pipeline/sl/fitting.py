@@ -1,8 +1,4 @@
-"""The Lightning fit of an SL run, shared by ``train.train_sl`` and ``cross_validation.cross_validate``: the
-network from the params, early stopping (or each network at its own best epoch), the curve rows, and the
-params fingerprint and MLflow run id stored in every checkpoint for resuming."""
-
-from __future__ import annotations
+"""The Lightning fit of an SL run, shared by ``train_sl`` and ``cross_validate``."""
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,8 +28,7 @@ def model_config(p: dict, num_features: int) -> ModelConfig:
 
 
 class CurvesCallback(Callback):
-    """One row per epoch (train/val loss and accuracy); its rows travel in checkpoints, so a resumed
-    run keeps the epochs before the kill."""
+    """One row per epoch; the rows travel in checkpoints, so a resumed run keeps the epochs before the kill."""
 
     def __init__(self) -> None:
         self.rows: list[dict[str, float]] = []
@@ -68,12 +63,10 @@ class RunInfo(Callback):
         checkpoint["koikoi"] = {"fingerprint": self.fingerprint, "mlflow_run_id": self.run_id}
 
 
-
 def fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback], logger: Any,
          max_epochs: int, progress: bool, ckpt_path: Path | None, run_info: RunInfo | None,
          ) -> tuple[KoiKoiNet, dict[str, float], CurvesCallback, int]:
-    """Train with early stopping on val/loss; returns the net at its best epoch, its val metrics, the
-    curves and the number of epochs run."""
+    """Train with early stopping; returns the net at its best epoch, its val metrics, curves and epochs run."""
     pl.seed_everything(p["seed"], workers=True, verbose=False)
     net = KoiKoiNet(model_config(p, dm.num_features))
     fit_card_logits(net, dm, float(p["card_logit_c"]))  # before SLModule copies the net for its average
@@ -108,13 +101,10 @@ def fit(dm: SLDataModule, p: dict, ckpt_dir: Path, callbacks: Sequence[Callback]
         best_epochs = {f"best_epoch_{n}": e for n, e in per_type.best_epoch.items()}
     else:
         if best.best_model_path:
-            state = read_checkpoint(best.best_model_path)["state_dict"]
-            module.load_state_dict(state)
+            module.load_state_dict(read_checkpoint(best.best_model_path)["state_dict"])
         if module.ema_net is not None:  # keep the validated weights, the average
             net.load_state_dict(module.ema_net.state_dict())
         best_epochs = {}
     final = trainer.validate(module, datamodule=dm, verbose=False)[0]
     metrics = {**{k: float(v) for k, v in final.items()}, **best_epochs}
     return net, metrics, curves, trainer.current_epoch
-
-

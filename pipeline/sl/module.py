@@ -1,7 +1,5 @@
 """The Lightning module: cross-entropy over the legal-masked outputs, accuracy per decision type."""
 
-from __future__ import annotations
-
 import copy
 
 import lightning.pytorch as pl
@@ -19,10 +17,7 @@ def masked_cross_entropy(values: torch.Tensor, legal: torch.Tensor, action: torc
                          label_smoothing: float = 0.0, reduction: str = "mean") -> torch.Tensor:
     """Cross-entropy of ``action`` under a softmax over the legal tokens only.
 
-    Illegal tokens get no probability and no gradient. Label smoothing spreads its mass over the
-    legal tokens of each sample (torch's own would put it on illegal ones too, giving an infinite loss).
-    So a koi-koi sample is the 2-way choice [K0]/[K1], a pick the choice between two field cards and
-    a discard a choice among the hand's cards.
+    Label smoothing spreads over the legal tokens only (torch's own would give illegal ones mass: an infinite loss).
     """
     # at least float32 (bf16 outputs are upcast; a float64 fit keeps its precision)
     logp = torch.log_softmax(masked(values.to(torch.promote_types(values.dtype, torch.float32)), legal), dim=-1)
@@ -36,10 +31,7 @@ def masked_cross_entropy(values: torch.Tensor, legal: torch.Tensor, action: torc
 
 
 class SLModule(pl.LightningModule):
-    """Wraps a plain ``KoiKoiNet``; batches are ``(x, legal, action, decision)``.
-
-    Logs ``{split}/loss``, ``{split}/acc`` and ``{split}/acc_{discard,pick,koikoi}`` per epoch.
-    """
+    """Wraps a plain ``KoiKoiNet``; logs ``{split}/loss``, ``{split}/acc`` and ``{split}/acc_<decision>``."""
 
     def __init__(self, net: nn.Module, lr: float = 1e-3, weight_decay: float = 0.0, scheduler: str = "none",
                  label_smoothing: float = 0.0, max_epochs: int = 20, plateau_patience: int = 1,

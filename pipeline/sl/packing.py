@@ -1,11 +1,5 @@
-"""Compact, lossless storage of encoded samples.
-
-Most feature rows are 0/1 and are bit-packed (7 bytes for 50 tokens instead of 200). The other
-rows (game progress) hold one value per sample repeated over the tokens, so they are stored once
-per sample, as float16 when that round-trips exactly and float32 otherwise. ``pack`` checks which
-rows qualify on the data itself and ``unpack`` (numpy) / ``unpack_torch`` restore the exact
-float32 array; ``pack`` refuses to return anything that does not round-trip.
-"""
+"""Compact, lossless storage of encoded samples: 0/1 rows bit-packed, the others once per sample when constant
+over tokens, as float16 when that round-trips exactly; ``pack`` verifies the round trip."""
 
 from __future__ import annotations
 
@@ -59,13 +53,6 @@ class LayoutPlanner:
         value_rows = np.flatnonzero(~self.binary)
         broadcast = bool(self.constant[value_rows].all())
         return Layout(self.shape[0], self.shape[1], np.flatnonzero(self.binary), value_rows, broadcast)
-
-
-def plan_layout(x: np.ndarray) -> Layout:
-    """The layout for features ``x`` (N, F, T): rows that are 0/1 in every sample get bit-packed."""
-    p = LayoutPlanner()
-    p.update(x)
-    return p.layout()
 
 
 def pack(x: np.ndarray, layout: Layout) -> dict[str, np.ndarray]:

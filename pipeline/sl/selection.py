@@ -1,14 +1,5 @@
-"""Best-epoch selection for the three networks, each on its own validation loss.
-
-The paper trains its discard, pick and koi-koi networks apart, each kept at its own best epoch.
-Trained together in one Lightning run, the three stop learning at different times (the koi-koi
-network overfits its ~1,100 samples within a few epochs while the discard network still improves),
-so one early stop on the summed loss leaves the discard network short. This callback keeps a copy
-of each network at its lowest ``val/loss_<type>`` and stops the run once no network has improved
-for ``patience`` epochs.
-"""
-
-from __future__ import annotations
+"""Best-epoch selection for the three networks, each on its own validation loss (the paper trains them apart):
+the koi-koi network overfits within a few epochs while the discard network still improves."""
 
 import copy
 
@@ -22,8 +13,7 @@ from . import DECISION_NAMES
 
 
 class PerDecisionBest(Callback):
-    """Keeps each decision type's network (trunk and output layer) at its lowest validation loss, or
-    with ``monitor="acc"`` at its highest validation accuracy (the paper's rule, applied to its test fold)."""
+    """Keeps each decision type's network at its best validation loss (or accuracy); stops after ``patience``."""
 
     def __init__(self, patience: int, monitor: str = "loss") -> None:
         if monitor not in ("loss", "acc"):

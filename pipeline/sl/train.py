@@ -1,12 +1,5 @@
-"""Supervised training: ``train_sl``, one tracked, resumable run (``cross_validation.cross_validate`` gives k folds).
-
-``train_sl`` is what the ``sl_train`` stage and the Optuna tuner call: it trains a ``KoiKoiNet`` on
-a dataset directory, keeps Lightning checkpoints in ``ckpt_dir`` (resuming from ``last.ckpt`` when it
-was written with the same params and data), and writes the best weights (lowest val loss) as a model
-directory ``out_dir`` that loads on its own.
-"""
-
-from __future__ import annotations
+"""Supervised training: ``train_sl``, one tracked run, resumable from ``last.ckpt`` written with the same params
+and data (the ``sl_train`` stage and the tuner)."""
 
 import os
 import shutil
@@ -47,8 +40,7 @@ _RESUMABLE_ACROSS = ("num_workers", "max_epochs", "patience", "threads")
 
 
 def resolved(params: SLTrainParams) -> dict:
-    """The params as a dict with ``accelerator`` and ``precision`` made concrete for this machine (what runs, logs
-    and fingerprints); ``ValueError`` naming the param when it cannot run here (a GPU asked for, none seen)."""
+    """The params as a dict, ``accelerator`` and ``precision`` made concrete for this machine."""
     p = params.model_dump()
     accelerator = resolve_accelerator(p["accelerator"], "sl_train.accelerator")
     precision = resolve_precision(p["precision"], accelerator, "sl_train.precision")
@@ -56,17 +48,13 @@ def resolved(params: SLTrainParams) -> dict:
 
 
 def resolve_threads(threads: int) -> int:
-    """``threads`` if > 0; for 0, the cores left idle by the 1-minute load average (at least 1).
-
-    Two torch threads on a box whose other core is busy run several times slower than one
-    (each step waits for the descheduled thread), so a shared machine gets one thread.
-    """
+    """``threads`` if > 0; for 0, the cores left idle by the 1-minute load average (at least 1): two torch threads
+    on a box whose other core is busy run several times slower than one."""
     if threads > 0:
         return threads
     cores = os.cpu_count() or 1
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     return max(1, min(cores, round(cores - load)))
-
 
 
 def checkpoint_fingerprint(p: dict, info: dict) -> str:
@@ -77,8 +65,7 @@ def checkpoint_fingerprint(p: dict, info: dict) -> str:
 
 
 def _read_checkpoint(path: Path, who: str) -> dict | None:
-    """A Lightning checkpoint, loaded safely (``train_guards.read_checkpoint``: tensors and plain containers only);
-    None after one line on stderr when it cannot be read: cut short by a kill, or holding objects (planted)."""
+    """A Lightning checkpoint loaded safely; None after one line on stderr when it cannot be read."""
     try:
         return read_checkpoint(path)
     except Exception as e:  # a checkpoint cut short by the kill itself, or one that is not the project's
@@ -99,40 +86,18 @@ def _resume_point(ckpt_dir: Path, fp: str) -> tuple[Path | None, str | None]:
     return None, None
 
 
-
 def _sample_counts(s: SampleSet, prefix: str) -> dict[str, int]:
     return {f"{prefix}_samples": len(s), **{f"{prefix}_samples_{k}": v for k, v in s.counts().items()}}
 
 
-def train_sl(
-    dataset_dir: str | Path,
-    out_dir: str | Path,
-    params: SLTrainParams,
-    callbacks: Sequence[Callback] = (),
-    logger: Any = None,
-    max_epochs: int | None = None,
-    *,
-    progress: bool = True,
-    curves_path: str | Path | None = None,
-    log_model: bool | None = None,
-    register: bool = False,
-    ckpt_dir: str | Path | None = None,
-) -> dict:
-    """Train on ``dataset_dir`` (``train.npz``/``val.npz``) and write the best model to ``out_dir``.
+def train_sl(dataset_dir: str | Path, out_dir: str | Path, params: SLTrainParams, callbacks: Sequence[Callback] = (),
+             logger: Any = None, max_epochs: int | None = None, *, progress: bool = True,
+             curves_path: str | Path | None = None, log_model: bool | None = None, register: bool = False,
+             ckpt_dir: str | Path | None = None) -> dict:
+    """Train on ``dataset_dir`` and write the best model to ``out_dir``; returns the best epoch's flat metrics.
 
-    ``params``: the ``sl_train`` section (``pipeline.params``).
-    ``callbacks``: extra Lightning callbacks (e.g. an Optuna pruning callback on ``val/acc``).
-    ``logger``: ``None`` logs to MLflow experiment ``sl`` (params, curves, final metrics, the model);
-    ``False`` logs nothing; any Lightning logger is used as given. ``max_epochs`` overrides
-    ``params["max_epochs"]``. ``log_model`` (default: only with the built-in MLflow logger) logs the
-    model as a pyfunc (``pipeline.tracking.registry``); ``register`` (only the ``sl_train`` stage) also
-    registers it as ``koikoi-sl``. ``ckpt_dir``: the Lightning checkpoints (the stage: ``checkpoints/sl``,
-    outside the model directory); default ``out_dir/checkpoints``.
-
-    Returns flat metrics of the best epoch (lowest val loss): ``val/loss``, ``val/acc``,
-    ``val/acc_discard``, ``val/acc_pick``, ``val/acc_koikoi`` (and their per-type losses), plus
-    ``best_epoch``, ``epochs``, ``seconds``, ``val_samples*``, ``train_samples`` and, with MLflow,
-    ``run_id``.
+    ``logger``: None logs to MLflow experiment ``sl``, False nothing, else that Lightning logger. ``log_model``
+    (default: with the built-in logger) logs the model as a pyfunc; ``register`` also registers ``koikoi-sl``.
     """
     t0 = time.perf_counter()
     p = resolved(params)
@@ -165,7 +130,6 @@ def train_sl(
                                 "train_games": info.get("train_games"), "val_games": info.get("val_games"),
                                 "train_samples": len(dm.train_set), "val_samples": len(dm.val_set), **placement})
         logger.experiment.set_tag(run_id, "dataset_source", str(info.get("source")))
-
         log_sl_dataset(logger.experiment, run_id, dataset_dir)  # digest, records' source and counts
     client = logger.experiment if own_logger else None
     if client is not None:  # this process owns the run now (a resumed run was KILLED or FAILED)
@@ -215,8 +179,7 @@ def _mlflow_logger(run_id: str | None) -> tuple[Any, bool]:
 
 def _log_final(logger: Any, out: Path, result: dict, curves_path: str | Path | None, log_model: bool,
                register: bool, dataset_dir: str | Path) -> None:
-    """Final metrics (linked to the model and the dataset) and the curves into the logger's MLflow run; the
-    model as a pyfunc model, registered as ``koikoi-sl`` when ``register``."""
+    """Final metrics, curves and (with ``log_model``) the model into the logger's MLflow run."""
     import mlflow
 
     run_id = getattr(logger, "run_id", None)

@@ -1,2 +1,1 @@
-"""MLflow: where runs go (``store``), how they end (``lifecycle``, ``bookkeeping``), resuming one (``resume``),
-pipeline executions and lineage, the model registry, the store's lock and move."""
+"""MLflow: where runs go, how they end, resuming one, pipeline executions, lineage and the model registry."""

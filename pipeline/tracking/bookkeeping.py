@@ -1,10 +1,4 @@
-"""The books of a tracked run closed, the same for SL and RL (resuming one is ``resume``'s):
-
-- ``finish_run``: the model (``registry.log_model``, registered where the stage asks for it), final
-  metrics (once, linked to the model) and artifacts into the run.
-"""
-
-from __future__ import annotations
+"""The books of a tracked run closed, the same for SL and RL."""
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,10 +11,7 @@ from .registry import log_model
 def finish_run(client: Any, run_id: str, final: Mapping[str, float], *, step: int = 0,
                artifacts: Sequence[str | Path] = (), model_dir: str | Path | None = None,
                register: bool = False, weights_from: str | None = None, dataset: Any = None) -> None:
-    """Close the books of run ``run_id``: ``model_dir`` as a pyfunc model (registered when ``register``;
-    ``weights_from``: see ``registry.log_model``), the ``final`` metrics it does not hold yet (a rerun repeats
-    none; linked to the run's model, and to ``dataset``, an MLflow dataset, when given) and the ``artifacts``
-    files."""
+    """Log the model, the ``final`` metrics the run does not hold yet and the ``artifacts`` into run ``run_id``."""
     model_id = None
     if model_dir is not None:
         import mlflow

@@ -1,19 +1,5 @@
 """One pipeline execution (a ``dvc repro``, a ``dvc exp run``) in MLflow: the tags that group its runs, and
-one run that sums it up for comparing executions side by side (docs/mlflow.md).
-
-- ``execution_tags()``: carried by every run the project starts (``lifecycle.owner_tags``):
-  ``pipeline_run`` (one id shared by all stages of one execution: the DVC process that runs them),
-  ``dvc_exp`` (the DVC experiment's name; ``workspace`` for ``dvc repro``), ``dvc_stage`` and
-  ``params_hash`` (of params.yaml as read by the stage). The UI filters on them:
-  ``tags.pipeline_run = 'exp-foo-1a2b3c4d'``.
-- ``stage_record.record_stage(stage, metrics)``: after each stage (``stages.run_stage``), its DVC metrics go into the
-  execution's run of experiment ``pipeline`` (created by its first stage with all of params.yaml as
-  params, tagged ``mlflow.source.git.commit`` with the commit it ran from), whose description links every run
-  of the execution. Two ``dvc exp run``s are then two runs there: select both, Compare, and see their params
-  and final metrics side by side.
-"""
-
-from __future__ import annotations
+one run that sums it up for comparing executions side by side (docs/mlflow.md)."""
 
 import hashlib
 import os
@@ -43,9 +29,7 @@ def _is_dvc(proc: Any) -> bool:
 
 
 def pipeline_run_id() -> str:
-    """This execution's id: ``$KOIKOI_PIPELINE_RUN``, else ``<DVC experiment | repro>-<hash of the DVC process>``
-    under DVC (every stage of one ``dvc repro`` / ``dvc exp run`` has the same), else ``run-<hash of this
-    process>`` (a stage or command run by hand is an execution of its own)."""
+    """This execution's id: ``$KOIKOI_PIPELINE_RUN``, else a hash of the DVC process, else of this one."""
     if env := os.environ.get(ENV_PIPELINE_RUN):
         return env
     import psutil
@@ -68,7 +52,6 @@ def params_hash(path: str | Path = "params.yaml") -> str | None:
 
 
 def execution_tags() -> dict[str, str]:
-    """The tags that group the runs of this pipeline execution."""
     tags = {PIPELINE_RUN: pipeline_run_id()}
     exp = os.environ.get("DVC_EXP_NAME") or ("workspace" if "DVC_STAGE" in os.environ else None)
     for key, value in ((DVC_EXP, exp), (DVC_STAGE, os.environ.get("DVC_STAGE")), (PARAMS_HASH, params_hash())):

@@ -1,19 +1,5 @@
-"""MLflow runs whose state says what happened to their process.
-
-- Every run the project starts carries ``owner_tags()``: host, pid and the pid's start time, and the
-  tags that group the runs of one pipeline execution (``executions.execution_tags``).
-  ``close_dead_runs`` (called by ``store.setup_experiment``, so by every later run of the
-  experiment) closes as KILLED the runs still RUNNING whose process is gone (a kill -9, a power
-  cut), and marks their half-logged models FAILED.
-- ``tracked_run`` is ``mlflow.start_run`` with those tags and an end state that says how it ended;
-  ``ending_runs`` ends the runs a block started and left active when an exception leaves it: KILLED
-  after Ctrl-C, FAILED after an error. (Left alone, MLflow's exit hook would mark them FINISHED.)
-- ``log_metrics_once`` logs only the values a run does not hold yet, so a rerun that finishes a run
-  again does not repeat its ``final/*`` metrics.
-- ``stage_exit`` gives a stage script's Ctrl-C one line and exit code 130 instead of a traceback.
-"""
-
-from __future__ import annotations
+"""MLflow runs whose state says what happened to their process: KILLED after Ctrl-C or a kill -9 (closed by a
+later run), FAILED after an error (MLflow's exit hook would say FINISHED)."""
 
 import socket
 import sys
@@ -41,8 +27,7 @@ def owner_tags() -> dict[str, str]:
 
 
 def process_gone(tags: Mapping[str, str]) -> bool:
-    """Whether the process named by ``owner_tags`` has ended. False when it cannot be told (another
-    host, a run without the tags)."""
+    """Whether the process named by ``owner_tags`` has ended (False when it cannot be told)."""
     import psutil
 
     if tags.get(HOST_TAG) != socket.gethostname():
@@ -69,8 +54,7 @@ def fail_pending_models(client: Any, experiment_id: str, run_id: str) -> None:
 
 
 def close_dead_runs(client: Any, experiment_id: str) -> list[str]:
-    """Close as KILLED the RUNNING runs of ``experiment_id`` whose process (on this host) is gone; returns
-    their ids. A run that is later resumed (RL, SL) is simply reopened."""
+    """Close as KILLED the RUNNING runs of ``experiment_id`` whose process (on this host) is gone; returns their ids."""
     closed = []
     for run in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'", max_results=1000):
         if process_gone(run.data.tags):
@@ -97,9 +81,7 @@ def end_runs_above(run_id: str | None, status: str) -> None:
 
 @contextmanager
 def ending_runs(client: Any = None, run_id: str | None = None) -> Iterator[None]:
-    """Leaving by an exception ends the runs started inside and still active (and run ``run_id`` through
-    ``client``, for a run held by a client, e.g. Lightning's logger): KILLED after Ctrl-C, FAILED after an
-    error. Runs active before the block (a tuner's trial run) are left to their owner."""
+    """An exception ends the runs started inside (and ``run_id``): KILLED after Ctrl-C, else FAILED."""
     outer = _active_run_id()
     try:
         yield
@@ -113,8 +95,7 @@ def ending_runs(client: Any = None, run_id: str | None = None) -> Iterator[None]
 
 @contextmanager
 def tracked_run(**start_run: Any) -> Iterator[Any]:
-    """``mlflow.start_run(**start_run)`` with ``owner_tags``, active inside; it ends FINISHED, or KILLED
-    after Ctrl-C, FAILED after an error (``with mlflow.start_run()`` would say FAILED for both)."""
+    """``mlflow.start_run`` with ``owner_tags``; it ends FINISHED, KILLED after Ctrl-C or FAILED after an error."""
     import mlflow
 
     run = mlflow.start_run(**{**start_run, "tags": {**owner_tags(), **(start_run.get("tags") or {})}})
@@ -128,8 +109,7 @@ def tracked_run(**start_run: Any) -> Iterator[Any]:
 
 def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], step: int = 0,
                      model_id: str | None = None, dataset: Any = None) -> dict[str, float]:
-    """Log the ``metrics`` that run ``run_id`` does not hold yet with the same value; returns those logged.
-    ``model_id``: the logged model they describe; ``dataset``: the MLflow dataset they were measured on."""
+    """Log the ``metrics`` that run ``run_id`` does not hold yet with the same value (a rerun repeats none)."""
     from mlflow.entities import Metric
 
     have = client.get_run(run_id).data.metrics
@@ -145,8 +125,7 @@ def log_metrics_once(client: Any, run_id: str, metrics: Mapping[str, float], ste
 
 @contextmanager
 def stage_exit(stage: str) -> Iterator[None]:
-    """Around a stage script's ``main()``: Ctrl-C ends it with one line on stderr and exit code 130, a bad
-    param (``ParamError``) with one line and exit code 2."""
+    """Around a stage script's ``main()``: one line and exit 130 on Ctrl-C, exit 2 on a ``ParamError``."""
     try:
         yield
     except ParamError as e:

@@ -1,15 +1,5 @@
 """Where a model comes from, in MLflow: from a registered version to the run that trained its weights, that
-run's starting models, the SL dataset and the pipeline execution (docs/mlflow.md "Lineage").
-
-- ``sl_dataset(data_dir)``: the SL dataset as an MLflow dataset (a digest of its files, the records it was
-  built from as its source, its counts as its profile); ``log_sl_dataset`` makes it an input of a run.
-- ``weights_model(client, sha)``: the newest logged model holding these weights (tag ``model_sha256``), i.e.
-  the run that produced them; RL runs tag their starting models' runs with it (``SL_RUN``, ``INIT_RUN``).
-- ``describe_version(client, name, version)``: a registered version's tags and description, with links to
-  the training run, the runs it started from, the dataset and the execution's runs.
-"""
-
-from __future__ import annotations
+run's starting models, the SL dataset and the pipeline execution (docs/mlflow.md "Lineage")."""
 
 import hashlib
 import json
@@ -38,8 +28,7 @@ def dataset_digest(data_dir: str | Path) -> str:
 
 
 def sl_dataset(data_dir: str | Path) -> Any:
-    """The SL dataset in ``data_dir`` as an MLflow dataset: digest of its files, source the records directory,
-    profile its counts (``records``: the game records it was built from)."""
+    """The SL dataset in ``data_dir`` as an MLflow dataset (source: the records directory; profile: its counts)."""
     from mlflow.data.dataset_source_registry import resolve_dataset_source
     from mlflow.data.meta_dataset import MetaDataset
 
@@ -64,7 +53,6 @@ def sl_dataset(data_dir: str | Path) -> Any:
 
 
 def log_sl_dataset(client: Any, run_id: str, data_dir: str | Path) -> Any:
-    """Make the SL dataset in ``data_dir`` a training input of run ``run_id``; returns the dataset."""
     from mlflow.entities import DatasetInput, InputTag
     from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
@@ -119,8 +107,7 @@ def _dataset_line(run: Any) -> str | None:
 
 
 def describe_version(client: Any, name: str, version: str) -> None:
-    """Tag and describe registered version ``version`` of ``name`` from its run: the run that trained the
-    weights, the runs they started from (phase 1, SL), the SL dataset and the pipeline execution."""
+    """Tag and describe a registered version with its lineage, from its run."""
     v = client.get_model_version(name, version)
     run = _get_run(client, v.run_id)
     if run is None:

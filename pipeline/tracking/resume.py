@@ -1,14 +1,5 @@
-"""Resuming a run, in one place: whether a killed stage (SL, an RL phase) or a tuning session continues where it
-stopped, and in which MLflow run.
-
-- ``resume_point``: the checkpoint to continue from when it was made with the same params fingerprint
-  (``runtime.fingerprints``), or ``None`` after setting a stale one aside;
-- ``read_training_state``: a training state file read safely, ``None`` (and set aside) when a kill cut it short;
-- ``remember_run`` / ``remembered_run``: a run's id kept beside a checkpoint from the moment the run starts;
-- ``continuable_run``: whether a kept run id can be continued in the current store.
-"""
-
-from __future__ import annotations
+"""Resuming a run, in one place: whether a killed stage or tuning session continues where it stopped, and in
+which MLflow run."""
 
 import json
 import os
@@ -23,11 +14,7 @@ from ..runtime.atomic import write_text
 def resume_point(path: str | Path, fp: str, who: str, fingerprint_of: Callable[[dict], str | None],
                  load: Callable[[Path, str], dict | None], usable: Callable[[dict], bool] | None = None,
                  keep_stale: bool = True) -> dict | None:
-    """The checkpoint at ``path`` if it was made with fingerprint ``fp`` (and ``usable``), else ``None``.
-
-    ``load(path, who)`` reads it (``None`` when unreadable, after its own line). A checkpoint made with other
-    params is moved to ``stale-<its fingerprint><suffix>`` beside it (deleted unless ``keep_stale``), with one
-    line on stderr, so the run starts afresh."""
+    """The checkpoint at ``path`` if made with fingerprint ``fp``, else None (a stale one set aside)."""
     path = Path(path)
     if not path.is_file() or (ck := load(path, who)) is None:
         return None
@@ -47,8 +34,7 @@ def resume_point(path: str | Path, fp: str, who: str, fingerprint_of: Callable[[
 
 
 def continuable_run(run_id: str | None, experiment_id: str | None = None) -> str | None:
-    """``run_id`` if the current MLflow store holds it as a live run (of ``experiment_id`` when given); ``None``
-    when it is gone, deleted, or another store's (the caller then starts a new run)."""
+    """``run_id`` if the current MLflow store holds it as a live run (of ``experiment_id`` when given)."""
     import mlflow
     from mlflow.exceptions import MlflowException
 
@@ -64,10 +50,7 @@ def continuable_run(run_id: str | None, experiment_id: str | None = None) -> str
 
 
 def read_training_state(path: str | Path, who: str, set_aside: bool = True) -> dict | None:
-    """A training state file (``torch.save`` of plain containers and tensors), loaded safely; ``None``
-    when it is empty, cut short or corrupt (a kill while it was written by an older version, a full
-    disk), after one line on stderr naming it. ``set_aside`` moves such a file to ``corrupt-<name>`` so
-    that training restarts afresh and the file stays for a look."""
+    """A training state file loaded safely; None after one line on stderr when it is cut short or corrupt."""
     path = Path(path)
     aside = path.with_name(f"corrupt-{path.name}")
     try:
@@ -80,8 +63,7 @@ def read_training_state(path: str | Path, who: str, set_aside: bool = True) -> d
 
 
 def remember_run(path: str | Path, run_id: str, fingerprint: str) -> None:
-    """Keep ``run_id`` beside a checkpoint (atomically) as soon as the run starts, so that a kill before
-    the first checkpoint does not make the rerun open a second run."""
+    """Keep ``run_id`` beside a checkpoint as the run starts, so a kill before the first checkpoint opens no second."""
     write_text(path, json.dumps({"run_id": run_id, "fingerprint": fingerprint}) + "\n")
 
 

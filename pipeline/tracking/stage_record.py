@@ -1,7 +1,5 @@
 """A finished stage's metrics in its pipeline execution's run of experiment ``pipeline`` (``executions``)."""
 
-from __future__ import annotations
-
 import sys
 import time
 from collections.abc import Mapping
@@ -9,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..params import ParamError, dotted, read_doc
+from ..runtime.results import is_number
 from .executions import (
     DVC_EXP,
     DVC_STAGE,
@@ -25,29 +24,23 @@ from .executions import (
 from .store import setup_experiment
 
 
-def _number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 def _numbers(doc: Mapping[str, Any], prefix: str) -> dict[str, float]:
-    """The numeric leaves of ``doc`` (booleans and strings aside) as ``prefix/a/b``; an interval ``[low, high]``
-    (a key with ``ci``) as ``prefix/a/ci95_low`` and ``..._high``."""
+    """The numeric leaves of ``doc`` as ``prefix/a/b``; an interval (a key with ``ci``) as ``..._low``, ``..._high``."""
     out: dict[str, float] = {}
     for k, v in doc.items():
         key = f"{prefix}/{k}"
         if isinstance(v, Mapping):
             out.update(_numbers(v, key))
-        elif _number(v):
+        elif is_number(v):
             out[key] = float(v)
-        elif "ci" in str(k) and isinstance(v, list | tuple) and len(v) == 2 and all(map(_number, v)):
+        elif "ci" in str(k) and isinstance(v, list | tuple) and len(v) == 2 and all(map(is_number, v)):
             out[f"{key}_low"], out[f"{key}_high"] = float(v[0]), float(v[1])
     return out
 
 
 def record_stage(stage: str, metrics: Mapping[str, Any], params_file: str | Path = "params.yaml") -> str | None:
-    """Add a finished stage's metrics (numbers, as ``<stage>/<key>``) to its execution's run in experiment
-    ``pipeline`` and relink the execution's runs in its description; returns that run's id. An MLflow
-    failure is one line on stderr: the stage's own outputs are written already."""
+    """Add a finished stage's metrics to its execution's run in experiment ``pipeline``; returns that run's id.
+    An MLflow failure is one line on stderr: the stage's own outputs are written already."""
     import mlflow  # a slow import: the stages' scripts start without it
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.exceptions import MlflowException

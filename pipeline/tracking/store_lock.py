@@ -1,14 +1,5 @@
-"""One process at a time through the first use of a SQLite database (MLflow's store, Optuna's study),
-and named locks across processes on a database (``named_lock``).
-
-Both libraries create their tables and run their schema migrations the first time a process opens an
-empty database, and two processes doing it at once break it ("table already exists", a half-migrated
-schema every later run fails on). ``sqlite_lock(url)`` holds a file lock beside the database file for
-that first use; for a server (PostgreSQL, an MLflow tracking server) it does nothing: the server
-serialises its own schema work.
-"""
-
-from __future__ import annotations
+"""One process at a time through the first use of a SQLite database (MLflow's, Optuna's), whose schema two
+processes migrating at once would break, and named locks across processes on a database."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,9 +34,7 @@ def sqlite_lock(url: str) -> Iterator[None]:
 
 @contextmanager
 def named_lock(url: str, name: str) -> Iterator[None]:
-    """A lock called ``name`` held across processes, and machines where the database is a server, for as
-    long as the block runs: a file lock beside a SQLite database, a session advisory lock on PostgreSQL.
-    Other databases get none (the block runs unlocked)."""
+    """A lock called ``name`` across processes: a file lock (SQLite), an advisory lock (PostgreSQL), else none."""
     path = sqlite_path(url)
     if path is not None:
         from filelock import FileLock

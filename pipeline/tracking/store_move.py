@@ -1,16 +1,5 @@
-"""A SQLite MLflow store that was copied or moved keeps working where it now is.
-
-MLflow records absolute artifact paths in the database: each experiment's artifact root, each run's
-artifact URI, each logged model's location and each registered version's storage location. A copy of
-``mlruns/`` (a cloned project directory, a moved one, a backup restored elsewhere) would go on reading,
-and writing, the artifacts of the original. ``relocate(db)`` finds the directory the store was made in
-(the project's experiments keep their artifacts in ``<store>/artifacts``, ``tracking.artifact_location``)
-and rewrites every such path to the store's present directory. ``store.setup_experiment`` (every stage
-and command that tracks) and ``python -m pipeline.tracking.store`` (``make ui``) call it, with one line on stderr
-when they rewrite anything (docs/mlflow.md "Moving a store").
-"""
-
-from __future__ import annotations
+"""A SQLite MLflow store that was copied or moved keeps working where it now is: MLflow records absolute
+artifact paths, which ``relocate`` rewrites (docs/mlflow.md "Moving a store")."""
 
 import sqlite3
 import sys
@@ -33,8 +22,7 @@ STORE_TAG = "koikoi.store_dir"  # experiment tag: the directory of the store the
 
 def former_dirs(db: Path) -> list[Path]:
     """The directories, other than ``db``'s own, that the store's experiments were created in: their
-    ``koikoi.store_dir`` tag, or for an experiment made before that tag, the directory of an artifact root
-    ``<dir>/artifacts`` whose ``<dir>`` has the store directory's name (``mlruns``)."""
+    ``STORE_TAG``, or for an older experiment an artifact root ``<dir>/artifacts`` whose ``<dir>`` is named as ours."""
     here = db.resolve().parent
     with sqlite3.connect(db) as con:
         try:
@@ -57,8 +45,7 @@ def former_dirs(db: Path) -> list[Path]:
 
 
 def relocate(db: str | Path, quiet: bool = False) -> list[Path]:
-    """Rewrite the artifact paths of the SQLite store ``db`` from the directories it was made in to its
-    present directory; returns those former directories (none: nothing to do)."""
+    """Rewrite the artifact paths of the SQLite store ``db`` to its present directory; returns the former ones."""
     db = Path(db)
     if not db.is_file():
         return []

@@ -1,12 +1,5 @@
-"""Merge tuned values into params.yaml through a round-trip YAML parser (ruamel.yaml).
-
-Comments, blank lines, ordering, flow-style mappings such as ``rl.epsilon: {start: .., end: ..}`` and
-every other section survive; only the values that change are rewritten. Updates are nested mappings
-(``{"rl": {"epsilon": {"start": 0.3}}}``); a missing mapping is an error, and the merged file must
-pass the params models before it is written.
-"""
-
-from __future__ import annotations
+"""Merge tuned values into params.yaml through a round-trip YAML parser (ruamel.yaml): comments, order and flow
+style survive, and the merged file must pass the params models before it is written."""
 
 import io
 import shlex
@@ -28,7 +21,6 @@ def yaml_scalar(value: Any) -> str:
 
 
 def leaves(updates: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """``(path, value)`` for every non-mapping value of a nested mapping."""
     for k, v in updates.items():
         if isinstance(v, Mapping):
             yield from leaves(v, (*prefix, str(k)))
@@ -48,8 +40,7 @@ def _round_trip() -> YAML:
 
 
 def merge_text(text: str, updates: Mapping[str, Any], source: str = "params.yaml") -> tuple[str, list[str]]:
-    """``text`` (params.yaml) with the nested ``updates`` applied, and the dotted keys whose value changed;
-    ``ValueError`` when an update names a mapping the file does not have."""
+    """``text`` with the nested ``updates`` applied, and the dotted keys whose value changed."""
     rt = _round_trip()
     doc = rt.load(text)
     changed = []
@@ -69,8 +60,7 @@ def merge_text(text: str, updates: Mapping[str, Any], source: str = "params.yaml
 
 
 def apply_params(params_path: str | Path, updates: Mapping[str, Any]) -> list[str]:
-    """Merge ``updates`` into the file (only when the result passes the params models); returns the dotted
-    names of the values that changed."""
+    """Merge ``updates`` into the file if the result passes the params models; returns the keys changed."""
     path = Path(params_path)
     text = path.read_text()
     new, changed = merge_text(text, updates, str(path))
@@ -86,21 +76,18 @@ def exp_run_line(updates: Mapping[str, Any]) -> str:
     return f"dvc exp run {sets}"
 
 
-CONFIRM_GAMES = 2000  # games of the duel that confirms a search study's best (issue 66: at least 2,000)
+CONFIRM_GAMES = 2000  # games of the duel that confirms a search study's best
 
 
 def confirm_line(spec: str, budget: Mapping[str, Any], params: Any, games: int = CONFIRM_GAMES) -> str:
-    """The ``koikoi duel`` that confirms a search study's best ``spec`` against its opponent on fresh deals (from
-    the first after its trials' ``budget``), in the duels stage's game format (``params.duels``)."""
+    """The ``koikoi duel`` that confirms a search study's best ``spec`` on fresh deals, in the duels stage's format."""
     fresh = budget["seed"] + budget["games"] // 2
     return shlex.join(["koikoi", "duel", spec, budget["opponent"], "--games", str(games), "--seed", str(fresh),
                        "--rounds", str(params.duels.rounds), "--points", str(params.duels.points)])
 
 
 def budget_warnings(summary: Mapping[str, Any], params: Any) -> list[str]:
-    """Why a study's winner (its ``summary.json``) may not be the best for the stage it is applied to: its trials
-    had another budget than the stage has (SL epochs, RL loops), or too few completed for TPE to have modelled
-    anything. ``params``: the params it is applied to."""
+    """Why a study's winner may not be the best for the stage: another budget, or too few trials."""
     name = summary.get("study")
     budget = summary.get("budget")
     out = []

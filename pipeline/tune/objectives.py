@@ -1,9 +1,5 @@
-"""What a trial trains and scores: ``sl`` (validation accuracy of ``train_sl``) and ``rl`` (win rate
-against the SL agent after a short RL budget). Each objective is ``objective(trial, run_id) -> float``;
-``run_id`` is the trial's MLflow run, where training logs its curves.
-"""
-
-from __future__ import annotations
+"""What a trial trains and scores: ``sl`` (validation accuracy) and ``rl`` (win rate against SL after a short
+budget), as ``objective(trial, run_id) -> float``."""
 
 import tempfile
 from collections.abc import Callable, Mapping
@@ -28,8 +24,7 @@ SL_MONITOR = "val/acc"
 
 
 class FitPruning(PyTorchLightningPruningCallback):
-    """The pruning callback, reporting only the validation epochs of ``fit``: ``train_sl`` validates the
-    best checkpoint once more after fitting, which must not count as one more epoch."""
+    """The pruning callback, reporting only the validation epochs of ``fit`` (not ``train_sl``'s final one)."""
 
     def on_validation_end(self, trainer, pl_module) -> None:
         if trainer.state.fn == TrainerFn.FITTING:
@@ -44,7 +39,6 @@ def trial_params(trial: optuna.Trial, space: Mapping[str, Any]) -> dict[str, Any
 
 
 def mlflow_logger(run_id: str):
-    """A Lightning logger writing into the trial's (already started) MLflow run."""
     from lightning.pytorch.loggers import MLFlowLogger
 
     return MLFlowLogger(tracking_uri=tracking_uri(), run_id=run_id)
@@ -57,8 +51,7 @@ def _probe(space: Mapping[str, Any]) -> dict[str, Any]:
 
 def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[str, Any],
                  max_epochs: int | None, source: str = "params.yaml") -> Objective:
-    """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc. ``source`` is the
-    params file, for messages."""
+    """Train ``sl_train`` params (``base`` with the trial's values on top); score: val/acc."""
     from ..sl.train import resolved, train_sl  # torch: loaded only when this runs
 
     overridden(base, _probe(space), "sl_train", f"tune.space.sl over {source}")
@@ -82,12 +75,8 @@ def sl_objective(dataset_dir: str | Path, base: SLTrainParams, space: Mapping[st
 def rl_objective(sl_dir: str | Path, base: RLParams, winprob: WinProbParams, space: Mapping[str, Any],
                  loops: int, eval_games: int, variant: str = "point",
                  winprob_path: str | Path | None = None, source: str = "params.yaml") -> Objective:
-    """Phase 1 (against the SL agent) for ``loops`` loops with the trial's ``rl`` values; score: the
-    learner's win rate against SL in the ``eval_games`` duplicate-deal games that close the budget.
-
-    The evaluations along the way become the trial's intermediate values (step = loop); a phase
-    cannot be paused, so RL trials are not pruned.
-    """
+    """Phase 1 for ``loops`` loops with the trial's ``rl`` values; score: the final win rate against SL. The
+    evaluations are the intermediate values; a phase cannot be paused, so RL trials are not pruned."""
     from ..rl.training import CURVE_FILE, PhaseConfig, PhaseRunner  # torch: loaded only when this runs
 
     budget = {"phase1": {"loops": loops, "target_win_rate": 1.0}, "eval_games": eval_games, "eval_every": 1,

@@ -1,14 +1,5 @@
-"""MLflow bookkeeping of a study: one parent run per study, one nested run per trial.
-
-The parent run's id is kept as a study user attribute, so a resumed study (same storage, same
-name) logs its new trials under the same parent; sessions that start together agree on one parent
-(``store_lock.named_lock`` on the study's storage). A trial's run records its sampled params, the
-intermediate values (``optuna/intermediate_value``, step = epoch), the final ``optuna/value``
-and the tag ``optuna.state`` (COMPLETE, PRUNED or FAIL). A pruned trial ends with status FINISHED
-(it did what it was asked: stop early); a trial that raised ends FAILED, one stopped by Ctrl-C KILLED.
-"""
-
-from __future__ import annotations
+"""MLflow bookkeeping of a study: one parent run per study (its id a study attribute, so a resumed study logs
+under it), one nested run per trial; a pruned trial ends FINISHED (it did what it was asked)."""
 
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -17,6 +8,7 @@ from typing import Any
 
 import optuna
 
+from ..params import dotted
 from ..tracking.lifecycle import owner_tags, tracked_run
 from ..tracking.resume import continuable_run
 from ..tracking.store import setup_experiment
@@ -31,8 +23,7 @@ STATE_TAG = "optuna.state"
 @contextmanager
 def study_run(study: optuna.Study, tags: Mapping[str, Any], params: Mapping[str, Any],
               storage_url: str) -> Iterator[str]:
-    """The study's one parent run, active inside: created by the first session (under a lock on the study's
-    storage, so sessions starting together do not make two), resumed by every later one in this store."""
+    """The study's one parent run, active inside: made by its first session (under a lock), then resumed."""
     import mlflow
     from mlflow.tracking.context.registry import resolve_tags
 
@@ -82,16 +73,6 @@ def tracked(objective: Callable[[optuna.Trial, str], float], parent_run_id: str)
     return run_trial
 
 
-def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, Mapping):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 def log_trial(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
     """Study callback: a finished trial's params, intermediate values, value and state to its run."""
     import mlflow
@@ -103,7 +84,7 @@ def log_trial(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
     now = int(time.time() * 1000)
     client = mlflow.MlflowClient()
     logged = client.get_run(run_id).data.params  # training may have logged some (MLflow params are write-once)
-    params = {k: v for k, v in {**trial.params, **_flat(trial.user_attrs.get("params", {}))}.items()
+    params = {k: v for k, v in {**trial.params, **dotted(trial.user_attrs.get("params", {}))}.items()
               if k not in logged}
     metrics = [Metric("optuna/intermediate_value", float(v), now, int(step))
                for step, v in sorted(trial.intermediate_values.items())]
@@ -111,6 +92,5 @@ def log_trial(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
         metrics.append(Metric("optuna/value", float(trial.value), now, 0))
     if trial.duration is not None:
         metrics.append(Metric("optuna/duration_s", trial.duration.total_seconds(), now, 0))
-    client.log_batch(
-        run_id, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()],
-        tags=[RunTag(STATE_TAG, trial.state.name)])
+    client.log_batch(run_id, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()],
+                     tags=[RunTag(STATE_TAG, trial.state.name)])

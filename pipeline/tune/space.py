@@ -1,18 +1,8 @@
-"""Search spaces read from the params models, so the ranges live beside the params they sample.
+"""Search spaces read from the params models' ``tune`` extras, so the ranges live beside the params they sample.
 
-A field of ``SLTrainParams`` or ``RLParams`` with a ``tune`` extra (``pipeline.params.base.tuned``), its own or
-its section field's, is in its target's default space under its dotted key (``lr``, ``epsilon.start``,
-``reward_scale.wp``).
-A spec is a list (a categorical choice), a mapping ``{low, high[, log][, step]}`` (a range: float when
-the field is a float) or anything else (a fixed value). params.yaml ``tune.space.<target>`` may narrow
-or fix any field of the section; every value it names is checked against the field first. SL's ``width`` is
-sampled per head (``head_dim``) unless the space names ``width`` itself (a list of widths, each divisible by
-every ``heads`` value). ``derive`` turns a trial's sampled values into the nested keys of the section. Messages
-name ``source``, the params file the space came from. The ``search`` target samples a searcher's options, not a
-section's fields: ``search_space.py``.
+A spec is a list (a choice), a mapping ``{low, high[, log][, step]}`` (a range) or a fixed value; params.yaml
+``tune.space.<target>`` may narrow or fix any field, checked against it first.
 """
-
-from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
@@ -55,8 +45,7 @@ def _extra(f: FieldInfo) -> dict[str, Any]:
 
 def _fields(model: type[BaseModel], prefix: str = "",
             section: dict[str, Any] | None = None) -> Iterator[tuple[str, FieldInfo, dict[str, Any]]]:
-    """``(dotted key, field, its tune extra)`` of every leaf field of ``model``: the field's own, or what the
-    field holding its section gives it (``params.base.leaf_tune``)."""
+    """``(dotted key, field, its tune extra or its section's)`` of every leaf field of ``model``."""
     for name, f in model.model_fields.items():
         if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
             yield from _fields(f.annotation, f"{prefix}{name}.", _extra(f))
@@ -69,8 +58,7 @@ def _name(key: str) -> str:
 
 
 def default_space(target: str, variant: str = "point", algorithm: str = "rollout_pi") -> dict[str, Any]:
-    """The target's tuned fields and their specs: of per-reward-model fields only ``variant``'s (the one run),
-    and only the fields ``algorithm`` (``rl.algorithm``) reads. The search target's is ``search_space``'s."""
+    """The target's tuned fields and their specs, only ``variant``'s and ``algorithm``'s where they differ."""
     if target == "search":
         return search_space()
     out = {}
@@ -124,8 +112,7 @@ def _check_widths(out: Mapping[str, Any], source: str) -> None:
 
 def merged_space(target: str, overrides: Space | None = None, variant: str = "point", source: str = "params.yaml",
                  algorithm: str = "rollout_pi", rollout: str | None = None) -> dict[str, Any]:
-    """The target's default space with ``overrides`` (``tune.space.<target>`` of ``source``) on top; ``rollout``:
-    the rollout model directory a search trial may choose (``tune.search.rollout``)."""
+    """The target's default space with ``overrides`` (``tune.space.<target>`` of ``source``) on top."""
     if target == "search":
         return search_space(overrides, rollout, source)
     fields = {key: f for key, f, _ in _fields(TARGETS[target].model)}
@@ -181,8 +168,7 @@ def sample(trial: optuna.Trial, space: Space) -> dict[str, Any]:
 
 
 def first_values(space: Space) -> dict[str, Any]:
-    """One valid value per sampled entry (a choice's first, a range's low), for ``optuna.trial.FixedTrial``:
-    checks a space against the target's params before any trial runs."""
+    """One valid value per sampled entry, for a ``FixedTrial`` that checks a space before any trial runs."""
     out = {}
     for name, spec in space.items():
         if isinstance(spec, list | tuple) and spec:
@@ -193,8 +179,7 @@ def first_values(space: Space) -> dict[str, Any]:
 
 
 def derive(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Sampled values -> the section's nested keys (``epsilon.start`` -> ``{epsilon: {start}}``,
-    ``head_dim`` -> ``width = heads * head_dim``; a sampled ``width`` stays as it is)."""
+    """Sampled values -> the section's nested keys (``head_dim`` -> ``width = heads * head_dim``)."""
     flat = dict(values)
     if HEAD_DIM in flat:
         flat["width"] = int(flat.pop(HEAD_DIM)) * int(flat.get("heads", 1))

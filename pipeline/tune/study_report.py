@@ -1,7 +1,4 @@
-"""A study's outputs in ``results/tune/<study>/``: ``best_params.yaml`` (params.yaml keys, ready to
-merge), ``summary.json`` and the optimization-history and parameter-importance plots (PNG)."""
-
-from __future__ import annotations
+"""A study's outputs in ``results/tune/<study>/``: ``best_params.yaml`` (ready to merge), summary and plots."""
 
 import json
 import sys
@@ -76,9 +73,7 @@ def plots(study: optuna.Study, out: Path) -> dict[str, str]:
 
 
 def write_outputs(study: optuna.Study, target: str, out: Path, budget: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write every output of the study into ``out``; returns the summary (also ``summary.json``). ``budget``: what
-    each trial of this session was given (``max_epochs``; RL: ``loops``, ``eval_games``), for ``--apply`` to
-    compare with the stage's."""
+    """Write every output of the study into ``out``; returns the summary (``budget``: each trial's)."""
     out.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"study": study.study_name, "target": target, **counts(study)}
     if budget is not None:

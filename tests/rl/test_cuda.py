@@ -16,11 +16,10 @@ import torch
 from pipeline.agents.model_agent import NetPlayer
 from pipeline.net.inference import FP32, Inference
 from pipeline.params import parse_params
-from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
+from pipeline.rl.algorithms.rollout_pi import BranchRecorder, RolloutPolicyIteration
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, fit_pass
 from pipeline.runtime.hardware import resolve_precision
 from pipeline.selfplay.batched import GameSpec, PlayJob, PlayResult, play_job, play_one_by_one
-from pipeline.selfplay.branches import BranchSpec
 from pipeline.selfplay.executor import ProcessExecutor
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
@@ -70,7 +69,7 @@ def test_spawned_cuda_workers_play_their_parts_as_this_process_does(make_net):
 
 
 def test_rollout_pi_with_bf16_play_on_the_gpu(make_net):
-    job = _job(make_net, epsilon=0.0, inference=Inference("bf16"), branches=BranchSpec(1.0, 1.0, loss="logit_mse"))
+    job = _job(make_net, epsilon=0.0, inference=Inference("bf16"), recorder=BranchRecorder(1.0, 1.0, loss="logit_mse"))
     first, again = play_job(job), play_job(job)
     assert first.samples and _key(first) == _key(again)  # bf16 on the GPU, and still repeatable
     for s in first.samples:

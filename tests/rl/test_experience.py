@@ -5,12 +5,11 @@ import pytest
 import torch
 
 from pipeline.params import parse_params
-from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
+from pipeline.rl.algorithms.rollout_pi import BranchRecorder, RolloutPolicyIteration
 from pipeline.rl.experience import Replay
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, collate, fit_pass
 from pipeline.runtime import atomic
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
-from pipeline.selfplay.branches import BranchSpec
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
 from pipeline.tracking.resume import read_training_state
@@ -21,7 +20,7 @@ def _samples(make_net, seed: int, loss: str = "logit_mse"):
     players = (NetSpec.from_net(make_net(0), "a"), NetSpec.from_net(make_net(1), "b"))
     games = tuple(GameSpec(seed + i, (0, 1) if i % 2 else (1, 0), (True, True)) for i in range(3))
     job = PlayJob(players=players, games=games, concurrency=8, reward=RewardModel("point"), num_rounds=2,
-                  branches=BranchSpec(temperature=1.0, loss=loss, samples=2))
+                  recorder=BranchRecorder(temperature=1.0, loss=loss, samples=2))
     return play_job(job).samples
 
 

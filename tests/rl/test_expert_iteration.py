@@ -15,14 +15,13 @@ from pipeline.distill.teacher_games import teacher_positions
 from pipeline.net.inference import FP32
 from pipeline.params import parse_params
 from pipeline.rl.algorithms import algorithm_for
-from pipeline.rl.algorithms.expert_iteration import PLAYOUTS, ExpertIteration
+from pipeline.rl.algorithms.expert_iteration import PLAYOUTS, ExpertIteration, SearchRecorder
 from pipeline.rl.phase_state import phase_fingerprint
 from pipeline.rl.training import STATE_FILE
 from pipeline.rollout.network import RolloutConfig, load_rollout_net, save_rollout
 from pipeline.search.player import SearchSpec
 from pipeline.search.spec import SearchOptions
 from pipeline.selfplay.batched import GameSpec, PlayJob, play_job
-from pipeline.selfplay.branches import BranchSpec
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
 from stages.rl_phase import PhasePaths, phase_config, rl_stage
@@ -34,7 +33,7 @@ def _searched_job(make_net, deals=4):
     me = NetSpec.from_net(make_net(0), "learner")
     searcher = SearchSpec("searcher", me, RewardModel("point"), SearchOptions(deals=deals, k=3), seed=5)
     return PlayJob(players=(me, searcher), games=(GameSpec(3, (0, 0), (True, True)),), reward=RewardModel("point"),
-                   branches=BranchSpec(1.0, T, (0, 1, 2), loss="logit_mse", search=1), num_rounds=1)
+                   recorder=SearchRecorder(1.0, T, (0, 1, 2), "logit_mse", searcher=1), num_rounds=1)
 
 
 def test_a_searched_decision_plays_the_search_and_records_its_prior_tilted_by_the_gains(make_net):
@@ -86,11 +85,11 @@ def test_phase2_moves_its_expert_and_leaves_its_rollout_policy_beside_its_model(
     out = rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
     assert out["loops"] == 2 and out["games"] == 4
     assert json.loads((project / "results/rl/point/run.json").read_text())["algorithm"] == "expert_it"
-    searchers = [job.players[job.branches.search] for job in jobs]
+    searchers = [job.players[job.recorder.searcher] for job in jobs]
     for job, searcher in zip(jobs, searchers):
-        assert isinstance(searcher, SearchSpec) and job.branches.search not in {i for g in job.games for i in g.seats}
+        assert isinstance(searcher, SearchSpec) and job.recorder.searcher not in {i for g in job.games for i in g.seats}
         assert searcher.base.weights == job.players[0].weights  # it searches over the learner as it is this loop
-        assert job.branches.loss == "logit_mse" and job.branches.temperature == 0.3  # rl.expert.temperature.point
+        assert job.recorder.loss == "logit_mse" and job.recorder.temperature == 0.3  # rl.expert.temperature.point
     assert jobs[0].players[0].weights != jobs[1].players[0].weights  # the second loop searches the fitted net...
     assert searchers[0].rollout.weights != searchers[1].rollout.weights  # ... with a rollout policy distilled again
     one, two = (torch.load(project / f"models/{d}/point/model.pt") for d in ("rl_phase1", "rl"))
@@ -102,6 +101,18 @@ def test_phase2_moves_its_expert_and_leaves_its_rollout_policy_beside_its_model(
     assert saved.keys() == last.keys() and all(torch.equal(saved[k], last[k]) for k in saved)
     assert kept["weights"] != searchers[1].rollout.weights  # distilled again after the last loop's fit
     assert isinstance(algorithm_for(parse_params(params).rl, 2, parse_params(params).rollout), ExpertIteration)
+
+
+def test_a_phase2_without_loops_leaves_its_experts_rollout_policy_beside_its_model(project, params, make_net):
+    """rl.phase2.loops 0 (the default for point): the model still searches with a rollout policy, the expert's."""
+    params["rl"]["phase1"]["loops"] = 1
+    params["rl"]["phase2"].update(loops={"point": 0, "wp": 0}, algorithm="expert_it", games_per_loop=2)
+    params["rl"]["expert"]["rollout"] = str(_rollout_dir(project, make_net))
+    rl_stage(1, "point", parse_params(params), PhasePaths.layout(1, "point"), progress=False, mlflow=False)
+    rl_stage(2, "point", parse_params(params), PhasePaths.layout(2, "point"), progress=False, mlflow=False)
+    expert = load_rollout_net(params["rl"]["expert"]["rollout"])[0].state_dict()
+    saved = load_rollout_net(project / "models/rl/point" / PLAYOUTS)[0].state_dict()
+    assert saved.keys() == expert.keys() and all(torch.equal(saved[k], expert[k]) for k in saved)
 
 
 def test_a_tuned_phase2_leaves_phase1s_fingerprint(params):

@@ -73,16 +73,17 @@ def test_phase1_fits_its_first_loop_on_the_shared_games_of_its_own_run_only(proj
 
 
 def test_games_that_differ_are_not_shared():
+    from pipeline.rl.algorithms.rollout_pi import BranchRecorder
     from pipeline.rl.first_loop import same_games
     from pipeline.selfplay.batched import GameSpec, PlayJob
-    from pipeline.selfplay.branches import BranchSpec
     from pipeline.selfplay.rewards import RewardModel
 
-    job = PlayJob(players=(), games=(GameSpec(1),), reward=RewardModel("point"), branches=BranchSpec(temperature=0.25))
-    scored_apart = replace(job, reward=RewardModel("point", 10.0), branches=BranchSpec(temperature=0.1))
+    job = PlayJob(players=(), games=(GameSpec(1),), reward=RewardModel("point"),
+                  recorder=BranchRecorder(temperature=0.25))
+    scored_apart = replace(job, reward=RewardModel("point", 10.0), recorder=BranchRecorder(temperature=0.1))
     assert same_games([job, scored_apart])
     assert not same_games([job, replace(job, games=(GameSpec(2),))])
-    assert not same_games([job, replace(job, branches=replace(job.branches, samples=2))])
+    assert not same_games([job, replace(job, recorder=replace(job.recorder, samples=2))])
 
 
 def test_nothing_is_played_where_the_games_differ_by_reward(project, params, capsys):

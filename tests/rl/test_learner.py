@@ -60,11 +60,11 @@ def test_a_lightning_pass_trains_and_keeps_the_optimizer(make_net, tmp_path, mon
 
 
 def _branch_samples(make_net, loss: str):
-    from pipeline.selfplay.branches import BranchSpec
+    from pipeline.rl.algorithms.rollout_pi import BranchRecorder
 
     spec = NetSpec.from_net(make_net(0), "a")
     job = PlayJob(players=(spec,), games=tuple(GameSpec(i, (0, 0), (True, True)) for i in range(2)),
-                  reward=RewardModel("point"), num_rounds=1, branches=BranchSpec(1.0, 1.0, loss=loss))
+                  reward=RewardModel("point"), num_rounds=1, recorder=BranchRecorder(1.0, 1.0, loss=loss))
     return play_job(job).samples
 
 

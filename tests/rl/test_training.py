@@ -196,7 +196,7 @@ def test_phase2_plays_itself_never_sl_and_its_curve_goes_on_against_sl_and_phase
     assert run["games"] == 8 and run["eval_games"] == 4  # phase 2's own final evaluation, on its model
     assert all({job.players[i].name for g in job.games for i in g.seats} == {"learner"} for job in jobs)
     assert all(g.record == (True, True) for job in jobs for g in job.games)  # both seats learn
-    assert all(job.players[job.branches.anchor].name == "sl" for job in jobs)  # unseated: the prior only
+    assert all(job.players[job.recorder.anchor].name == "sl" for job in jobs)  # unseated: the prior only
     rows = _curve(project / "results/rl/point/curve.csv")  # phase 1's curve, then phase 2's loops
     assert [int(r["loop"]) for r in rows] == [0, 1, 2, 3] and [int(r["games"]) for r in rows] == [0, 4, 8, 12]
     seconds = [float(r["seconds"]) for r in rows]

@@ -1,4 +1,5 @@
-"""Branch targets (rl.algorithm: rollout_pi): branches of the true state, soft policy-iteration targets."""
+"""Branch targets (rl.algorithm: rollout_pi, its ``BranchRecorder``): playouts of the true state asked of the play job,
+soft policy-iteration targets."""
 
 from dataclasses import replace
 
@@ -9,10 +10,9 @@ from tiny import assert_fp32_close
 
 from pipeline.net.encoding import legal_masks
 from pipeline.params import parse_params
-from pipeline.rl.algorithms.rollout_pi import RolloutPolicyIteration
+from pipeline.rl.algorithms.rollout_pi import BranchRecorder, RolloutPolicyIteration
 from pipeline.rl.learner import PolicyLearner, SampleBuffer, fit_pass
-from pipeline.selfplay.batched import GameSpec, PlayJob, play_job, play_one_by_one
-from pipeline.selfplay.branches import BranchSpec
+from pipeline.selfplay.batched import GameSpec, PlayJob, Recorder, play_job, play_one_by_one
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
 from stages.rl_phase import PhasePaths, rl_stage
@@ -24,7 +24,7 @@ def _job(make_net, epsilon: float = 0.0, fraction: float = 1.0, temperature: flo
     games = tuple(GameSpec(300 + i, (0, 1) if i % 2 else (1, 0), (True, False)) for i in range(4))
     games += (GameSpec(400, (0, 0), (True, True)),)
     return PlayJob(players=(a, b), games=games, concurrency=8, reward=RewardModel("point"), num_rounds=2,
-                   branches=BranchSpec(fraction, temperature))
+                   recorder=BranchRecorder(fraction, temperature))
 
 
 def test_a_cloned_branch_replays_the_greedy_game(make_net):
@@ -35,7 +35,7 @@ def test_a_cloned_branch_replays_the_greedy_game(make_net):
     job = _job(make_net)
     own = play_job(job)
     cloned = play_job(replace(job, players=(job.players[0].with_epsilon(1e-12), job.players[1])))
-    plain = play_job(replace(job, branches=None))
+    plain = play_job(replace(job, recorder=Recorder()))
     assert [o.points for o in own.outcomes] == [o.points for o in cloned.outcomes] == [o.points for o in plain.outcomes]
     multi = [s for s in plain.samples if bin(s.obs.legal_mask).count("1") > 1]
     assert len(own.samples) == len(multi) > 20  # one sample per decision with a choice
@@ -73,7 +73,7 @@ def test_determinized_branches_average_the_true_deal_and_redealt_ones(make_net):
     target is built from the mean reward. The games themselves are unchanged, and the batch is reproducible."""
     job = _job(make_net, epsilon=0.0)
     one = play_job(job)
-    job3 = replace(job, branches=replace(job.branches, samples=3))
+    job3 = replace(job, recorder=replace(job.recorder, samples=3))
     three, again = play_job(job3), play_job(job3)
     assert [o.points for o in three.outcomes] == [o.points for o in one.outcomes]
     assert [(s.action, s.reward) for s in three.samples] == [(s.action, s.reward) for s in again.samples]
@@ -108,7 +108,7 @@ def test_logit_targets_are_the_prior_plus_reward_over_temperature_centred(make_n
     The same branches as the distribution targets, whose softmax they are."""
     job = _job(make_net, epsilon=0.2, temperature=2.0)
     dist = play_job(job).samples
-    logit = play_job(replace(job, branches=replace(job.branches, loss="logit_mse"))).samples
+    logit = play_job(replace(job, recorder=replace(job.recorder, loss="logit_mse"))).samples
     assert len(dist) == len(logit) > 20
     for d, lg in zip(dist, logit, strict=True):
         support = ~np.isnan(lg.target)
@@ -121,7 +121,7 @@ def test_a_logit_mse_pass_moves_the_outputs_towards_the_targets(make_net):
     from pipeline.rl.learner import collate
 
     job = _job(make_net, temperature=0.5)
-    samples = play_job(replace(job, branches=replace(job.branches, loss="logit_mse"))).samples
+    samples = play_job(replace(job, recorder=replace(job.recorder, loss="logit_mse"))).samples
     learner = PolicyLearner(make_net(0), lr=3e-3, algorithm=RolloutPolicyIteration("logit_mse"), augment=False)
     with torch.no_grad():
         before = float(learner.loss(collate(samples)))
@@ -164,7 +164,7 @@ def test_rollout_pi_phases_resume_and_reproduce(project, params, loss):
 def test_an_anchor_prior_tilts_the_anchor_not_the_player(make_net):
     """With the other net as anchor, a hot target's mode is the anchor's greedy choice, not the player's."""
     job = _job(make_net, temperature=1e6)
-    job = replace(job, branches=replace(job.branches, anchor=1))
+    job = replace(job, recorder=replace(job.recorder, anchor=1))
     samples = play_job(job).samples
     anchor = job.players[1].build()
     from pipeline.agents.model_agent import NetPlayer
@@ -181,9 +181,9 @@ def test_flat_targets_are_the_rewards_alone(make_net):
     from pipeline.agents.model_agent import NetPlayer
 
     job = _job(make_net, temperature=2.0)
-    job = replace(job, branches=replace(job.branches, loss="logit_mse"))
+    job = replace(job, recorder=replace(job.recorder, loss="logit_mse"))
     tilted = play_job(job).samples
-    flat = play_job(replace(job, branches=replace(job.branches, flat=True))).samples
+    flat = play_job(replace(job, recorder=replace(job.recorder, flat=True))).samples
     assert len(tilted) == len(flat) > 20
     nets = [NetPlayer(spec.build()) for spec in job.players]
     moved = 0

@@ -1,8 +1,11 @@
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pytest
 
-from pipeline.selfplay.batched import GameSpec, PlayJob, play_job, play_one_by_one
+from pipeline.agents.base import legal_list
+from pipeline.engine import DISCARD
+from pipeline.selfplay.batched import GameSpec, PlayJob, Recorder, Sample, Step, play_job, play_one_by_one
 from pipeline.selfplay.executor import InlineExecutor, ProcessExecutor
 from pipeline.selfplay.policies import NetSpec
 from pipeline.selfplay.rewards import RewardModel
@@ -76,3 +79,29 @@ def test_process_pool_plays_the_same_games(job_of):
         pooled = ex.run(job, progress=ticks.append)
     assert _key(pooled) == _key(play_job(job))
     assert sum(ticks) <= len(job.games)
+
+
+@dataclass(frozen=True)
+class _LowestDiscard(Recorder):
+    """A recorder of its own: at a discard the lowest legal card instead of the player's, kept with its values."""
+
+    def record(self, step: Step) -> None:
+        for i, o in enumerate(step.obs):
+            if o.decision == DISCARD:
+                step.actions[i] = legal_list(o)[0]
+                step.keep(i, step.values[i].copy())
+
+    def sample(self, obs, action, reward, kept):
+        return Sample(obs, action, reward, kept)
+
+
+def test_the_recorder_keeps_what_it_chooses_and_its_actions_are_played(job_of):
+    job = replace(job_of(), recorder=_LowestDiscard())
+    result, plain = play_job(job), play_job(job_of())
+    samples = result.samples
+    assert samples and all(s.obs.decision == DISCARD and s.action == legal_list(s.obs)[0] for s in samples)
+    assert all(s.target.shape == (50,) and s.target[s.action] > -np.inf for s in samples)
+    assert _key(result) != _key(plain)  # the games played the recorder's discards
+    single = play_one_by_one(job)
+    assert _key(single) == _key(result)
+    assert [(s.action, s.reward) for s in single.samples] == [(s.action, s.reward) for s in samples]

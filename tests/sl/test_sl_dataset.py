@@ -10,7 +10,7 @@ import torch
 from pipeline.engine import load_record
 from pipeline.net import encoding
 from pipeline.sl.dataset import game_decisions, load_info, load_split, split_games
-from pipeline.sl.packing import TorchUnpacker, pack, plan_layout, unpack
+from pipeline.sl.packing import LayoutPlanner, TorchUnpacker, pack, unpack
 
 
 def _month(card: list[int]) -> int:
@@ -76,7 +76,9 @@ def test_actions_are_legal_and_types_match_the_engine(two_game_dataset):
 def test_packing_is_lossless_on_real_samples(two_records, two_game_dataset):
     g = game_decisions(load_record(two_records / "1.json"), two_records / "1.json")
     x = encoding.encode(g.observations)
-    layout = plan_layout(x)
+    planner = LayoutPlanner()
+    planner.update(x)
+    layout = planner.layout()
     packed = pack(x, layout)
     assert np.array_equal(unpack(packed, layout), x)
     assert np.array_equal(TorchUnpacker(layout)(torch.from_numpy(packed["bits"]),

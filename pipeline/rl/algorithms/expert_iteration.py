@@ -15,8 +15,10 @@ loop's expert searches over the new network with playouts that play like it: the
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -33,17 +35,51 @@ from ...rollout.network import RolloutConfig, save_rollout
 from ...rollout.rollout_player import RolloutSpec, load_rollout
 from ...search.player import SearchSpec
 from ...search.spec import SELF, SearchOptions
-from ...selfplay.batched import PlayResult, Sample
-from ...selfplay.branches import BranchSpec
+from ...selfplay.batched import PlayResult, Sample, Step
+from ...selfplay.playout import Pending, log_prior
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from .base import PolicyAlgorithm, centred_logit_mse
+from .base import Algorithm, TargetRecorder, centred_logit_mse
 
 PLAYOUTS = "rollout"  # the final rollout policy's directory inside the phase's model directory
 
 
+@dataclass(frozen=True)
+class SearchRecorder(TargetRecorder):
+    """A step's picked decisions are searched together (their playouts share forward passes) by the job's player
+    ``searcher``, a ``SearchPlayer`` over its player 0, whose seats play the search's choice (an SL seat keeps its
+    move). Each keeps a ``Pending``: prior the network's log-prior, reward each candidate's paired gain over the
+    network's choice (0 for the others); one the search had nothing to weigh (one candidate) keeps no target."""
+
+    searcher: int = 1
+
+    def record(self, step: Step) -> None:
+        picked = self.picked(step)
+        if not picked:
+            return
+        searcher, observations = step.players[self.searcher], [step.obs[i] for i in picked]
+        scores = searcher.model.values(observations)
+        choices, kept = [int(s.argmax()) for s in scores], [None] * len(picked)
+        rows = [r for r, o in enumerate(observations) if searcher.searches(o, scores[r])]
+        if rows:
+            t0 = time.perf_counter()
+            choice, gains = searcher.improve([observations[r] for r in rows], scores[rows])
+            searcher.search_seconds += time.perf_counter() - t0
+            searcher.searched += len(rows)
+            searcher.changed += int((choice.argmax(axis=1) != scores[rows].argmax(axis=1)).sum())
+            for r, c, g in zip(rows, choice, gains):
+                legal = np.flatnonzero(np.isfinite(c)).tolist()
+                kept[r] = Pending(legal, log_prior(scores[r])[legal])
+                kept[r].rewards = np.nan_to_num(g[legal], nan=0.0).astype(np.float64).tolist()
+                choices[r] = int(c.argmax())
+        for i, a, p in zip(picked, choices, kept):
+            if step.player == 0:
+                step.actions[i] = a
+            step.keep(i, p)
+
+
 @dataclass
-class ExpertIteration(PolicyAlgorithm):
+class ExpertIteration(Algorithm):
     expert: Expert  # the rl.expert section
     seed: int = 0  # rl.seed: the searches' deals are seeded from it, the loop and the observation
     distill: RolloutParams | None = None  # the rollout section: how the rollout policy is distilled again each loop
@@ -66,18 +102,17 @@ class ExpertIteration(PolicyAlgorithm):
             self.playouts = load_rollout(self.expert.rollout)
         return self.playouts
 
-    def branch_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
-                    seed: int = 0) -> tuple[tuple[PlayerSpec, ...], BranchSpec | None]:
-        """The searcher over the learner (``players[0]``) rides along unseated; the decisions it searches are the
-        ones ``BranchSpec`` picks (``search``: its index)."""
+    def recorder(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                 seed: int = 0) -> tuple[tuple[PlayerSpec, ...], SearchRecorder]:
+        """The searcher over the learner (``players[0]``) rides along unseated."""
         if reward is None:
             raise ValueError("expert_it searches: its play job needs the reward model")
         searcher = SearchSpec("searcher", players[0].with_epsilon(0.0), reward, self.options(), seed,
                               rollout=self.rollout_policy())
         e = self.expert
-        return (*players, searcher), BranchSpec(e.fraction, getattr(e.temperature, variant),
-                                                tuple(DECISION_NAMES.index(d) for d in e.decisions),
-                                                loss="logit_mse", search=len(players))
+        return (*players, searcher), SearchRecorder(e.fraction, getattr(e.temperature, variant),
+                                                    tuple(DECISION_NAMES.index(d) for d in e.decisions), "logit_mse",
+                                                    searcher=len(players))
 
     def fitted(self, result: PlayResult) -> list[Sample]:
         """The searched decisions: one the search had nothing to weigh (one candidate) has no target."""
@@ -118,11 +153,13 @@ class ExpertIteration(PolicyAlgorithm):
         return centred_logit_mse(net(x, d).float(), *batch[4:])
 
     def save(self, net: nn.Module, sl: KoiKoiNet, out_dir, meta: dict, variant: str) -> None:
-        """The network, and beside it (``<out_dir>/rollout``) the rollout policy distilled from it, where a loop
-        distilled one: a ``search:`` spec of the model plays out with it by default."""
+        """The network, and beside it (``<out_dir>/rollout``) the rollout policy its expert ended with (distilled
+        from it, or ``rl.expert.rollout``'s where no loop ran): a ``search:`` spec of the model plays out with it by
+        default, and a network's own playouts are far too slow to search with."""
         super().save(net, sl, out_dir, meta, variant)
-        if self.distilled:
-            save_rollout(self.playouts.build(), out_dir / PLAYOUTS, {"teacher": str(out_dir)})
+        if (policy := self.rollout_policy()) is not None:
+            teacher = str(out_dir) if self.distilled else self.expert.rollout
+            save_rollout(policy.build(), out_dir / PLAYOUTS, {"teacher": teacher})
 
     def loss_units(self, p: RLParams, mse: str) -> dict[str, str]:
         e = p.expert

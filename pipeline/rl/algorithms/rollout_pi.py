@@ -1,6 +1,7 @@
 """``rl.algorithm: rollout_pi``, rollout policy iteration: at a share of the decisions of the types in
-``rl.branch.decisions`` the game branches into one playout per legal action (``selfplay.branches``), and the
-network is fitted to the branch targets those playouts give.
+``rl.branch.decisions`` the game branches into playouts of every legal action (``BranchRecorder``, asking the play
+job's ``Step.branch``), and the network is fitted to the branch targets those playouts give: the prior
+(``rl.branch.prior``: SL's outputs, the recording player's, or none) tilted by each action's mean round reward.
 
 The loss, ``rl.branch.loss``: ``cross_entropy`` between the softmax of the outputs over the branched tokens and the
 target distribution, or ``logit_mse``: the squared error between the outputs and the target logits, both centred
@@ -19,14 +20,33 @@ from ...engine import DECISION_NAMES
 from ...net.model import KoiKoiNet
 from ...params import RLParams
 from ...params.rl import Branch
-from ...selfplay.branches import BranchSpec
+from ...selfplay.batched import Step
 from ...selfplay.policies import NetSpec
 from ...selfplay.rewards import RewardModel
-from .base import PolicyAlgorithm, centred_logit_mse, taken_action_mse
+from .base import Algorithm, TargetRecorder, centred_logit_mse, taken_action_mse
 
 
 @dataclass(frozen=True)
-class RolloutPolicyIteration(PolicyAlgorithm):
+class BranchRecorder(TargetRecorder):
+    """Each picked decision branches into playouts of every legal action on ``samples`` deals (the play job's
+    ``Step.branch``); the target tilts the prior of the job's player ``anchor`` (None: the recording player's own
+    outputs), or none (``flat``: the rewards alone)."""
+
+    anchor: int | None = None
+    samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again
+    flat: bool = False
+
+    def record(self, step: Step) -> None:
+        picked = self.picked(step)
+        prior = step.values[picked]
+        if picked and self.anchor is not None:  # the targets tilt the anchor's outputs, not the player's
+            prior = step.players[self.anchor].values([step.obs[i] for i in picked])
+        for i, q in zip(picked, prior):
+            step.keep(i, step.branch(i, None if self.flat else q, self.samples))
+
+
+@dataclass(frozen=True)
+class RolloutPolicyIteration(Algorithm):
     branch_loss: str  # rl.branch.loss
     branch: Branch | None = None  # the rl.branch section: what branches (None: a learner that only fits)
 
@@ -34,17 +54,17 @@ class RolloutPolicyIteration(PolicyAlgorithm):
     def from_params(cls, p: RLParams) -> RolloutPolicyIteration:
         return cls(p.branch.loss, p.branch)
 
-    def branch_spec(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
-                    seed: int = 0) -> tuple[tuple[NetSpec, ...], BranchSpec | None]:
+    def recorder(self, players: tuple[NetSpec, ...], sl: NetSpec, variant: str, reward: RewardModel | None = None,
+                 seed: int = 0) -> tuple[tuple[NetSpec, ...], BranchRecorder]:
         r = self.branch
         anchor = None
         if r.prior == "sl":  # the SL net rides along unseated in phase 2
             if sl not in players:
                 players = (*players, sl)
             anchor = players.index(sl)
-        temperature = getattr(r.temperature, variant)
-        return players, BranchSpec(r.fraction, temperature, tuple(DECISION_NAMES.index(d) for d in r.decisions),
-                                   anchor=anchor, loss=r.loss, samples=r.samples, flat=r.prior == "none")
+        return players, BranchRecorder(r.fraction, getattr(r.temperature, variant),
+                                       tuple(DECISION_NAMES.index(d) for d in r.decisions), r.loss, anchor=anchor,
+                                       samples=r.samples, flat=r.prior == "none")
 
     def loss(self, net: KoiKoiNet, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
         if len(batch) == 4:  # a decision that did not branch: no target
