@@ -13,14 +13,18 @@ setup: $(STAMP)
 # torch first and pinned, so the rest finds it satisfied instead of pulling another build. TORCH picks
 # the build (docs/scaling.md); one asked for replaces the one installed:
 #   (unset)  keep the installed build; a new .venv gets cuda when nvidia-smi sees an NVIDIA GPU, else cpu
-#   cpu      the CPU build: the wheel pip's own configuration finds (a find-links folder, a local index), else
-#            PyTorch's CPU index (download.pytorch.org/whl/cpu); never PyPI's torch, which is the CUDA build
+#   cpu      the CPU build, from PyTorch's CPU index (download.pytorch.org/whl/cpu); never PyPI's torch, which is
+#            the CUDA build
 #   cuda     PyPI's own Linux wheel, built for CUDA 13.0 (NVIDIA driver >= 580)
 #   cuXYZ    PyTorch's build for CUDA X.Y from download.pytorch.org/whl/cuXYZ (cu126: driver >= 525)
 # A +cpu wheel satisfies torch==2.13.0, hence the local labels and PyPI's exact === below. The install says
 # which build it put in (torch's version, its CUDA, whether a GPU is usable).
+# Where pip is configured with sources of its own (pip.conf, PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS,
+# PIP_NO_INDEX: what `pip config list` shows), every package comes from those alone, torch included (its build
+# must be among them) and the requirements by pip, not uv, which reads none of pip's configuration.
 # -qq: errors only (one -q still prints the build backend's warnings and pip's notices).
 PIP_INSTALL := $(BIN)/pip install -qq --disable-pip-version-check
+PIP_SOURCES = $(BIN)/pip config list 2>/dev/null | grep -Eq '^[^=]*[.](index-url|extra-index-url|find-links|no-index)='
 TORCH ?=
 TORCH_VERSION := 2.13.0
 ifneq ($(filter-out cpu cuda cu%,$(TORCH)),)
@@ -29,15 +33,17 @@ endif
 GPU_SEEN = $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo yes)
 TORCH_STAMP := $(if $(TORCH),$(VENV)/.torch-$(TORCH),$(firstword $(wildcard $(VENV)/.torch-*) \
   $(VENV)/.torch-$(if $(GPU_SEEN),cuda,cpu)))
-CPU_INDEX := https://download.pytorch.org/whl/cpu
 # default: the stamp of a .venv made before the GPU check (PyPI's torch)
-torch_req = $(if $(filter default,$(1)),torch==$(TORCH_VERSION),$(if $(filter cuda,$(1)),torch===$(TORCH_VERSION),\
-  torch==$(TORCH_VERSION)+$(1) --extra-index-url https://download.pytorch.org/whl/$(1)))
+torch_pin = $(strip $(if $(filter default,$(1)),torch==$(TORCH_VERSION),$(if $(filter cuda,$(1)),\
+  torch===$(TORCH_VERSION),torch==$(TORCH_VERSION)+$(1))))
+torch_req = $(call torch_pin,$(1))$(if $(filter default cuda,$(1)),, --extra-index-url https://download.pytorch.org/whl/$(1))
 
 $(VENV)/.torch-%:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
-	$(if $(filter cpu,$*),$(PIP_INSTALL) torch==$(TORCH_VERSION)+cpu 2>/dev/null || )$(PIP_INSTALL) $(call torch_req,$*)
+	if $(PIP_SOURCES); then $(PIP_INSTALL) '$(call torch_pin,$*)' || { \
+	  echo "make setup: $(call torch_pin,$*) is not among the sources pip is configured with (pip config list)"; \
+	  exit 1; }; else $(PIP_INSTALL) $(call torch_req,$*); fi
 	$(BIN)/python -c $(TORCH_CHECK)
 	rm -f $(VENV)/.torch-*
 	touch $@
@@ -48,9 +54,10 @@ TORCH_CHECK := 'import torch; print("torch", torch.__version__, "CUDA", torch.ve
 # The requirements go in by uv (42 s where pip took 117 on 2 cores: it downloads and compiles in parallel), byte-compiled:
 # where PYTHONDONTWRITEBYTECODE is set (this project's machines and CI) every process would otherwise compile each
 # module it imports again (make test: 410 -> 603 s). It keeps the torch installed above, which satisfies the pin.
+# By pip (which byte-compiles too) where pip is configured with sources of its own (PIP_SOURCES above).
 $(STAMP): pyproject.toml $(TORCH_STAMP)
-	$(PIP_INSTALL) 'uv>=0.5'
-	$(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '.[dev]'
+	if $(PIP_SOURCES); then $(PIP_INSTALL) -e '.[dev]'; else $(PIP_INSTALL) 'uv>=0.5' && \
+	  $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '.[dev]'; fi
 	touch $(STAMP)
 
 # Debian packages some tests need: a real browser for the play page, a real PostgreSQL for shared
@@ -83,11 +90,12 @@ test-fast: setup
 	$(PYTEST) -m "not slow"
 
 # DVC sees the records' params, not records that change inside a folder outside the project (or
-# $KOIKOI_RECORDS): the records stage's --changed check does, and forces that stage first (docs/sl.md).
+# $KOIKOI_RECORDS): the records stage's --changed check does (exit 3: changed, 0: not), and forces that stage
+# first (docs/sl.md); any other exit is an error, which it has said, and stops here.
 DVC_PATH := PATH="$(CURDIR)/$(BIN):$$PATH"
 repro: setup
-	@if $(DVC_PATH) $(BIN)/python -m stages.records data/records results/records/source.json --changed; then \
-	  $(DVC_PATH) $(BIN)/dvc repro --force --single-item records; fi
+	@$(DVC_PATH) $(BIN)/python -m stages.records data/records results/records/source.json --changed; \
+	  case $$? in 0) ;; 3) $(DVC_PATH) $(BIN)/dvc repro --force --single-item records ;; *) exit 1 ;; esac
 	$(DVC_PATH) $(BIN)/dvc repro
 	$(MAKE) --no-print-directory readme
 

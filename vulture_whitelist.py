@@ -29,6 +29,9 @@ batch_idx
 dataloader_idx
 storage_options
 
+# http.server's request handler: what it calls to log a request (the local package index of tests/setup)
+_.log_message
+
 # MLflow pyfunc: the loader module's entry point and PythonModel's raw model
 _load_pyfunc
 _.get_raw_model

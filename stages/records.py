@@ -11,9 +11,10 @@ that finds the same records fetches nothing and leaves sl_dataset and engine_tes
 records' kind, origin, file count and hashes, never a path of this machine.
 
 DVC sees the params: another folder, commit or hash reruns the stage. It cannot see records that change inside a
-folder outside the project, nor ``$KOIKOI_RECORDS``; ``--changed`` says whether they did (exit 0 and one line:
-they differ from OUT_FILE's; exit 1: they do not, or there is nothing to compare yet), and ``make repro`` runs it
-first and forces this stage when they did (docs/sl.md).
+folder outside the project, nor ``$KOIKOI_RECORDS``; ``--changed`` says whether they did (exit 3 and one line:
+they differ from OUT_FILE's; exit 0: they do not, or there is nothing to compare yet; any other code: it could not
+tell, and said why), and ``make repro`` runs it first, forces this stage when they did and stops on an error
+(docs/sl.md).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.engine.records import record_files, records_sha256
+from pipeline.engine.records import ENV_VAR, record_files, records_sha256
 from pipeline.params import ParamError, SLDatasetParams, load_params
 from pipeline.runtime import atomic
 from pipeline.sl.records_source import RECORDS_HELP, has_records, records_folder, synthesize_records, warn
@@ -31,6 +32,7 @@ from pipeline.tracking.lifecycle import stage_exit
 from stages import one_line_errors, stage_parser
 
 STAGE = "records"
+CHANGED = 3  # --changed's exit code when the records changed: no error exits with it (0: unchanged)
 
 
 def _hashes(files: list[Path]) -> dict:
@@ -81,7 +83,9 @@ def records_stage(p: SLDatasetParams, records_dir: str | Path, out_file: str | P
                 try:
                     held = fetch_records(git, dest)
                 except RecordsFetchError as e:
-                    sys.exit(f"{STAGE}: error: {e}")
+                    into = f"into {folder} ({named_by})" if folder else "into a folder sl_dataset.records_dir names"
+                    sys.exit(f"{STAGE}: error: {e}; or give the records another way: put them {into}, name a folder "
+                             f"of them with ${ENV_VAR}, or set sl_dataset.synthetic: true (docs/sl.md)")
                 print(f"{STAGE}: fetched {len(held)} records into {dest}, SHA-256 {git.sha256} as pinned",
                       file=sys.stderr)
             source = {"kind": "human", "origin": "git", "url": git.url, "rev": git.rev, "path": git.path,
@@ -113,16 +117,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap = stage_parser(STAGE, __doc__, records_dir="the records every later stage reads (data/records)",
                       out_file="the records' kind, origin and content hash (results/records/source.json)")
     ap.add_argument("--changed", action="store_true", help="only say whether the records the params name differ "
-                    "from OUT_FILE's (exit 0) or not (exit 1); `make repro` then forces the stage")
+                    f"from OUT_FILE's (exit {CHANGED}) or not (exit 0); `make repro` then forces the stage")
     args = ap.parse_args(argv)
     if args.changed:
-        try:
+        # an error is neither answer: it exits 1 (2: bad params) with its line, and make repro stops on it
+        with stage_exit(STAGE), one_line_errors(STAGE, FileNotFoundError, OSError):
             why = changed(load_params().sl_dataset, args.out_file)
-        except (ParamError, OSError):
-            why = None  # params_check says what is wrong, in dvc repro
         if why:
             print(f"{STAGE}: {why}: running the stage again", file=sys.stderr)
-        sys.exit(0 if why else 1)
+        sys.exit(CHANGED if why else 0)
     # not stages.run_stage: recording it in MLflow would open an execution run for a stage that mostly finds
     # the records where they were
     with stage_exit(STAGE), one_line_errors(STAGE, FileNotFoundError, OSError):

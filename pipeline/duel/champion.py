@@ -17,8 +17,10 @@ decision; ``koikoi play`` serves it by default and the duels stage registers it 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 
 from ..agents.specs import key_name
+from ..net.inference import Inference
 from .runner import DuelResult
 from .tournament import SL, is_candidate
 
@@ -51,10 +53,12 @@ def pick_champion(candidates: list[str], sl_spec: str, decide: Decide) -> tuple[
 
 
 def champion_doc(spec: str | None, sl_spec: str | None, rows: list[dict], confirmation: DuelResult | None,
-                 confirm_seed: int) -> dict:
+                 confirm_seed: int, inference: Inference | None) -> dict:
     """champion.json: ``{"spec", "win_rate", "ci95", "games", "point_diff", "against", "confirmation",
     "candidates"}``, the figures those of the confirmation duel against ``sl_spec`` (``confirmation: {win_rate,
-    ci95, games, seed}``); ``spec`` None, with a ``reason``, when no candidate beat SL."""
+    ci95, games, seed, inference}``: its deals' and the champion's seed, and the setup its networks ran in, so that
+    the agent measured can be loaded again: ``load_agent(spec, seed, Inference(**inference))``); ``spec`` None, with
+    a ``reason``, when no candidate beat SL."""
     if spec is None or confirmation is None:
         reason = ("no models/sl among duels.agents: no yardstick" if sl_spec is None else
                   "no candidate beat SL in its sequential duel (duels.sprt)")
@@ -62,7 +66,8 @@ def champion_doc(spec: str | None, sl_spec: str | None, rows: list[dict], confir
     s = confirmation.summary()
     figures = {k: s[k] for k in ("win_rate", "ci95", "games", "point_diff")}
     return {"spec": spec, **figures, "against": sl_spec,
-            "confirmation": {**{k: s[k] for k in ("win_rate", "ci95", "games")}, "seed": confirm_seed},
+            "confirmation": {**{k: s[k] for k in ("win_rate", "ci95", "games")}, "seed": confirm_seed,
+                             "inference": asdict(inference)},
             "candidates": rows}
 
 

@@ -37,53 +37,49 @@ def oriented(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> tupl
     return None
 
 
+def standing(results: dict[tuple[str, str], DuelResult], a: str, b: str) -> str | None:
+    """One sentence: how ``a`` stands against ``b`` and the figures behind it; None when they did not play. One
+    verdict per pairing, the table's: a sequential duel's is its test's (H1: the agent played first beats the other;
+    H0: it does not; no decision within its games: not told apart), never its interval's, which a duel stopped
+    early leaves wide or off; a fixed-size duel's is its 95% interval's."""
+    o = oriented(results, a, b)
+    if o is None:
+        return None
+    w, p, (lo, hi), n = o
+    first = (a, b) in results  # a played first: the test is of a's win rate
+    t = results[(a, b) if first else (b, a)].sprt
+    if t is None:
+        verb = "beats" if lo > 0.5 else "loses to" if hi < 0.5 else "is not distinguishable at this game count from"
+        test = ""
+    else:
+        verb = {"H1": "beats" if first else "loses to", "H0": "does not beat" if first else "is not beaten by"}.get(
+            t["decision"], "is not told apart by the sequential test from")
+        test = (f"; SPRT {t['h0']:.2f} vs {t['h1']:.2f}: {t['decision']} after {n} games (LLR {t['llr']:+.2f})")
+    return (f"{display_name(a)} {verb} {display_name(b)}: win rate {w:.3f} (95% CI {lo:.3f}-{hi:.3f}, {n} games), "
+            f"{p:+.2f} points per game{test}.")
+
+
 def rl_vs_sl_sentence(results: dict[tuple[str, str], DuelResult]) -> str:
-    """A plain statement of where each RL variant stands against SL (its 95% interval decides)."""
+    """Where each RL variant stands against SL (``standing``), beside the paper's figures."""
     parts = []
     for rl in ("rl_wp", "rl_point"):
-        o = oriented(results, rl, "sl")
-        if o is None:
-            continue
-        w, p, (lo, hi), n = o
-        if lo > 0.5:
-            verdict = "beats SL"
-        elif hi < 0.5:
-            verdict = "loses to SL"
-        else:
-            verdict = "is not distinguishable from SL at this game count"
-        paper = PAPER_TABLE_II[(rl, "sl")]
-        parts.append(f"{display_name(rl)} {verdict}: win rate {w:.3f} (95% CI {lo:.3f}-{hi:.3f}, {n} games), "
-                     f"{p:+.2f} points per game (paper: {paper[0]:.3f}, {paper[1]:+.2f}).")
+        said = standing(results, rl, "sl")
+        if said is not None:
+            paper = PAPER_TABLE_II[(rl, "sl")]
+            parts.append(f"{said[:-1]} (paper: {paper[0]:.3f}, {paper[1]:+.2f}).")
     if not parts:
         return "RL against SL was not measured (the agents list lacks models/sl or the RL models)."
     return " ".join(parts)
 
 
 def search_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
-    """Where each searcher stands against its model and SL (its 95% interval decides); None without one."""
-    parts = []
-    for a, b in results:
-        if not a.startswith(SEARCH):
-            continue
-        w, p, (lo, hi), n = oriented(results, a, b)
-        verdict = "beats" if lo > 0.5 else "loses to" if hi < 0.5 else "is not distinguishable from"
-        parts.append(f"{display_name(a)} {verdict} {display_name(b)}: win rate {w:.3f} (95% CI {lo:.3f}-{hi:.3f}, "
-                     f"{n} games), {p:+.2f} points per game.")
-    return " ".join(parts) or None
+    """Where each searcher stands against what it played (``standing``); None without one."""
+    return " ".join(standing(results, a, b) for a, b in results if a.startswith(SEARCH)) or None
 
 
 def phase_sentence(results: dict[tuple[str, str], DuelResult]) -> str | None:
-    """Whether each RL variant's phase 2 beats its phase 1 (its 95% interval decides); None if not played."""
-    parts = []
-    for variant in ("wp", "point"):
-        o = oriented(results, f"rl_{variant}", f"rl_phase1_{variant}")
-        if o is None:
-            continue
-        w, p, (lo, hi), n = o
-        verdict = "beats" if lo > 0.5 else "loses to" if hi < 0.5 else "is not distinguishable from"
-        parts.append(f"{display_name(f'rl_{variant}')} (after phase 2) {verdict} its phase-1 model: win rate {w:.3f} "
-                     f"(95% CI {lo:.3f}-{hi:.3f}, {n} games), {p:+.2f} points per game.")
-    return " ".join(parts) or None
+    """Whether each RL variant's phase 2 beats its phase 1 (``standing``); None if not played."""
+    return " ".join(filter(None, (standing(results, f"rl_{v}", f"rl_phase1_{v}") for v in ("wp", "point")))) or None
 
 
 def table_markdown(keys: list[str], results: dict[tuple[str, str], DuelResult],

@@ -201,7 +201,7 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
     ``duels.confirm_games`` on fresh deals say more than a sequential duel's few hundred)."""
     sl = sl_of(cfg.agents)
     if sl is None:
-        return champion_doc(None, None, [], None, cfg.confirm_seed)
+        return champion_doc(None, None, [], None, cfg.confirm_seed, None)
     played = dict(results)  # the round-robin's and the phase pairings' rows: the pick's join them below
 
     def decide(spec: str, best: str):
@@ -214,11 +214,14 @@ def _champion(cfg: DuelsParams, arena: Arena, keys: dict[str, str], results: dic
         return r
 
     spec, rows = pick_champion(candidates, sl, decide)
-    confirmation = None if spec is None else arena.duel(spec, sl, cfg.confirm_games, cfg.confirm_seed,
-                                                        seed=cfg.confirm_seed, label=(keys[spec], SL))
-    if confirmation is not None and oriented(played, keys[spec], SL) is None:
+    if spec is None:
+        return champion_doc(None, sl, rows, None, cfg.confirm_seed, None)
+    # the champion plays it seeded confirm_seed (A's agent seed): its registered model plays so too (_log_run)
+    confirmation = arena.duel(spec, sl, cfg.confirm_games, cfg.confirm_seed, seed=cfg.confirm_seed,
+                              label=(keys[spec], SL))
+    if oriented(played, keys[spec], SL) is None:
         results[(keys[spec], SL)] = confirmation
-    return champion_doc(spec, sl, rows, confirmation, cfg.confirm_seed)
+    return champion_doc(spec, sl, rows, confirmation, cfg.confirm_seed, arena.placement(spec, sl)[1])
 
 
 def _attention(cfg: DuelsParams, out: Path) -> None:
@@ -264,7 +267,9 @@ def _log_run(cfg: DuelsParams, metrics: dict, ratings: dict, champion: dict, out
             mlflow.set_tags({f"{RATED}/{name}": version for name, version in rated.items()})
             if champion["spec"] is not None:
                 tags = {k: champion[k] for k in ("spec", "win_rate", "ci95", "games", "point_diff", "against")}
-                version = register_champion(model_of(champion["spec"]), {**tags, "duels.run_id": run.info.run_id})
+                played = champion["confirmation"]  # the seed and setup its figures were measured with
+                version = register_champion(model_of(champion["spec"]), {**tags, "duels.run_id": run.info.run_id},
+                                            played["seed"], Inference(**played["inference"]))
                 if version is not None:
                     mlflow.set_tag(f"{CHAMPION}/{CHAMPION_MODEL}", version)
                     print(f"duels: {CHAMPION_MODEL}@{CHAMPION} -> version {version} ({champion['spec']})",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..agents.specs import BUILTIN, PREFIX, is_model_spec, key_name
 from ..lineup.loader import load_agent
-from ..net.inference import Inference
+from ..net.inference import Inference, resolve_inference
 from ..runtime.phase_pairs import phase_pair
 from ..runtime.progress import progress_bar
 from ..search.spec import play_device_of
@@ -52,13 +52,18 @@ class Arena:
         """Stop the worker pools."""
         self.pools.close()
 
+    def placement(self, a: str, b: str) -> tuple[str, Inference]:
+        """Where and how a duel of ``a`` and ``b`` runs its networks: the arena's device and setup, or the CPUs'
+        (``cpu_inference``) for a searcher with a rollout policy where auto chose a GPU."""
+        if self.cpu_inference is not None and play_device_of((a, b), self.device, auto=True) == "cpu":
+            return "cpu", self.cpu_inference
+        return self.device, resolve_inference(self.inference, self.device)
+
     def duel(self, a: str, b: str, games: int, agent_seed: int, decide: bool = False, seed: int | None = None,
              label: tuple[str, str] | None = None) -> DuelResult:
         """``a`` against ``b``: ``games`` games, or with ``decide`` a sequential duel of at most ``max_games``; the
         agents seeded from ``agent_seed``, the deals from ``seed`` (default the arena's)."""
-        device, inference = self.device, self.inference
-        if self.cpu_inference is not None and play_device_of((a, b), device, auto=True) == "cpu":
-            device, inference = "cpu", self.cpu_inference
+        device, inference = self.placement(a, b)
         agent_a = load_agent(a, seed=agent_seed, inference=inference)
         agent_b = load_agent(b, seed=agent_seed + 1, inference=inference)
         names = label or (key_name(a), key_name(b))

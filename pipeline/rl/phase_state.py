@@ -17,15 +17,14 @@ import torch
 from torch import nn
 
 from ..net.model import KoiKoiNet
-from ..net.model_dir import MODEL_FILE
 from ..net.modelio import load_config, load_model
 from ..params import RLParams, RolloutParams, WinProbParams
 from ..runtime.curves import read_curve
 from ..runtime.fingerprints import file_fingerprint, fingerprint
-from ..search.spec import SELF
 from ..tracking.resume import read_training_state, resume_point
 from ..value.winprob import WinProbTable
 from .algorithms import Algorithm, algorithm_for
+from .devices import searches_with_a_rollout_policy
 from .learner import PolicyLearner
 
 CURVE_COLUMNS = ("loop", "games", "seconds", "win_rate", "point_diff", "eval_games", "ci_low", "ci_high", "vs_phase1",
@@ -113,17 +112,18 @@ def code_fingerprint(root: Path = _PACKAGE, parts: tuple[str, ...] = RESULT_CODE
 
 
 def phase_fingerprint(cfg: PhaseConfig) -> str:
-    """The fingerprint of a phase: its params, the starting models, (RL-WP) the starting table, the devices and the
-    code (``code_fingerprint``)."""
-    extra = {"sl": file_fingerprint(cfg.sl_dir / MODEL_FILE), "code": code_fingerprint()}
+    """The fingerprint of a phase: its params, every model it starts from or plays with (SL, phase 1's, the rollout
+    policy of searched targets: each model directory's files), (phase 2) how its rollout policy is distilled, (RL-WP)
+    the starting table, the devices and the code (``code_fingerprint``)."""
+    extra = {"sl": file_fingerprint(cfg.sl_dir), "code": code_fingerprint()}
     if cfg.distill is not None:
         extra["distill"] = cfg.distill.model_dump(include=set(DISTILL_FIELDS))
-    if cfg.params.algorithm_of(cfg.phase) == "expert_it" and cfg.params.expert.rollout != SELF:
-        extra["rollout"] = file_fingerprint(Path(cfg.params.expert.rollout) / MODEL_FILE)
     if cfg.execution is not None:
         extra["execution"] = cfg.execution
     if cfg.init_dir is not None:
-        extra["init"] = file_fingerprint(cfg.init_dir / MODEL_FILE)
+        extra["init"] = file_fingerprint(cfg.init_dir)
+    if searches_with_a_rollout_policy(cfg.params, cfg.phase):
+        extra["rollout"] = file_fingerprint(cfg.params.expert.rollout)
     if cfg.variant == "wp":
         extra["winprob_start"] = file_fingerprint(cfg.winprob_path) if cfg.winprob_path else "-"
     return cfg.params.fingerprint(cfg.phase, cfg.variant, extra)

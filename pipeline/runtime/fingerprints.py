@@ -1,5 +1,6 @@
-"""Short hashes of what a run depends on: its params and data (``fingerprint``) and the files it starts from
-(``file_fingerprint``). A checkpoint is resumed only by a run of the same fingerprint (``tracking.resume``)."""
+"""Short hashes of what a run depends on: its params and data (``fingerprint``) and the files it starts from or plays
+with (``file_fingerprint``: a model directory, a table). A checkpoint is resumed only by a run of the same fingerprint
+(``tracking.resume``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ def fingerprint(values: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
 
 
 def file_fingerprint(path: str | Path) -> str:
-    """A short hash of a file's bytes (a starting model, a table); ``-`` when there is no such file."""
+    """A short hash of a file's bytes (a table), or of a directory's files by name (a model directory: its weights
+    and config); ``-`` when there is no such file or directory."""
     path = Path(path)
+    if path.is_dir():
+        return fingerprint({f.name: file_fingerprint(f) for f in path.iterdir() if f.is_file()})
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else "-"

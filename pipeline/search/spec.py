@@ -8,12 +8,12 @@ The options and their defaults are the fields of ``SearchOptions``; a bad option
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
-from ..agents.specs import is_search, split_spec
+from ..agents.specs import BUILTIN, PREFIX, is_search, split_spec
 from ..engine import DECISION_NAMES
 from ..net.model_dir import MODEL_FILE
 
@@ -66,12 +66,31 @@ def rollout_path(model: str, rollout: str) -> str | None:
     return rollout
 
 
+def read_paths(spec: str) -> dict[str, str]:
+    """Every file or directory the agent ``spec`` reads, by what names it: ``model`` (a model directory, or a
+    searcher's) and each option of ``PATH_OPTIONS`` a searcher reads (``rollout`` by ``rollout_path`` unless none,
+    ``winprob`` under the wp reward); a built-in agent none. Whatever keeps or keys an agent (the champion's logged
+    model and its version, a tune study) takes them all from here."""
+    if not is_search(spec):
+        return {} if spec in BUILTIN else {"model": spec}
+    model, options = parse_search(spec)
+    read = {n: getattr(options, n) for n in PATH_OPTIONS} | {"rollout": rollout_path(model, options.rollout)}
+    read["winprob"] = read["winprob"] if options.reward == "wp" else None
+    return {"model": model} | {n: p for n, p in read.items() if p is not None}
+
+
+def with_paths(spec: str, paths: Mapping[str, str]) -> str:
+    """``spec`` reading ``paths`` (``read_paths``' names: ``model``, an option) in place of its own, its other
+    options as they are."""
+    model, query = split_spec(spec)
+    segs = [s for s in query.split("&") if s and s.partition("=")[0] not in paths]
+    segs += [f"{n}={quote(str(p), safe='/')}" for n, p in paths.items() if n != "model"]
+    return f"{PREFIX}{paths.get('model', model)}" + (f"?{'&'.join(segs)}" if segs else "")
+
+
 def plays_out_with_a_policy(spec: str) -> bool:
     """Whether agent ``spec`` is a searcher whose playouts a rollout policy model plays."""
-    if not is_search(spec):
-        return False
-    model, options = parse_search(spec)
-    return rollout_path(model, options.rollout) is not None
+    return "rollout" in read_paths(spec)
 
 
 def play_device_of(specs: Sequence[str], device: str, auto: bool) -> str:
@@ -168,3 +187,5 @@ def _path(v: str) -> str:
 
 _PARSE = {"deals": _int(0), "k": _k, "z": _positive, "gap": _positive, "rollout": _path, "decisions": _decisions,
           "reward": _reward, "winprob": _path}
+# The options that name a file or directory (parsed by ``_path``): a new one is read and kept like these.
+PATH_OPTIONS = tuple(name for name, parse in _PARSE.items() if parse is _path)

@@ -1,9 +1,12 @@
-"""The champion when it is a searcher: a pyfunc model that plays as the champion plays, not its bare network.
+"""The champion when it is a searcher: a pyfunc model that plays as the champion played, not its bare network.
 
-``register_searcher(spec, tags)`` logs, into the active run (the duels stage's), a model whose data are the
-searcher's model directory, its win-probability table and its spec, with the project's code, and registers it as a
-version of ``koikoi-champion`` tagged with the searcher's own figures. ``_load_pyfunc`` rebuilds the agent with
-``lineup.loader.load_agent`` (the spec pointed at the logged files; the spec is otherwise passed as it is), so::
+``register_searcher(spec, tags, name, seed=..., inference=...)`` logs, into the active run (the duels stage's), a
+model whose data are every file the searcher's spec reads (``search.spec.read_paths``: its model directory, its
+rollout policy, its win-probability table, any option that names a path), its spec, and the seed and inference setup
+the duels played it with, with the project's code, and registers it as a version of ``koikoi-champion`` keyed by all
+of them (tag ``agent_sha256``) and tagged with the searcher's own figures. ``_load_pyfunc`` rebuilds the agent with
+``lineup.loader.load_agent`` from the spec pointed at the logged copies, with that seed and setup, so from any
+directory, with no ``models/`` there::
 
     m = mlflow.pyfunc.load_model("models:/koikoi-champion@champion")
     actions = m.predict([state.observation(state.current_player)])  # the searched action per observation
@@ -18,74 +21,68 @@ import json
 import shutil
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
 
 import numpy as np
 
-from ..agents.specs import PREFIX, model_of, split_spec
-from ..net.model_dir import CONFIG_FILE, MODEL_FILE
+from ..agents.specs import model_of
+from ..net.inference import FP32, Inference
+from ..runtime.fingerprints import file_fingerprint
+from ..search.spec import read_paths, with_paths
 
-AGENT_FILE = "agent.json"  # in the logged data: the spec as the duels played it, and the files it reads
-WINPROB = "models/winprob/winprob.json"  # the table a spec reads when its query names none (pipeline.search)
-AGENT_SHA = "agent_sha256"  # tag: the hash of the spec, the weights and the table, so a rerun reuses the version
-
-
-def table_of(spec: str) -> str:
-    """The win-probability table a ``search:`` spec reads: its ``winprob=`` option, else the search default."""
-    for seg in split_spec(spec)[1].split("&"):
-        if seg.startswith("winprob="):
-            return unquote(seg[len("winprob="):])
-    return WINPROB
+AGENT_FILE = "agent.json"  # in the logged data: the spec, how it played (seed, inference) and the files it reads
+AGENT_SHA = "agent_sha256"  # tag: the hash of the spec, how it plays and every file it reads: a rerun reuses it
 
 
-def local_spec(spec: str, model_dir: Path, table: Path | None) -> str:
-    """``spec`` with its model directory and table replaced by ``model_dir`` and ``table`` (its other options as
-    they are)."""
-    segs = [s for s in split_spec(spec)[1].split("&") if s and not s.startswith("winprob=")]
-    if table is not None:
-        segs.append(f"winprob={quote(str(table), safe='/')}")
-    return f"{PREFIX}{model_dir}" + (f"?{'&'.join(segs)}" if segs else "")
+def kept_files(path: Path) -> list[Path]:
+    """What is kept of a path a spec names: a directory's files (a model directory's weights and config), or the
+    file itself; none where there is nothing."""
+    if path.is_dir():
+        return sorted(f for f in path.iterdir() if f.is_file())
+    return [path] if path.is_file() else []
 
 
-def agent_sha256(spec: str, model_dir: Path, table: Path | None) -> str:
-    h = hashlib.sha256(spec.encode())
-    for f in (model_dir / MODEL_FILE, model_dir / CONFIG_FILE, table):
-        if f is not None:
-            h.update(f.read_bytes())
-    return h.hexdigest()
+def agent_sha256(spec: str, play: dict) -> str:
+    """The key of a searcher's version: its spec, ``play`` (its seed and inference) and every file it reads
+    (``read_paths``), each by what names it."""
+    files = {n: file_fingerprint(p) for n, p in read_paths(spec).items()}
+    return hashlib.sha256(json.dumps({"spec": spec, **play, "files": files}, sort_keys=True).encode()).hexdigest()
 
 
-def register_searcher(spec: str, tags: dict[str, Any], name: str, network: Any = None) -> str | None:
-    """Log the searcher ``spec`` into the active MLflow run and make it a version of ``name`` tagged with ``tags``
-    (a version of the same spec, weights and table is reused); ``network``: the registered version of the network
-    it searches with, if any, named in a tag. Returns the version, None (said on stderr) when there is no active
-    run or its model is not there."""
+def register_searcher(spec: str, tags: dict[str, Any], name: str, network: Any = None, seed: int = 0,
+                      inference: Inference = FP32) -> str | None:
+    """Log the searcher ``spec``, seeded ``seed`` and running its networks in ``inference`` (as the duels played it),
+    into the active MLflow run and make it a version of ``name`` tagged with ``tags`` (a version of the same spec,
+    play and files is reused); ``network``: the registered version of the network it searches with, if any, named
+    in a tag. Returns the version, None (said on stderr) when there is no active run or a file it reads is not
+    there."""
     import mlflow
     import torch
 
-    model_dir = Path(model_of(spec))
-    table = Path(table_of(spec))
-    table = table if table.is_file() else None  # reward=point reads none; a wp searcher fails to load without it
+    paths = {n: Path(p) for n, p in read_paths(spec).items()}
+    missing = [f"{n} {p}" for n, p in paths.items() if not kept_files(p)]
     run = mlflow.active_run()
-    if run is None or not (model_dir / MODEL_FILE).is_file():
-        print(f"registry: {'no active run' if run is None else f'no model in {model_dir}'}: {name} not set for "
-              f"{spec}", file=sys.stderr)
+    if run is None or missing:
+        print(f"registry: {'no active run' if run is None else f'no {missing[0]}'}: {name} not set for {spec}",
+              file=sys.stderr)
         return None
+    play = {"seed": int(seed), "inference": asdict(inference)}
     client = mlflow.MlflowClient()
-    digest = agent_sha256(spec, model_dir, table)
+    digest = agent_sha256(spec, play)
     same = [v for v in client.search_model_versions(f"name='{name}'") if v.tags.get(AGENT_SHA) == digest]
     if same:
         return str(max(int(v.version) for v in same))
     with tempfile.TemporaryDirectory(prefix="koikoi-champion-") as tmp:
         data = Path(tmp) / "agent"
-        (data / "model").mkdir(parents=True)
-        for f in (MODEL_FILE, CONFIG_FILE):
-            shutil.copy2(model_dir / f, data / "model" / f)
-        if table is not None:
-            shutil.copy2(table, data / "winprob.json")
-        (data / AGENT_FILE).write_text(json.dumps({"spec": spec, "table": table is not None}) + "\n")
+        logged = {}
+        for n, p in paths.items():  # data/<name>/: a model directory's files, or the file by its own name
+            (data / n).mkdir(parents=True)
+            for f in kept_files(p):
+                shutil.copy2(f, data / n / f.name)
+            logged[n] = n if p.is_dir() else f"{n}/{p.name}"
+        (data / AGENT_FILE).write_text(json.dumps({"spec": spec, "paths": logged, **play}) + "\n")
         code = Path(tmp) / "pipeline"
         shutil.copytree(Path(__file__).resolve().parents[1], code, ignore=shutil.ignore_patterns("__pycache__"))
         info = mlflow.pyfunc.log_model(
@@ -97,12 +94,12 @@ def register_searcher(spec: str, tags: dict[str, Any], name: str, network: Any =
     if network is not None:
         client.set_model_version_tag(name, version, "network", f"{network.name}/{network.version}")
     client.update_model_version(name, version, description=(
-        f"The searcher `{spec}`: the network of `{model_dir}`"
+        f"The searcher `{spec}`: the network of `{model_of(spec)}`"
         + (f" (registered as {network.name} version {network.version}, where its training lineage is)"
            if network is not None else "")
-        + " searching at decision time, as the duels played it; logged by the duels run. Its figures (tags) are "
-          "its own. `predict` takes a list of observations (`pipeline.engine.Observation`) and returns the "
-          "searched action of each."))
+        + f" searching at decision time, seeded {seed}, its networks in {inference.setup}, as the duels played it; "
+          "logged by the duels run with every file its spec reads. Its figures (tags) are its own. `predict` takes "
+          "a list of observations (`pipeline.engine.Observation`) and returns the searched action of each."))
     return version
 
 
@@ -134,5 +131,5 @@ def _load_pyfunc(data_path: str) -> AgentPredictor:
     load_agent = importlib.import_module("pipeline.lineup.loader").load_agent
     data = Path(data_path)
     doc = json.loads((data / AGENT_FILE).read_text())
-    table = data / "winprob.json" if doc.get("table") else None
-    return AgentPredictor(load_agent(local_spec(doc["spec"], data / "model", table)))
+    spec = with_paths(doc["spec"], {n: str(data / p) for n, p in doc["paths"].items()})
+    return AgentPredictor(load_agent(spec, seed=doc["seed"], inference=Inference(**doc["inference"])))

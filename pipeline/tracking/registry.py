@@ -38,6 +38,7 @@ import numpy as np
 from ..agents.specs import is_search, model_of
 from ..engine import GameState
 from ..net.encoding import NUM_FEATURES, NUM_TOKENS, decisions, encode
+from ..net.inference import FP32, Inference
 from ..net.model_dir import CONFIG_FILE, MODEL_FILE
 from .champion_model import register_searcher
 from .lineage import SHA_TAG, describe_version
@@ -247,9 +248,11 @@ def set_rated(model_dirs: dict[str, dict[str, Any]]) -> dict[str, str]:
     return rated
 
 
-def register_champion(model_dir: str | Path, tags: dict[str, Any]) -> str | None:
+def register_champion(model_dir: str | Path, tags: dict[str, Any], seed: int = 0, inference: Inference = FP32
+                      ) -> str | None:
     """Register the champion as a version of ``koikoi-champion``, tagged with ``tags`` (its ``spec`` and its own
     figures), and point the ``champion`` alias at it; returns the version, None (said on stderr) without one.
+    ``seed`` and ``inference``: how the duels played a searcher (its model plays so too).
 
     A model directory's champion is the registered version holding its weights (the same logged model, so the same
     lineage). A searcher's (``tags["spec"]`` a ``search:`` spec, ``model_dir`` its model) is a model of its own that
@@ -265,7 +268,7 @@ def register_champion(model_dir: str | Path, tags: dict[str, Any]) -> str | None
                                        "its agent spec is the version's `spec` tag.")
     if is_search(spec):
         network = find_version(model_of(spec)) if (Path(model_of(spec)) / CONFIG_FILE).is_file() else None
-        version = register_searcher(spec, tags, CHAMPION_MODEL, network=network)
+        version = register_searcher(spec, tags, CHAMPION_MODEL, network=network, seed=seed, inference=inference)
         if version is None:
             return None
     else:

@@ -19,9 +19,9 @@ from ..net.model_dir import is_model_dir
 from ..params import DuelsParams
 from ..params.sections import TuneSearchParams
 from ..runtime.hardware import Placement, announce, play_device
-from ..search.spec import OWN, SELF
+from ..search.spec import OWN, SELF, parse_search, read_paths
 from .objectives import PARAMS_ATTR
-from .search_space import first_trial, trial_spec
+from .search_space import file_choices, first_trial, trial_spec
 
 SPEC_ATTR = "spec"  # trial user attr: the search: spec it played
 DUEL_ATTR = "duel"  # trial user attr: its duel's figures (the metrics below, without their prefixes)
@@ -45,14 +45,16 @@ class SearchObjective:
             raise FileNotFoundError(f"{source}: tune.search.model {cfg.model} holds no saved model (model.pt + "
                                     "config.json): train it first (dvc repro)")
         load_agent(cfg.opponent, inference="fp32")  # a bad opponent spec is one ValueError line
-        rollouts = self.space.get("rollout")
-        for rollout in rollouts if isinstance(rollouts, list) else [rollouts]:
+        searchers = file_choices(cfg.model, cfg.options, self.space)
+        for spec in searchers:
+            rollout = parse_search(spec)[1].rollout
             if rollout not in (SELF, OWN) and not Path(rollout).is_dir():
                 raise FileNotFoundError(f"{source}: no rollout model at {rollout} (tune.search.rollout, or a "
                                         "tune.space.search.rollout choice): build it first (dvc repro), or leave "
                                         "it out")
-            probe = {name: _one(spec) for name, spec in self.space.items()} | {"rollout": rollout}
-            load_agent(trial_spec(cfg.model, cfg.options, probe)[0], inference="fp32")
+            load_agent(spec, inference="fp32")
+        # every file a trial may read: the study's key (study.open_study)
+        self.models = sorted({p for s in [*searchers, cfg.opponent] for p in read_paths(s).values()})
         self.device = "cpu" if cfg.workers == 0 else play_device(duels.device, "duels.device")
         from ..net.inference import resolve_inference  # torch: loaded only when this runs
 
@@ -106,11 +108,3 @@ def duel_figures(result: Any) -> dict[str, float | None]:
                changed_share=round(s.get("changed", 0) / n, 4) if n else None,
                deals_per_search=s.get("deals_per_search"), playouts_per_search=s.get("playouts_per_search"))
     return out
-
-
-def _one(spec: Any) -> Any:
-    """One value an entry of the space plays (a choice's first, a range's low): a probe of the loader."""
-    if isinstance(spec, Mapping):
-        return spec["low"]
-    return spec[0] if isinstance(spec, list) else spec
-

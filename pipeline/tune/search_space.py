@@ -10,12 +10,13 @@ a spec with ``trial_spec``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from ..params import ParamError
-from ..search.spec import OPTIONS, OWN, SELF, parse_options
+from ..search.spec import OPTIONS, OWN, PATH_OPTIONS, SELF, parse_options
 
 DEFAULT: dict[str, Any] = {"k": [2, 3, 4, 6, 0], "deals": {"low": 8, "high": 64, "log": True},
                            "z": {"low": 0.5, "high": 4.0, "log": True}}
@@ -105,6 +106,24 @@ def trial_spec(model: str, options: str, values: Mapping[str, Any]) -> tuple[str
     query = "&".join([*(f"{name}={text(v)}" for name, v in values.items()), *filter(None, [options])])
     parse_options(query)  # every entry was checked: a failure here is a bug, not bad input
     return f"search:{model}?{query}", query
+
+
+def file_choices(model: str, options: str, space: Mapping[str, Any]) -> list[str]:
+    """The searchers of a study over ``space`` that differ in the files they read: one per combination of the choices
+    of the options that name or pick a file (``PATH_OPTIONS``, ``reward``), every other option at its first value
+    (a choice's first, a range's low). Each is loaded before any trial, and their files key the study."""
+    picks = [n for n in space if n in (*PATH_OPTIONS, "reward")]
+    first = {n: _first(v) for n, v in space.items()}
+    choices = [space[n] if isinstance(space[n], list) else [first[n]] for n in picks]
+    return [trial_spec(model, options, first | dict(zip(picks, c, strict=True)))[0]
+            for c in itertools.product(*choices)]
+
+
+def _first(spec: Any) -> Any:
+    """One value an entry of the space plays (a choice's first, a range's low, a fixed value itself)."""
+    if isinstance(spec, Mapping):
+        return spec["low"]
+    return spec[0] if isinstance(spec, list) else spec
 
 
 def _holds(name: str, spec: Any, value: Any) -> Any:

@@ -16,6 +16,7 @@ import numpy as np
 import optuna
 
 from ..params import TuneParams
+from ..runtime.fingerprints import file_fingerprint
 from ..runtime.progress import on_terminal
 from ..tracking.store import store_dir
 from ..tracking.store_lock import sqlite_lock
@@ -25,6 +26,7 @@ from .objectives import Objective
 
 STORAGE_FILE = "optuna.db"
 TARGET_ATTR = "target"
+MODELS_ATTR = "models"  # study user attr: {model file: fingerprint} of what its trials read (its key)
 HEARTBEAT_S = 60  # a trial whose process died is marked FAIL after 2 missed beats
 
 
@@ -76,13 +78,15 @@ def redact(url: str) -> str:
         return "<unparsable storage url>"
 
 
-def open_study(cfg: TuneParams, pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+def open_study(cfg: TuneParams, pruner: optuna.pruners.BasePruner | None = None,
+               models: list[str] | None = None) -> optuna.Study:
     """The study ``cfg.study_name`` in ``cfg.storage``, created if missing, with a seeded TPE sampler.
 
     Each trial is sampled by a TPE sampler seeded from ``(seed, trial number)`` (``TrialSeededSampler``):
     a resumed study draws new points instead of repeating the first session's, and sessions running at
     once (each trial number is handed out once by the storage) never draw the same trial.
-    ``ValueError`` when the study exists for another target.
+    ``ValueError`` when the study exists for another target, or (``models``: every model file its trials read) was
+    run with other models: its trials scored those, and are not reused for these.
     """
     url = cfg.storage or default_storage()
     with sqlite_lock(url):  # sessions starting together on a fresh SQLite file: one creates its tables
@@ -102,8 +106,23 @@ def open_study(cfg: TuneParams, pruner: optuna.pruners.BasePruner | None = None)
     elif owner != cfg.target:
         raise ValueError(f"study {cfg.study_name!r} in {redact(url)} tunes {owner!r}, not {cfg.target!r}; "
                          "pick another --study")
+    if models is not None:
+        _check_models(study, {m: file_fingerprint(m) for m in models}, redact(url))
     study.sampler = TrialSeededSampler(cfg.seed, cfg.startup_trials)
     return study
+
+
+def _check_models(study: optuna.Study, models: dict[str, str], where: str) -> None:
+    """Record the fingerprints of the model files a study's trials read (``models``), or refuse a study whose
+    trials read other ones. A study made before they were recorded takes these."""
+    kept = study.user_attrs.get(MODELS_ATTR)
+    if kept is None:
+        study.set_user_attr(MODELS_ATTR, models)
+    elif kept != models:
+        changed = sorted(m for m in kept.keys() | models.keys() if kept.get(m) != models.get(m))
+        raise ValueError(f"study {study.study_name!r} in {where} was run with other models ({', '.join(changed)} "
+                         "changed since): its trials do not score these; name a new study (tune.study, --study) or "
+                         "delete the old one")
 
 
 def budget_of(cfg: TuneParams) -> dict[str, Any]:
@@ -118,12 +137,13 @@ def budget_of(cfg: TuneParams) -> dict[str, Any]:
 
 def run_tune(cfg: TuneParams, objective: Objective | None, out_root: str | Path,
              pruner: optuna.pruners.BasePruner | None = None, progress: bool = True,
-             first: dict[str, Any] | None = None) -> dict[str, Any]:
+             first: dict[str, Any] | None = None, models: list[str] | None = None) -> dict[str, Any]:
     """Run ``cfg.trials`` more trials (or until ``cfg.timeout``) and write the outputs to
     ``out_root/<study>/``; returns the study summary. ``objective`` may be None when no trial is to run
     (``trials`` 0: only rewrite the outputs from storage). ``first``: values the study's first trials play unless
-    a trial played them already (the knobs a search study starts from)."""
-    study = open_study(cfg, pruner)
+    a trial played them already (the knobs a search study starts from). ``models``: every model file the trials
+    read, the study's key (``open_study``)."""
+    study = open_study(cfg, pruner, models)
     url = cfg.storage or default_storage()
     tags = {"optuna.target": cfg.target, "optuna.storage": redact(url)}
     params = cfg.model_dump(exclude={"space", "storage", "trials", "timeout", "rl", "search"})

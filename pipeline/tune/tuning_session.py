@@ -8,6 +8,7 @@ from typing import Any
 
 from ..net.model_dir import is_model_dir
 from ..params import Params, TuneParams, overridden
+from ..rl.devices import searches_with_a_rollout_policy
 from ..runtime import atomic
 from ..runtime.paths import repo_root
 from .objectives import Objective, rl_objective, sl_objective
@@ -28,20 +29,22 @@ def config_from_params(section: TuneParams, **overrides: Any) -> TuneParams:
 
 def make_objective(cfg: TuneParams, params: Params, root: Path,
                    dataset_dir: str | Path | None = None, sl_dir: str | Path | None = None,
-                   source: str = "params.yaml") -> Objective:
-    """The target's objective over the project's data; a clear error when its input is missing. ``source``
-    (the params file) is what messages about the space name."""
+                   source: str = "params.yaml") -> tuple[Objective, list[str]]:
+    """The target's objective over the project's data, and every model file its trials read (a search study's
+    searchers' and opponent's, an RL study's SL model, table and rollout policy; an SL study reads none); a clear
+    error when its input is missing. ``source`` (the params file) is what messages about the space name."""
     space = merged_space(cfg.target, cfg.space.get(cfg.target), cfg.rl.variant, source, params.rl.algorithm,
                          cfg.search.rollout)
     if cfg.target == "search":
         from .search_objective import SearchObjective  # torch: loaded only when this runs
 
-        return SearchObjective(cfg.search, params.duels, space, source)
+        objective = SearchObjective(cfg.search, params.duels, space, source)
+        return objective, objective.models
     if cfg.target == "sl":
         ds = Path(dataset_dir) if dataset_dir else root / SL_DATASET
         if not (ds / "info.json").is_file():
             raise FileNotFoundError(f"no SL dataset at {ds}: run `dvc repro sl_dataset` first")
-        return sl_objective(ds, params.sl_train, space, cfg.max_epochs, source)
+        return sl_objective(ds, params.sl_train, space, cfg.max_epochs, source), []
     sl = Path(sl_dir) if sl_dir else root / SL_MODEL
     if not is_model_dir(sl):
         raise FileNotFoundError(f"no SL model at {sl}: run `dvc repro sl_train` first")
@@ -50,8 +53,10 @@ def make_objective(cfg: TuneParams, params: Params, root: Path,
         wp_table = root / WINPROB_TABLE
         if not wp_table.exists():
             raise FileNotFoundError(f"no win-probability table at {wp_table}: run `dvc repro winprob` first")
+    models = [str(sl), *([str(wp_table)] if wp_table else []),
+              *([params.rl.expert.rollout] if searches_with_a_rollout_policy(params.rl, 1) else [])]
     return rl_objective(sl, params.rl, params.winprob, space, cfg.rl.loops, cfg.rl.eval_games, cfg.rl.variant,
-                        wp_table, source)
+                        wp_table, source), models
 
 
 def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: str | Path | None = None,
@@ -61,14 +66,15 @@ def tune(cfg: TuneParams, params: Params, root: Path | None = None, out_root: st
     params file ``params`` came from."""
     root = root or repo_root()
     runs_trials = cfg.trials is None or cfg.trials > 0
-    objective = make_objective(cfg, params, root, dataset_dir, sl_dir, source) if runs_trials else None
+    objective, models = make_objective(cfg, params, root, dataset_dir, sl_dir, source) if runs_trials else (None, None)
     out = Path(out_root) if out_root else root / RESULTS
     out.mkdir(parents=True, exist_ok=True)
     # No DVC stage declares results/tune as an output (see dvc.yaml): keep it out of git by itself.
     atomic.write_text(out / ".gitignore", "*\n")
     # a search study's first trial plays the knobs it starts from, on the same deals as every other
     try:
-        summary = run_tune(cfg, objective, out, progress=progress, first=getattr(objective, "first", None))
+        summary = run_tune(cfg, objective, out, progress=progress, first=getattr(objective, "first", None),
+                           models=models)
     finally:
         if hasattr(objective, "close"):  # a search study's worker pool
             objective.close()

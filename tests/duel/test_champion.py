@@ -14,6 +14,7 @@ from tiny import save_tiny
 from pipeline.agents.specs import duel_keys
 from pipeline.duel.champion import candidates_of, pick_champion
 from pipeline.duel.stats import DuelResult
+from pipeline.net.inference import resolve_inference
 from pipeline.params import read_doc, with_overrides
 from pipeline.play.opponents import default_opponent
 from pipeline.tracking.registry import CHAMPION, CHAMPION_MODEL, find_version, log_model
@@ -99,8 +100,10 @@ def test_the_champion_is_decided_confirmed_written_registered_and_served(tmp_pat
         (SEARCHER, "models/sl", "H1"), ("models/rl/wp", SEARCHER, "H1")]
     assert all(set(r["sprt"]) >= {"h0", "h1", "llr", "lower", "upper", "decision"} for r in rows)
     assert champion["spec"] == "models/rl/wp"
+    # the champion's seed and the setup its networks ran in: its registered model plays so (issue 87)
+    setup = resolve_inference(doc["duels"]["inference"], "cpu")
     assert champion["confirmation"] == {"win_rate": champion["win_rate"], "ci95": champion["ci95"], "games": 6,
-                                        "seed": 500}
+                                        "seed": 500, "inference": {"setup": setup.setup, "auto": setup.auto}}
     assert champion["against"] == "models/sl" and champion["games"] == 6
     metrics = json.loads((tmp_path / "results/duels/metrics.json").read_text())
     run = json.loads((tmp_path / "results/duels/run.json").read_text())

@@ -115,11 +115,37 @@ def test_table_and_rl_vs_sl_sentence():
                ("sl", "random"): res(196, 4, 20.0), ("rl_wp", "rl_point"): res(100, 100, 0.0),
                ("rl_wp", "random"): res(198, 2, 25.0), ("rl_point", "random"): res(197, 3, 30.0)}
     s = rl_vs_sl_sentence(results)
-    assert "RL-WP beats SL: win rate 0.650" in s and "RL-Point is not distinguishable from SL" in s
+    assert "RL-WP beats SL: win rate 0.650" in s and "RL-Point is not distinguishable at this game count from SL" in s
     assert "RL-Point loses to SL" in rl_vs_sl_sentence({("sl", "rl_point"): res(150, 50, 4.0)})
     table = table_markdown(["rl_wp", "rl_point", "sl", "random"], results)
     assert "| RL-WP | 0.500 / +0.00 (paper 0.515 / -2.88) | 0.650 / +3.00 (paper 0.636 / +3.44) |" in table
     assert key_name("models/rl/wp") == "rl_wp" and key_name("/tmp/x/my-model/") == "my_model"
+
+
+def test_a_sequential_duels_verdict_is_its_tests_never_its_interval():
+    """Issue 87: a duel the SPRT stopped early has an interval that may say otherwise; the sentences say what the
+    test decided (the table's SPRT column), whichever way round the pairing was played."""
+    from pipeline.duel.duel_report import phase_sentence, rl_vs_sl_sentence, search_sentence, table_markdown
+    from pipeline.duel.runner import DuelResult
+
+    def duel(wins, losses, decision):
+        return DuelResult(games=wins + losses, wins=wins, losses=losses, points=0, sprt={
+            "h0": 0.5, "h1": 0.53, "llr": 3.0 if decision == "H1" else -3.0, "decision": decision})
+
+    above, within = (140, 60), (17, 15)  # intervals above 0.5, and across it
+    results = {("rl_wp", "sl"): duel(*above, "H0"), ("rl_point", "sl"): duel(*within, "H1"),
+               ("search_rl_wp", "sl"): duel(*within, "none"), ("rl_wp", "rl_phase1_wp"): duel(*above, "H0")}
+    said = rl_vs_sl_sentence(results)
+    assert said.startswith("RL-WP does not beat SL: win rate 0.700 (95% CI 0.6")
+    assert "SPRT 0.50 vs 0.53: H0 after 200 games (LLR -3.00)" in said and "RL-Point beats SL: win rate 0.531" in said
+    assert search_sentence(results).startswith("RL-WP + search is not told apart by the sequential test from SL")
+    assert phase_sentence(results).startswith("RL-WP does not beat RL-WP phase 1: win rate 0.700")
+    # seen from the other side: the test was of the first agent's win rate
+    assert rl_vs_sl_sentence({("sl", "rl_wp"): duel(*within, "H1")}).startswith("RL-WP loses to SL")
+    assert rl_vs_sl_sentence({("sl", "rl_wp"): duel(*above, "H0")}).startswith("RL-WP is not beaten by SL")
+    table = table_markdown(["rl_wp", "rl_point", "sl"], results)
+    assert "| RL-WP vs SL | 200 | 0.700 |" in table and "0.50 vs 0.53: H0 (LLR -3.00) |" in table
+    assert " beats SL" not in table.split("## RL against SL")[1].split("RL-Point")[0]
 
 
 def test_attention_command(tiny_model, tmp_path, capsys):

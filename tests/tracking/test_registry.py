@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import mlflow
@@ -16,11 +18,14 @@ import pytest
 import torch
 from tiny import TINY, assert_fp32_close, tiny_net
 
+from pipeline.duel.arena import play_games
 from pipeline.engine import GameState
 from pipeline.lineup.loader import load_agent
 from pipeline.net.encoding import decisions, encode
+from pipeline.net.inference import resolve_inference
 from pipeline.net.model import KoiKoiNet
 from pipeline.net.modelio import save_model
+from pipeline.rollout.network import RolloutConfig, RolloutNet, save_rollout
 from pipeline.tracking.registry import (
     CHAMPION,
     CHAMPION_MODEL,
@@ -32,6 +37,7 @@ from pipeline.tracking.registry import (
     set_rated,
 )
 from pipeline.tracking.store import setup_experiment
+from pipeline.value.winprob import WinProbTable
 
 
 @pytest.fixture
@@ -81,10 +87,31 @@ def test_pyfunc_predicts_the_networks_values_and_carries_signature_and_code(stor
     assert str(store / "artifacts") in mlflow.get_experiment_by_name("rl").artifact_location
 
 
+def game_observations(n: int) -> list:
+    """At least ``n`` observations of the player to act, from games of two tiny models (RL-WP's and SL's, the
+    project's ``models/``) on deals 0, 1, ..."""
+    obs: list = []
+    agents = (load_agent("models/rl/wp", inference="fp32"), load_agent("models/sl", inference="fp32"))
+    seed = 0
+    while len(obs) < n:
+        play_games(agents, [seed], num_rounds=2, on_step=lambda s, a: obs.append(s.observation(s.current_player)))
+        seed += 1
+    return obs
+
+
 @pytest.mark.slow
-def test_a_searcher_champion_is_a_model_that_searches_loaded_elsewhere(store, tmp_path):
-    wp, net = tiny_model(tmp_path / "models/rl/wp", 1, {"kind": "rl", "variant": "wp"})
-    sl, _ = tiny_model(tmp_path / "models/sl", 2, {"kind": "sl"})
+@pytest.mark.usefixtures("one_thread")
+def test_the_searcher_champion_loads_anywhere_and_plays_as_the_duels_played_it(store, tmp_path, monkeypatch):
+    """Issue 87: a searcher as the duels stage names it (``search:models/rl/wp``: its model's own rollout policy,
+    ``models/rl/wp/rollout``, and the table by a path relative to the project), registered with the seed and setup
+    the duels played it in; then loaded in a fresh process in an empty directory, with the project's models/ gone, it
+    plays the agent's action on 200 observations of real games."""
+    monkeypatch.chdir(tmp_path)
+    wp, _ = tiny_model(Path("models/rl/wp"), 1, {"kind": "rl", "variant": "wp"})
+    sl, _ = tiny_model(Path("models/sl"), 2, {"kind": "sl"})
+    torch.manual_seed(3)
+    save_rollout(RolloutNet(RolloutConfig(hidden=8, layers=2)).eval(), "models/rl/wp/rollout")
+    WinProbTable(num_rounds=8, init_points=30, coef=[[0.0, 3.0, 0.1]] * 8).save("models/winprob")
     info = log_in_run(wp, register=True)
     log_in_run(sl, register=True)
     assert info.registered_model_version == 1
@@ -92,11 +119,12 @@ def test_a_searcher_champion_is_a_model_that_searches_loaded_elsewhere(store, tm
     assert client.get_model_version("koikoi-rl-wp", "1").tags[SHA_TAG]
     assert set_rated({str(wp): {"duels.elo": 12.5}, str(sl): {}}) == {"koikoi-rl-wp": "1", "koikoi-sl": "1"}
     assert client.get_model_version_by_alias("koikoi-rl-wp", RATED).tags["duels.elo"] == "12.5"
-    spec = f"search:{wp}?decisions=koikoi,discard&deals=2&reward=point"
+    spec = "search:models/rl/wp?deals=4&k=3"  # rollout=own; the wp reward: models/winprob/winprob.json
+    seed, setup = 7, resolve_inference("auto")  # as the duels stage records them (champion.json's confirmation)
     assert register_champion(sl, {"spec": str(sl)}) == "1"
     with mlflow.start_run(experiment_id=setup_experiment("duels")):  # the duels stage's run logs the searcher
-        assert register_champion(wp, {"spec": spec, "win_rate": 0.6}) == "2"
-        assert register_champion(wp, {"spec": spec, "win_rate": 0.61}) == "2"  # the same model and spec: reused
+        assert register_champion(wp, {"spec": spec, "win_rate": 0.6}, seed, setup) == "2"
+        assert register_champion(wp, {"spec": spec, "win_rate": 0.61}, seed, setup) == "2"  # the same: reused
     champion = client.get_model_version_by_alias(CHAMPION_MODEL, CHAMPION)
     assert str(champion.version) == "2" and champion.tags["spec"] == spec and champion.tags["win_rate"] == "0.61"
     # the searcher itself, not RL-WP's bare network under the searcher's figure (issue 69)
@@ -105,15 +133,15 @@ def test_a_searcher_champion_is_a_model_that_searches_loaded_elsewhere(store, tm
     assert champion.tags["network"] == "koikoi-rl-wp/1" and SHA_TAG not in champion.tags
     assert client.get_model_version("koikoi-rl-wp", "1").tags.get("win_rate") is None  # no borrowed figure there
 
-    s, obs = GameState(seed=4), []
-    while len(obs) < 12:
-        obs.append(s.observation(s.current_player))
-        s.step(s.legal_actions()[0])
+    obs = game_observations(200)
     (tmp_path / "obs.pkl").write_bytes(pickle.dumps(obs))
-    want = load_agent(spec, seed=0).act(obs)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    # A fresh interpreter in another directory, with this checkout's editable install switched off (a path
+    want = load_agent(spec, seed=seed, inference=setup).act(obs)
+    # what the comparison can tell apart: another seed, and the searched network playing its own playouts
+    assert load_agent(spec, seed=seed + 1, inference=setup).act(obs) != want
+    assert load_agent(f"{spec}&rollout=self", seed=seed, inference=setup).act(obs) != want
+    shutil.move("models", "models.gone")  # nothing of the project's models/ may be read
+    elsewhere = Path(tempfile.mkdtemp(dir=tmp_path))
+    # A fresh interpreter in an empty directory, with this checkout's editable install switched off (a path
     # in a .pth file, or setuptools' finder): `pipeline` can come only from the code packed with the model.
     script = f"""
 import json, os, pickle, sys
@@ -128,12 +156,13 @@ import mlflow, numpy as np
 m = mlflow.pyfunc.load_model("models:/{CHAMPION_MODEL}@{CHAMPION}")
 obs = pickle.loads(open("{tmp_path}/obs.pkl", "rb").read())
 print(json.dumps({{"module": sys.modules["pipeline"].__file__, "actions": m.predict(obs).tolist(),
-                  "agent": type(m.get_raw_model()).__name__}}))
+                  "agent": type(m.get_raw_model()).__name__, "cwd": os.listdir(".")}}))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=elsewhere, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.splitlines()[-1])
     assert got["module"].startswith(str(store / "artifacts")) and got["agent"] == "SearchAgent"
+    assert got["cwd"] == [] and len(obs) >= 200
     assert got["actions"] == want  # the champion plays as the duels' searcher plays
 
 
