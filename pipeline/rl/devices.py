@@ -21,8 +21,6 @@ which GPU plays. On the CPU, batched play equals one-by-one play (tests/selfplay
 free to change between a run and its resumption there.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from ..net.inference import Inference, resolve_inference

@@ -14,8 +14,6 @@ games or the fit, most of a loop's time on a GPU machine (docs/rl-experiments.md
 run's own file: marshal, like pickle, is not for data from elsewhere.
 """
 
-from __future__ import annotations
-
 import marshal
 from collections import deque
 from operator import attrgetter

@@ -10,8 +10,6 @@ Where the games would differ (an algorithm whose play reads the reward: ``expert
 written as shared and each variant plays its own.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path

@@ -6,8 +6,6 @@ buffer holds its own samples and the replay's (``rl.replay``; none in the paper,
 used for exactly one pass).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator, Sequence
 
 import lightning.pytorch as pl

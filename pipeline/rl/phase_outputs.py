@@ -1,8 +1,6 @@
 """What a finished RL phase leaves: the model directory (its meta holding the summary and, RL-WP, the table its
 loops were rewarded with), the curve, ``metrics.json`` and ``run.json``, and the MLflow run's closing records."""
 
-from __future__ import annotations
-
 import torch
 
 from ..runtime.curves import write_curve

@@ -8,8 +8,6 @@ in its description what its ``loss/*`` curves are measured in; each evaluation l
 loop did not train: its model is phase 1's logged model, so the registered version leads to phase 1's run.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 from ..params import RLParams, dotted

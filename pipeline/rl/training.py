@@ -17,8 +17,6 @@ with other params (other than budgets and worker counts) is set aside and traini
 MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``; the outputs ``phase_outputs``.
 """
 
-from __future__ import annotations
-
 import time
 from dataclasses import asdict, replace
 

@@ -13,8 +13,6 @@ holds the networks on the GPU, the games stay on its CPU core). Results never de
 or the split: games are seeded one by one and ``PlayResult.merge`` orders them.
 """
 
-from __future__ import annotations
-
 import multiprocessing as mp
 import os
 import queue as queue_mod

@@ -19,8 +19,6 @@ CUDA players fails at once, and a reservation that Ray cannot make within ``plac
 of tasks that wait forever. The tasks then run inside the reserved bundles.
 """
 
-from __future__ import annotations
-
 import math
 import os
 from collections.abc import Callable, Sequence

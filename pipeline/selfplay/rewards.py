@@ -7,8 +7,6 @@
   baseline shifts every target of a round alike, so it leaves the best action unchanged.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
