@@ -1,17 +1,8 @@
-"""The last loops' samples (``rl.replay``), fitted again beside each new loop's.
+"""The last loops' samples (``rl.replay``), fitted again beside each new loop's so one loop's few koi-koi calls
+do not overwrite what earlier loops taught.
 
-Branch targets are scarce (a few thousand koi-koi calls per loop) and noisy, and a fit on one loop's
-calls alone replaces what the previous loops taught: the network ends up fitted to the last loop's few
-calls (docs/rl-experiments.md, R1). Keeping the last ``loops`` loops' samples makes every fit one on
-several loops' calls, and phase 2 starts with phase 1's, so self-play adds to phase 1's fit instead
-of overwriting it.
-
-``state.pt`` is read with ``weights_only`` (plain containers and tensors only), so each loop's samples are
-stored as one ``marshal`` blob of plain tuples in a uint8 tensor (``pack``) and rebuilt on loading (``unpack``).
-One blob, not a tuple per field: ``torch.save`` calls a Python hook on every object it pickles, and a loop of
-Monte-Carlo samples can hold some 100,000 samples of 30 objects each, which made the checkpoint, not the
-games or the fit, most of a loop's time on a GPU machine (docs/rl-experiments.md). The checkpoint is the
-run's own file: marshal, like pickle, is not for data from elsewhere.
+Each loop's samples are checkpointed as one ``marshal`` blob in a uint8 tensor: ``state.pt`` loads
+``weights_only``, and ``torch.save`` of a tuple per sample field was most of a loop's time on a GPU machine.
 """
 
 import marshal

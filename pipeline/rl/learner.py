@@ -1,10 +1,5 @@
-"""The policy network's learner: a Lightning module fitting the network with the RL algorithm's loss.
-
-The buffer keeps one sample list per decision type (discard, pick, koi-koi), as the paper keeps one
-per network; each mini-batch holds one type, so it runs through one of the three networks. A loop's
-buffer holds its own samples and the replay's (``rl.replay``; none in the paper, where each sample is
-used for exactly one pass).
-"""
+"""The policy network's learner: a Lightning module fitting the network with the RL algorithm's loss, over a
+buffer whose mini-batches each hold one decision type (one of the three networks, as in the paper)."""
 
 from collections.abc import Iterator, Sequence
 

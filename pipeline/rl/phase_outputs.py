@@ -1,5 +1,4 @@
-"""What a finished RL phase leaves: the model directory (its meta holding the summary and, RL-WP, the table its
-loops were rewarded with), the curve, ``metrics.json`` and ``run.json``, and the MLflow run's closing records."""
+"""What a finished RL phase leaves: model directory, curve, ``metrics.json``, ``run.json``, MLflow records."""
 
 import torch
 

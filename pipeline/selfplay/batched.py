@@ -1,22 +1,9 @@
 """Batched self-play: many games advance together and every forward pass serves a whole batch.
 
-At each step the pending decisions are grouped by (player network, decision type); the largest
-group is encoded as one batch and evaluated in one forward pass, and each of its games takes one
-step. Games that wait (a pick while most games discard) keep waiting until their group is the
-largest, so batches stay large. New games start as others finish, up to ``concurrency`` at once.
-
-Exploration draws come from one RNG per game, seeded by the job's ``explore_seed`` and the game's
-seed, so a game's course depends only on its seed and the networks, never on what it was batched
-with: batched play reproduces one-game-at-a-time play exactly (tests/selfplay/test_selfplay.py).
-
-What a game records is its job's ``recorder``'s (``Recorder``, an RL algorithm's hook, ``rl.algorithms``): at each
-step it sees the step's recorded decisions (``Step``), keeps what it wants of each, may change the action a game
-plays (a search's choice) and may ask for branch playouts: at a decision, the game's full state is cloned once per
-legal action (on the true deal and on copies with the hidden cards dealt again), the action is taken, and the clone
-is played greedily by the same players to the end of the round: playouts of the shared playout engine (``playout``),
-which join the batches like any game. The round rewards of the branches share the deal, the stock order and the
-opponent's hand, so their differences measure the actions and little else; the true state is only used for these
-training targets, never by a player. When the game ends the recorder turns each kept decision into a sample.
+Each step evaluates the largest group of pending decisions of one (player, decision type); games that wait keep
+waiting, so batches stay large. Exploration draws come from one RNG per game seeded by its seed, so batched play
+reproduces one-game-at-a-time play exactly. The job's ``Recorder`` (an RL algorithm's hook) sees each step's
+recorded decisions, may change their actions and may ask for branch playouts (``playout``) that share the deal.
 """
 
 from __future__ import annotations

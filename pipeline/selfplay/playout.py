@@ -1,19 +1,8 @@
-"""Batched playouts: copies of a game played by networks to the end of the round, many at a time.
+"""Batched playouts: copies of a game played greedily by networks to the end of the round, many at a time.
 
-The one playout engine of the project. RL's branch targets (``batched.play_job``'s branches) and
-the search agents (``pipeline.search``) both clone a position once per (action, deal) with :func:`branch` and
-play the copies here:
-
-- :func:`pending_groups`: the pending decisions of many games and playouts grouped by (player, decision
-  type), so that one forward pass serves a whole group (``play_job`` mixes its games and their
-  branches in these groups);
-- :func:`play_out`: playouts played greedily to the end of the round and each one's reward for the player
-  it is played for;
-- a branched decision's bookkeeping in ``play_job``: a :class:`Pending` with one reward slot per action, the
-  :class:`Link` from a branch (or a greedy game itself) to its slot, :func:`credit` once its round is over.
-
-Playing is greedy (arg-max of each player's values), so a playout's course depends on its deal and
-the networks only, never on what it was batched with.
+The one playout engine: RL's branch targets (``batched.play_job``) and the search agents (``pipeline.search``)
+clone a position per (action, deal) with ``branch`` and play the copies here, one forward pass per
+(player, decision type) group. Greedy play makes a playout's course independent of its batch.
 """
 
 from __future__ import annotations

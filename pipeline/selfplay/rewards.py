@@ -1,10 +1,7 @@
-"""Round rewards (paper IV-C 1): each round is an episode; all of a player's decisions in it share one reward.
+"""Round rewards (paper IV-C 1): all of a player's decisions in a round share one reward.
 
-- RL-Point (``point``): the points the player won or lost in the round, times ``scale``.
-- RL-WP (``wp``): the player's probability of winning the game given the points and dealer after the
-  round (from a :class:`~pipeline.value.winprob.WinProbTable`), minus ``baseline``, times ``scale``; a
-  round that ends the game gets the actual outcome instead (win 1, draw 0.5, loss 0). A constant
-  baseline shifts every target of a round alike, so it leaves the best action unchanged.
+``point``: the round's points times ``scale``. ``wp``: the win probability after the round (the actual outcome
+when it ends the game) minus ``baseline``, times ``scale``.
 """
 
 from collections.abc import Sequence
