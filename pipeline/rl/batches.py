@@ -13,18 +13,13 @@ import torch
 
 from ..net.encoding import NUM_FEATURES, NUM_TOKENS, PROGRESS_START, encode
 from ..selfplay.batched import Sample
-from ..sl.packing import Layout, TorchUnpacker, pack
+from ..sl.packing import Layout, pack
 
 # Rows before the game progress are 0/1 (card bit masks, static card attributes); the progress rows hold one value
 # per sample, repeated over the tokens (encoding.encode). ``pack`` checks both on every chunk.
 LAYOUT = Layout(NUM_FEATURES, NUM_TOKENS, np.arange(PROGRESS_START), np.arange(PROGRESS_START, NUM_FEATURES), True)
 _TENSORS = ("bits", "values", "decision", "action", "reward")  # one row per sample, in sample order
 CHUNK = 1024  # observations encoded at once: bounds the float32 features held at a time (54 KB each)
-
-
-def unpacker() -> TorchUnpacker:
-    """The module that turns a batch's packed features back into ``encode``'s float32 ``(B, F, T)``."""
-    return TorchUnpacker(LAYOUT)
 
 
 class EncodedSamples:

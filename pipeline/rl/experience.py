@@ -42,19 +42,11 @@ def _unpack(t: tuple) -> Sample:
 
 def pack_samples(samples: list[Sample]) -> torch.Tensor:
     """``samples`` as one uint8 tensor (a ``weights_only`` file holds it); ``unpack_samples`` gives them back."""
-    return _to_blob([_pack(s) for s in samples])
+    return torch.frombuffer(bytearray(marshal.dumps([_pack(s) for s in samples], 4)), dtype=torch.uint8)
 
 
 def unpack_samples(blob: torch.Tensor) -> list[Sample]:
-    return [_unpack(t) for t in _from_blob(blob)]
-
-
-def _to_blob(packed: list[tuple]) -> torch.Tensor:
-    return torch.frombuffer(bytearray(marshal.dumps(packed, 4)), dtype=torch.uint8)  # format 4: Python 3.4 on
-
-
-def _from_blob(loop: torch.Tensor) -> list[tuple]:
-    return marshal.loads(loop.numpy().tobytes())
+    return [_unpack(t) for t in marshal.loads(blob.numpy().tobytes())]
 
 
 class Replay:

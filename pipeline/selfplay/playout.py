@@ -98,13 +98,9 @@ class Playout:
 def branch(deals: Sequence[GameState], actions: Sequence[int], seats: tuple[int, int] = (0, 0),
            keys: Sequence[Any] | None = None,
            skip: tuple[int, int] | None = None) -> list[Playout]:
-    """Every deal cloned once per action, the action taken: playouts action-major (action ``i``, deal ``j``).
-
-    The deals are copies of one position (the player to act and the round are theirs); the same deals
-    serve every action, so differences between actions are not differences of luck. ``keys[i]`` tags
-    action ``i``'s playouts (default ``i``); ``skip`` ``(i, j)`` leaves that one out (a game that is
-    itself the playout of its action on its true deal).
-    """
+    """Every deal (copies of one position) cloned once per action, the action taken: playouts action-major.
+    ``keys[i]`` tags action ``i``'s playouts (default ``i``); ``skip`` ``(i, j)`` leaves that one out (a game that
+    is itself the playout of its action on its true deal)."""
     out = []
     for i, a in enumerate(actions):
         for j, d in enumerate(deals):
@@ -134,11 +130,8 @@ def finished(p: Playout, reward: RewardModel) -> float | None:
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for the block: a playout pass allocates tens of thousands of short-lived
-    tuples and lists (observations, clones), each allocation counting toward a collection that then walks every
-    live object (the networks' included) and finds nothing, for the playouts make no cycles (refcounting frees
-    them). Measured on a duel's batches of 64 searched decisions: 26-31 ms a decision with it, 18-23 with the collector
-    paused around ``play_out`` only."""
+    """Python's cycle collector off for the block: playouts make no cycles, yet their many short-lived objects
+    trigger collections that walk every live object (26-31 ms a searched decision with it, 18-23 without)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -149,12 +142,8 @@ def _collector_paused() -> Iterator[None]:
 
 
 def play_out(players: Sequence[Player], items: Sequence[Playout], reward: RewardModel) -> np.ndarray:
-    """Play every playout to its end, greedily, and return each one's reward for its player (float64).
-
-    Each pass serves each player's pending playouts, whatever their decision types, with one call of its
-    ``values`` (a player takes a batch of any decision types; a pass per type cost the rollout policy, whose
-    per-call overhead is most of its cost, twice the calls).
-    """
+    """Play every playout to its end, greedily, and return each one's reward for its player (float64). One
+    ``values`` call per player and pass, whatever the decision types: the rollout policy's cost is per call."""
     out = np.zeros(len(items))
     live = list(range(len(items)))
     with _collector_paused():

@@ -21,11 +21,6 @@ class WinProbability(Protocol):
     def prob(self, round: int, points: int, dealer: bool) -> float: ...
 
 
-def next_dealer(result: RoundResult) -> int:
-    """Who deals the next round: the round's winner, or the dealer again on Dealer's Priority."""
-    return result.dealer if result.winner is None else result.winner
-
-
 def game_outcome(winner: int | None, player: int) -> float:
     """1 for a win, 0.5 for a draw, 0 for a loss."""
     return 0.5 if winner is None else float(winner == player)
@@ -53,7 +48,7 @@ class RewardModel:
         elif game_over:  # the game ended with this round: its real outcome
             value = game_outcome(winner, player) - self.baseline
         else:
-            dealer = next_dealer(result)
+            dealer = result.dealer if result.winner is None else result.winner  # Dealer's Priority on a draw
             value = self.table.prob(result.round + 1, result.totals[player], dealer == player) - self.baseline
         return value * self.scale
 

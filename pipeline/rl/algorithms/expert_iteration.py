@@ -1,16 +1,9 @@
 """``rl.algorithm: expert_it`` (phase 2's default): iterated expert iteration over the all-decision search.
 
-A loop's self-play games search a share ``rl.expert.fraction`` of the learner's recorded decisions of the types in
-``rl.expert.decisions`` with a ``SearchPlayer`` over the learner's network as it is this loop, its playouts played by
-the current rollout policy; the game plays the search's choice. A searched decision's target is logits: the
-network's log-prior, every candidate tilted by its searched gain / T (its mean paired reward over the network's
-choice; T = ``rl.expert.temperature``, reward units per nat), the other legal actions left at their log-prior; a
-recorded decision the search had nothing to weigh (one candidate) is not fitted. The loss is the squared error
-of the network's centred logits to the target (``logit_mse``, as ``rollout_pi`` fits): linear in the gains, so the
-noise of many few-deal searches averages out instead of pulling every choice to one action.
-
-After the fit the rollout policy is distilled afresh from the fitted network on the loop's positions, so the next
-loop's expert searches over the new network with playouts that play like it: the expert moves with the network.
+A share of the learner's recorded decisions is searched by a ``SearchPlayer`` over the learner's network, and the
+game plays the search's choice. The target is logits: the network's log-prior, each candidate tilted by its
+searched gain / ``rl.expert.temperature``, fitted with ``logit_mse`` (linear in the gains, so the noise of many
+few-deal searches averages out). After each fit the rollout policy is distilled afresh from the fitted network.
 """
 
 from __future__ import annotations

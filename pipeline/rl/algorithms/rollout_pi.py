@@ -1,13 +1,7 @@
 """``rl.algorithm: rollout_pi``, rollout policy iteration: at a share of the decisions of the types in
-``rl.branch.decisions`` the game branches into playouts of every legal action (``BranchRecorder``, asking the play
-job's ``Step.branch``), and the network is fitted to the branch targets those playouts give: the prior
-(``rl.branch.prior``: SL's outputs, the recording player's, or none) tilted by each action's mean round reward.
-
-The loss, ``rl.branch.loss``: ``cross_entropy`` between the softmax of the outputs over the branched tokens and the
-target distribution, or ``logit_mse``: the squared error between the outputs and the target logits, both centred
-over the branched tokens. The SL outputs are classification logits, so either continues from them without
-re-scaling them into values. The samples of decisions that did not branch carry no target (``learner.collate``
-gives their batches four tensors): they keep the Monte-Carlo loss.
+``rl.branch.decisions`` the game branches into playouts of every legal action, and the network is fitted to the
+prior (``rl.branch.prior``: SL's outputs, the player's own, or none) tilted by each action's mean round reward,
+with ``cross_entropy`` or ``logit_mse`` (``rl.branch.loss``). Decisions that did not branch keep the Monte-Carlo loss.
 """
 
 from __future__ import annotations
