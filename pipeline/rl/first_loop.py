@@ -40,9 +40,8 @@ def shared_play(jobs: dict[str, PlayJob], play: Callable[[PlayJob], PlayResult])
 
 
 def write(path: Path, fingerprints: dict[str, str], results: dict[str, PlayResult] | None) -> None:
-    """The file ``rl_phase1@<reward>`` reads: per variant its run's fingerprint, samples and batch counters (none
-    where nothing was shared). Nothing timed: the same games write the same bytes, so a rerun of the stage leaves
-    the phases that read it up to date."""
+    """Per variant its run's fingerprint, samples and batch counters; nothing timed, so the same games write the
+    same bytes and a rerun leaves the phases that read it up to date."""
     entries = {} if results is None else {
         v: {"fingerprint": fingerprints[v], "samples": pack_samples(r.samples), "games": len(r.trajectories),
             "forward_samples": r.forward_samples, "forward_calls": r.forward_calls}

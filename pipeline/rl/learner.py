@@ -21,9 +21,7 @@ from .batches import LAYOUT, EncodedSamples
 
 
 class SampleBuffer(Dataset):
-    """A loop's samples; ``by_type[d]`` lists the indices of decision type ``d``. ``encoded``: the leading samples'
-    features already encoded (the replayed loops', ``experience.Replay``), in order; the rest are encoded when the
-    first mini-batch is drawn (``encode``)."""
+    """A loop's samples, indexed by decision type; ``encoded``: the leading (replayed) samples' features."""
 
     def __init__(self, samples: Sequence[Sample] = (), encoded: Sequence[EncodedSamples] = ()) -> None:
         self.samples: list[Sample] = []

@@ -25,10 +25,7 @@ from .rewards import RewardModel, RewardModels
 
 
 class Sample(NamedTuple):
-    """One decision of a recorded player: what it saw, what it did, its reward (the round's, or its recorder's).
-
-    ``target`` (a recorder's that makes one): float32 ``(50,)`` per token.
-    """
+    """One recorded decision: what the player saw and did, its reward; ``target``: a recorder's, per token."""
 
     obs: Observation
     action: int
@@ -162,9 +159,7 @@ class _Game:
 
 
 class Step:
-    """The recorded decisions of one play step, as the job's recorder sees them: ``obs``, the acting player's
-    ``values`` and the ``actions`` it is about to play (a recorder may change them), their ``games`` (``rng``: each
-    one's); ``player``: the acting player's index in the job's ``players`` (built); ``greedy``: it does not explore."""
+    """The recorded decisions of one play step, as the job's recorder sees them (it may change ``actions``)."""
 
     __slots__ = ("games", "obs", "values", "actions", "player", "players", "greedy", "playouts")
 
@@ -181,9 +176,7 @@ class Step:
 
     def branch(self, i: int, prior: np.ndarray | None, samples: int = 1) -> Pending:
         """Playouts of every legal action of decision ``i`` to the end of its round, on the true deal and ``samples -
-        1`` with the hidden cards dealt again (the same deals for every action); their rewards fill the returned
-        ``Pending``, whose ``prior`` is ``prior``'s over the legal actions (per token; None: zeros). A greedy game is
-        itself the playout of the action it takes on its true deal."""
+        1`` redealt ones; their rewards fill the returned ``Pending``. A greedy game is itself one of them."""
         g, s = self.games[i], self.games[i].state
         actions = legal_list(self.obs[i])
         pending = Pending(actions, np.zeros(len(actions)) if prior is None else prior[actions].astype(np.float64),
@@ -290,15 +283,11 @@ def play_job(job: PlayJob) -> PlayResult:
         if not active and waiting:
             raise RuntimeError("play_job: playouts left without a game to finish them")
     done.sort(key=lambda g: (g.spec.seed, g.spec.seats))
-    result = PlayResult(outcomes=[_outcome(g) for g in done], trajectories=[_samples(g, job) for g in done],
-                        decisions=decisions)
-    result.seconds = time.perf_counter() - t0
-    result.forward_seconds = sum(p.forward_seconds for p in players)
-    result.forward_samples = sum(p.forward_samples for p in players)
-    result.forward_calls = sum(p.forward_calls for p in players)
-    result.player_stats = {f"{i}.{k}": v for i, p in enumerate(players) if hasattr(p, "stats")
-                           for k, v in p.stats().items()}
-    return result
+    return PlayResult([_outcome(g) for g in done], [_samples(g, job) for g in done], decisions,
+                      time.perf_counter() - t0, sum(p.forward_seconds for p in players),
+                      sum(p.forward_samples for p in players), sum(p.forward_calls for p in players),
+                      {f"{i}.{k}": v for i, p in enumerate(players) if hasattr(p, "stats")
+                       for k, v in p.stats().items()})
 
 
 def play_one_by_one(job: PlayJob) -> PlayResult:

@@ -61,9 +61,7 @@ class RewardModel:
 
 @dataclass(frozen=True)
 class RewardModels:
-    """Several reward models credited at once, each reward an array of one value per model: a play whose games do
-    not depend on the reward (phase 1's first loop, ``rl.first_loop``) is played once for every variant, and
-    ``batched.PlayResult.for_reward`` gives each model's samples."""
+    """Several reward models credited at once, each reward an array of one value per model (``rl.first_loop``)."""
 
     models: tuple[RewardModel, ...]
 

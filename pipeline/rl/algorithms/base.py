@@ -84,9 +84,8 @@ class Algorithm(ABC):
 
 @dataclass(frozen=True)
 class TargetRecorder(Recorder):
-    """Keeps a share ``fraction`` of the recorded decisions of the types in ``decisions`` that have a choice, each
-    with a ``Pending`` of a reward per action; its sample's target is the prior tilted by reward / ``temperature``
-    (``target``), its reward the taken action's."""
+    """Keeps a share ``fraction`` of the decisions of the types in ``decisions`` that have a choice, each with a
+    ``Pending`` of a reward per action, for ``target``."""
 
     fraction: float = 1.0
     temperature: float = 1.0  # reward units per nat of the target's log-probability

@@ -39,10 +39,8 @@ PLAYOUTS = "rollout"  # the final rollout policy's directory inside the phase's 
 
 @dataclass(frozen=True)
 class SearchRecorder(TargetRecorder):
-    """A step's picked decisions are searched together (their playouts share forward passes) by the job's player
-    ``searcher``, a ``SearchPlayer`` over its player 0, whose seats play the search's choice (an SL seat keeps its
-    move). Each keeps a ``Pending``: prior the network's log-prior, reward each candidate's paired gain over the
-    network's choice (0 for the others); one the search had nothing to weigh (one candidate) keeps no target."""
+    """A step's picked decisions searched together by the job's player ``searcher`` (over player 0, whose seats play
+    the search's choice); each keeps a ``Pending`` of the searched gains over the network's log-prior."""
 
     searcher: int = 1
 
@@ -146,9 +144,8 @@ class ExpertIteration(Algorithm):
         return centred_logit_mse(net(x, d).float(), *batch[4:])
 
     def save(self, net: nn.Module, sl: KoiKoiNet, out_dir, meta: dict, variant: str) -> None:
-        """The network, and beside it (``<out_dir>/rollout``) the rollout policy its expert ended with (distilled
-        from it, or ``rl.expert.rollout``'s where no loop ran): a ``search:`` spec of the model plays out with it by
-        default, and a network's own playouts are far too slow to search with."""
+        """The network, and beside it (``<out_dir>/rollout``) the rollout policy its expert ended with: a search of
+        the model plays out with it, a network's own playouts being far too slow."""
         super().save(net, sl, out_dir, meta, variant)
         if (policy := self.rollout_policy()) is not None:
             teacher = str(out_dir) if self.distilled else self.expert.rollout

@@ -22,9 +22,8 @@ from .base import Algorithm, TargetRecorder, centred_logit_mse, taken_action_mse
 
 @dataclass(frozen=True)
 class BranchRecorder(TargetRecorder):
-    """Each picked decision branches into playouts of every legal action on ``samples`` deals (the play job's
-    ``Step.branch``); the target tilts the prior of the job's player ``anchor`` (None: the recording player's own
-    outputs), or none (``flat``: the rewards alone)."""
+    """Each picked decision branches into playouts of every legal action on ``samples`` deals; the target tilts the
+    outputs of player ``anchor`` (None: the recording player's), or none (``flat``)."""
 
     anchor: int | None = None
     samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again
