@@ -25,7 +25,6 @@ class PhaseDevices:
 
     @property
     def accelerator(self) -> str:
-        """The learner's Lightning accelerator."""
         return "gpu" if self.learner == "cuda" else "cpu"
 
     def placements(self) -> list[Placement]:

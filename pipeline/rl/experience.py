@@ -89,5 +89,4 @@ class Replay:
         return sum(len(loop) for loop in self.loops)
 
     def pack(self) -> list[torch.Tensor]:
-        """A uint8 tensor per loop, for ``state.pt``."""
         return list(self._packed)

@@ -52,7 +52,6 @@ class SampleBuffer(Dataset):
         return self._encoded
 
     def __getitems__(self, indices: list[int]) -> tuple[torch.Tensor, ...]:
-        """A mini-batch for the data loader, its features packed."""
         return self.encode().batch(indices)
 
     def counts(self) -> dict[str, int]:

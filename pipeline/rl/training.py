@@ -89,7 +89,6 @@ class PhaseRunner:
         """How the learner's ``net`` plays: the algorithm says (``algorithms``)."""
         return self.algorithm.player(net, self.sl_spec, name, self.cfg.variant, epsilon, training)
 
-    # ------------------------------------------------------------------ one loop
     def _loop_job(self, learner: PolicyLearner, state: LoopCounters, loop: int, epsilon: float) -> PlayJob:
         p, c = self.p, self.cfg
         me = self._player(learner.net, "learner", epsilon, training=True)
@@ -174,7 +173,6 @@ class PhaseRunner:
         return (self.cfg.phase == 1 and len(state.evals) >= p.phase1.window
                 and float(np.mean(state.evals[-p.phase1.window:])) >= p.phase1.target_win_rate)
 
-    # ------------------------------------------------------------------ the phase
     def run(self) -> dict:
         try:
             return self._run()

@@ -92,7 +92,6 @@ class PlayJob:
     init_points: int = 30
 
     def split(self, n: int) -> list[PlayJob]:
-        """At most ``n`` non-empty jobs with the games dealt round-robin."""
         n = max(1, min(n, len(self.games)))
         return [replace(self, games=self.games[i::n]) for i in range(n)]
 
@@ -213,7 +212,6 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
 
 
 def play_job(job: PlayJob) -> PlayResult:
-    """Play every game of ``job`` in this process (what one worker does)."""
     t0 = time.perf_counter()
     players = [spec.player(job.inference, job.device) for spec in job.players]
     pending = deque(job.games)

@@ -23,7 +23,6 @@ class Executor(ABC):
         """``[fn(job) for job in jobs]``, possibly in parallel, in job order."""
 
     def run(self, job: PlayJob, progress: Progress | None = None) -> PlayResult:
-        """Split ``job`` over the workers, play it on this executor's device, and merge the results."""
         return PlayResult.merge(self.map(play_job, self.parts(job), progress))
 
     def parts(self, job: PlayJob) -> list[PlayJob]:

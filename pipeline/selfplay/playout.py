@@ -74,14 +74,12 @@ def round_reward(s: GameState, rnd: int, player: int, reward: RewardModel) -> fl
 
 
 def credit(link: Link, reward: float) -> None:
-    """Add one deal's round ``reward`` to ``link``'s slot."""
     game, pending, slot, _, _ = link
     pending.rewards[slot] += reward
     game.open -= 1
 
 
 def round_over(s: GameState, rnd: int) -> bool:
-    """Whether round ``rnd`` of ``s`` has ended (a new round began, or the game is over)."""
     return s.round != rnd or s.phase == GAME_OVER
 
 

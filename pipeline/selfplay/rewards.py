@@ -22,7 +22,6 @@ class WinProbability(Protocol):
 
 
 def game_outcome(winner: int | None, player: int) -> float:
-    """1 for a win, 0.5 for a draw, 0 for a loss."""
     return 0.5 if winner is None else float(winner == player)
 
 
