@@ -7,6 +7,7 @@ Each loop's samples are checkpointed as one ``marshal`` blob in a uint8 tensor: 
 
 import marshal
 from collections import deque
+from itertools import takewhile
 from operator import attrgetter
 
 import numpy as np
@@ -78,12 +79,7 @@ class Replay:
 
     def encoded(self) -> list[EncodedSamples]:
         """The encoded features of the leading loops that have them, oldest first (a ``SampleBuffer``'s head)."""
-        out = []
-        for e in self._encoded:
-            if e is None:
-                break
-            out.append(e)
-        return out
+        return list(takewhile(lambda e: e is not None, self._encoded))
 
     def __len__(self) -> int:
         return sum(len(loop) for loop in self.loops)
