@@ -66,7 +66,6 @@ class PhaseRunner:
         self.cfg = cfg
         self.p = cfg.params
         bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (docs/faults.md)
-        # the learner's passes and the players' forward passes each where it runs fastest (devices.py)
         devices = resolve_devices(self.p, cfg.phase)
         self.sl_net, _ = load_model(cfg.sl_dir)
         # a compiled setup that fails here runs (and is recorded, and fingerprinted) uncompiled, by every player

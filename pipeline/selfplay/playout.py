@@ -21,9 +21,8 @@ from ..engine import GAME_OVER, GameState
 from ..engine.deal import random_deal
 from .rewards import RewardModel
 
-# A playout ends with its round, and the next round, dealt as it ends, is never played: every playout is dealt this
-# one deal there (``GameState.clone(deals=...)``), which spares each copy a generator of its own and a shuffle
-# (about a tenth of a searched game's time, docs/search.md).
+# A playout never plays the next round, so every copy is dealt this one deal there: no generator and shuffle of its
+# own (about a tenth of a searched game's time, docs/search.md).
 NEXT_ROUND = itertools.repeat(random_deal(np.random.default_rng(0))[0])
 
 

@@ -56,7 +56,6 @@ def _apply(fn: Callable[[Any], Any], job: Any, counter: Any) -> Any:
 
 @ray.remote(num_cpus=1)
 def _play_part(players: tuple, job: PlayJob, counter: Any) -> PlayResult:
-    # ``players`` arrives from the object store (the driver passed its ObjectRef)
     return _call(play_job, replace(job, players=players), counter)
 
 
