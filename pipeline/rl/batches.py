@@ -1,13 +1,7 @@
-"""A loop's RL samples encoded once, for the learner's passes.
+"""A loop's RL samples encoded once and kept bit-packed (``sl.packing``) for the learner's passes.
 
-``encode`` turns an observation into 54 KB of float32 features. Encoding every mini-batch as it is drawn would
-encode each sample again in each of the ``rl.epochs`` passes (and again in the loops that replay it), in the main
-process, while a GPU learner waits. ``EncodedSamples`` encodes each sample once, when a loop's buffer is first
-fitted, and keeps it bit-packed (``sl.packing``, about 1.5 KB a sample) beside its decision, action, reward and
-target; a mini-batch is sliced out of these tensors, travels packed, and is unpacked to the exact float32
-features on the learner's device after the transfer (``PolicyLearner.on_after_batch_transfer``), as SL's batches are.
-The features are bit for bit ``encode``'s, so the results do not change. A loop's encoded samples are kept with
-the replay (``experience.Replay``), so the loops that replay them do not encode them again.
+Encoding each mini-batch as drawn would encode every sample again in each of the ``rl.epochs`` passes and in the
+loops that replay it; the packed features are unpacked bit for bit on the learner's device.
 """
 
 from __future__ import annotations
@@ -19,18 +13,13 @@ import torch
 
 from ..net.encoding import NUM_FEATURES, NUM_TOKENS, PROGRESS_START, encode
 from ..selfplay.batched import Sample
-from ..sl.packing import Layout, TorchUnpacker, pack
+from ..sl.packing import Layout, pack
 
 # Rows before the game progress are 0/1 (card bit masks, static card attributes); the progress rows hold one value
 # per sample, repeated over the tokens (encoding.encode). ``pack`` checks both on every chunk.
 LAYOUT = Layout(NUM_FEATURES, NUM_TOKENS, np.arange(PROGRESS_START), np.arange(PROGRESS_START, NUM_FEATURES), True)
 _TENSORS = ("bits", "values", "decision", "action", "reward")  # one row per sample, in sample order
 CHUNK = 1024  # observations encoded at once: bounds the float32 features held at a time (54 KB each)
-
-
-def unpacker() -> TorchUnpacker:
-    """The module that turns a batch's packed features back into ``encode``'s float32 ``(B, F, T)``."""
-    return TorchUnpacker(LAYOUT)
 
 
 class EncodedSamples:

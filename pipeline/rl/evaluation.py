@@ -1,7 +1,4 @@
-"""Evaluation of the learner: greedy learner vs greedy baseline on duplicate deals, counted by ``DuelResult``, with
-an interval over the deals (``Evaluation``): each deal is played from both seats, so its two games are a pair."""
-
-from __future__ import annotations
+"""The greedy learner against a greedy baseline on duplicate deals, with an interval over the deals."""
 
 import math
 from dataclasses import dataclass, field

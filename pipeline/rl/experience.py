@@ -1,23 +1,13 @@
-"""The last loops' samples (``rl.replay``), fitted again beside each new loop's.
+"""The last loops' samples (``rl.replay``), fitted again beside each new loop's so one loop's few koi-koi calls
+do not overwrite what earlier loops taught.
 
-Branch targets are scarce (a few thousand koi-koi calls per loop) and noisy, and a fit on one loop's
-calls alone replaces what the previous loops taught: the network ends up fitted to the last loop's few
-calls (docs/rl-experiments.md, R1). Keeping the last ``loops`` loops' samples makes every fit one on
-several loops' calls, and phase 2 starts with phase 1's, so self-play adds to phase 1's fit instead
-of overwriting it.
-
-``state.pt`` is read with ``weights_only`` (plain containers and tensors only), so each loop's samples are
-stored as one ``marshal`` blob of plain tuples in a uint8 tensor (``pack``) and rebuilt on loading (``unpack``).
-One blob, not a tuple per field: ``torch.save`` calls a Python hook on every object it pickles, and a loop of
-Monte-Carlo samples can hold some 100,000 samples of 30 objects each, which made the checkpoint, not the
-games or the fit, most of a loop's time on a GPU machine (docs/rl-experiments.md). The checkpoint is the
-run's own file: marshal, like pickle, is not for data from elsewhere.
+Each loop's samples are checkpointed as one ``marshal`` blob in a uint8 tensor: ``state.pt`` loads
+``weights_only``, and ``torch.save`` of a tuple per sample field was most of a loop's time on a GPU machine.
 """
-
-from __future__ import annotations
 
 import marshal
 from collections import deque
+from itertools import takewhile
 from operator import attrgetter
 
 import numpy as np
@@ -53,19 +43,11 @@ def _unpack(t: tuple) -> Sample:
 
 def pack_samples(samples: list[Sample]) -> torch.Tensor:
     """``samples`` as one uint8 tensor (a ``weights_only`` file holds it); ``unpack_samples`` gives them back."""
-    return _to_blob([_pack(s) for s in samples])
+    return torch.frombuffer(bytearray(marshal.dumps([_pack(s) for s in samples], 4)), dtype=torch.uint8)
 
 
 def unpack_samples(blob: torch.Tensor) -> list[Sample]:
-    return [_unpack(t) for t in _from_blob(blob)]
-
-
-def _to_blob(packed: list[tuple]) -> torch.Tensor:
-    return torch.frombuffer(bytearray(marshal.dumps(packed, 4)), dtype=torch.uint8)  # format 4: Python 3.4 on
-
-
-def _from_blob(loop: torch.Tensor) -> list[tuple]:
-    return marshal.loads(loop.numpy().tobytes())
+    return [_unpack(t) for t in marshal.loads(blob.numpy().tobytes())]
 
 
 class Replay:
@@ -97,16 +79,10 @@ class Replay:
 
     def encoded(self) -> list[EncodedSamples]:
         """The encoded features of the leading loops that have them, oldest first (a ``SampleBuffer``'s head)."""
-        out = []
-        for e in self._encoded:
-            if e is None:
-                break
-            out.append(e)
-        return out
+        return list(takewhile(lambda e: e is not None, self._encoded))
 
     def __len__(self) -> int:
         return sum(len(loop) for loop in self.loops)
 
     def pack(self) -> list[torch.Tensor]:
-        """A uint8 tensor per loop, for ``state.pt``."""
         return list(self._packed)

@@ -1,16 +1,9 @@
 """Phase 1's first loop, played once for both reward models (the ``rl_phase1_play`` stage).
 
-Phase 1's first loop plays the same games for RL-Point and RL-WP: both learners start from the same weights
-(``rl.init``), every seed is the variant's as much as the other's (``phase_state.loop_seed``), and the reward
-model only scores what was played (which round rewards, which branch targets). So the stage plays that loop
-once, credits every decision with both reward models (``selfplay.rewards.RewardModels``) and writes each
-variant's samples with the phase fingerprint of the run that would have played them; ``rl_phase1@<reward>`` then
-fits its first loop on them instead of playing the games again (``PhaseRunner``), the same samples to the bit.
-Where the games would differ (an algorithm whose play reads the reward: ``expert_it``'s searcher), nothing is
-written as shared and each variant plays its own.
+Both variants start from the same weights and seeds, and the reward only scores what was played, so the games are
+credited with both reward models and each variant's ``rl_phase1@<reward>`` fits on its samples. Where the games
+differ (``expert_it``'s searcher reads the reward), nothing is shared.
 """
-
-from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
@@ -47,9 +40,8 @@ def shared_play(jobs: dict[str, PlayJob], play: Callable[[PlayJob], PlayResult])
 
 
 def write(path: Path, fingerprints: dict[str, str], results: dict[str, PlayResult] | None) -> None:
-    """The file ``rl_phase1@<reward>`` reads: per variant its run's fingerprint, samples and batch counters (none
-    where nothing was shared). Nothing timed: the same games write the same bytes, so a rerun of the stage leaves
-    the phases that read it up to date."""
+    """Per variant its run's fingerprint, samples and batch counters; nothing timed, so the same games write the
+    same bytes and a rerun leaves the phases that read it up to date."""
     entries = {} if results is None else {
         v: {"fingerprint": fingerprints[v], "samples": pack_samples(r.samples), "games": len(r.trajectories),
             "forward_samples": r.forward_samples, "forward_calls": r.forward_calls}

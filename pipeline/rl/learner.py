@@ -1,12 +1,5 @@
-"""The policy network's learner: a Lightning module fitting the network with the RL algorithm's loss.
-
-The buffer keeps one sample list per decision type (discard, pick, koi-koi), as the paper keeps one
-per network; each mini-batch holds one type, so it runs through one of the three networks. A loop's
-buffer holds its own samples and the replay's (``rl.replay``; none in the paper, where each sample is
-used for exactly one pass).
-"""
-
-from __future__ import annotations
+"""The policy network's learner: a Lightning module fitting the network with the RL algorithm's loss, over a
+buffer whose mini-batches each hold one decision type (one of the three networks, as in the paper)."""
 
 from collections.abc import Iterator, Sequence
 
@@ -22,14 +15,13 @@ from ..net.model import swap_months
 from ..runtime.progress import on_terminal
 from ..runtime.train_guards import guards
 from ..selfplay.batched import Sample
+from ..sl.packing import TorchUnpacker
 from .algorithms.base import Algorithm
-from .batches import EncodedSamples, unpacker
+from .batches import LAYOUT, EncodedSamples
 
 
 class SampleBuffer(Dataset):
-    """A loop's samples; ``by_type[d]`` lists the indices of decision type ``d``. ``encoded``: the leading samples'
-    features already encoded (the replayed loops', ``experience.Replay``), in order; the rest are encoded when the
-    first mini-batch is drawn (``encode``)."""
+    """A loop's samples, indexed by decision type; ``encoded``: the leading (replayed) samples' features."""
 
     def __init__(self, samples: Sequence[Sample] = (), encoded: Sequence[EncodedSamples] = ()) -> None:
         self.samples: list[Sample] = []
@@ -60,7 +52,6 @@ class SampleBuffer(Dataset):
         return self._encoded
 
     def __getitems__(self, indices: list[int]) -> tuple[torch.Tensor, ...]:
-        """A mini-batch for the data loader, its features packed."""
         return self.encode().batch(indices)
 
     def counts(self) -> dict[str, int]:
@@ -91,10 +82,6 @@ class TypedBatchSampler(Sampler[list[int]]):
         return sum(-(-len(ix) // self.batch_size) for ix in self.buffer.by_type)
 
 
-def _as_is(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-    return batch  # SampleBuffer.__getitems__ builds the whole batch
-
-
 def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
     """(features, decision, action, reward) tensors for one mini-batch, plus (target, legal) for branch-target samples
     (what a pass's batches are once unpacked on the device)."""
@@ -113,10 +100,8 @@ def collate(samples: Sequence[Sample]) -> tuple[torch.Tensor, ...]:
 
 
 class KeptAdamModule(pl.LightningModule):
-    """A LightningModule fitting ``net`` with one Adam optimizer, created once and kept, so its moments carry over
-    from fit to fit (and into checkpoints) although every fit runs its own ``Trainer.fit``; and its losses summed
-    per group (``groups``: decision types) on the device, read once by ``mean_losses`` (no host sync
-    per step)."""
+    """A LightningModule with one Adam optimizer kept across fits (its moments carry over, into checkpoints too), its
+    losses summed per group on the device and read once by ``mean_losses`` (no host sync per step)."""
 
     def __init__(self, net: nn.Module, lr: float, augment: bool, groups: Sequence[str], prefix: str) -> None:
         super().__init__()
@@ -158,14 +143,12 @@ class KeptAdamModule(pl.LightningModule):
 
 
 class PolicyLearner(KeptAdamModule):
-    """The RL learner: each mini-batch's loss is the RL algorithm's (``algorithms``: the paper's Monte-Carlo DQN,
-    rollout policy iteration), on the network the algorithm fits. ``lr``, the algorithm
-    and ``augment`` have no default: params.yaml owns them (``rl.lr``, ``rl.algorithm``, ``rl.augment``)."""
+    """The RL learner: each mini-batch's loss is the RL algorithm's. No defaults: params.yaml owns them."""
 
     def __init__(self, net: nn.Module, *, lr: float, algorithm: Algorithm, augment: bool) -> None:
         super().__init__(net, lr, augment, DECISION_NAMES, "loss")
         self.algorithm = algorithm
-        self.unpacker = unpacker()  # a pass's batches arrive with their features packed (batches.py)
+        self.unpacker = TorchUnpacker(LAYOUT)  # a pass's batches arrive with their features packed (batches.py)
         self.show_progress = False  # log the loss to the progress bar (which reads it back every step)
 
     def on_after_batch_transfer(self, batch: tuple[torch.Tensor, ...], dataloader_idx: int) -> tuple[torch.Tensor, ...]:
@@ -187,31 +170,21 @@ class PolicyLearner(KeptAdamModule):
         return loss
 
 
-def pass_trainer(epochs: int, precision: str, accelerator: str, progress_bar: bool) -> pl.Trainer:
-    """The Trainer of one RL optimization pass (the policy's ``fit_pass``):
-    no logger, checkpoint or sanity step; the RL guards; deterministic algorithms asked for on a GPU."""
-    return pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
-                      enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
-                      enable_progress_bar=progress_bar, deterministic="warn" if accelerator == "gpu" else None,
-                      num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
-
-
 def fit_pass(learner: PolicyLearner, buffer: SampleBuffer, batch_size: int, seed: int, precision: str = "32-true",
              progress: bool = False, epochs: int = 1, accelerator: str = "cpu") -> dict[str, float]:
-    """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type.
-
-    On ``accelerator="gpu"`` Lightning moves the net, the Adam state and each batch to the GPU, and
-    back to the CPU when the pass ends (the players and checkpoints read CPU weights); the batches travel
-    packed from pinned memory, and torch's deterministic algorithms are asked for (a warning names any op
-    without one), so a resumed run repeats an uninterrupted one there too."""
+    """``epochs`` optimization passes over ``buffer`` (one ``Trainer.fit``); returns mean losses per type. On a GPU
+    torch's deterministic algorithms are asked for, so a resumed run repeats an uninterrupted one there too."""
     learner.reset_stats()
     if len(buffer) == 0:
         return {}
     gpu = accelerator == "gpu"
-    loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=_as_is,
+    loader = DataLoader(buffer, batch_sampler=TypedBatchSampler(buffer, batch_size, seed), collate_fn=lambda b: b,
                         pin_memory=gpu)
     learner.show_progress = progress and on_terminal()
-    trainer = pass_trainer(epochs, precision, accelerator, learner.show_progress)
+    trainer = pl.Trainer(max_epochs=epochs, accelerator=accelerator, devices=1, precision=precision, logger=False,
+                         enable_checkpointing=False, enable_model_summary=False, callbacks=guards("rl"),
+                         enable_progress_bar=learner.show_progress, deterministic="warn" if gpu else None,
+                         num_sanity_val_steps=0, log_every_n_steps=1, default_root_dir=None)
     learner.train()  # self-play leaves the net in eval mode; training wants dropout back
     trainer.fit(learner, loader)
     learner.net.eval()

@@ -1,7 +1,4 @@
-"""What a finished RL phase leaves: the model directory (its meta holding the summary and, RL-WP, the table its
-loops were rewarded with), the curve, ``metrics.json`` and ``run.json``, and the MLflow run's closing records."""
-
-from __future__ import annotations
+"""What a finished RL phase leaves: model directory, curve, ``metrics.json``, ``run.json``, MLflow records."""
 
 import torch
 
@@ -30,8 +27,6 @@ def finish_phase(c: PhaseConfig, algorithm: Algorithm, net: torch.nn.Module, sl_
         meta["winprob"] = {k: v for k, v in state.winprob.items() if k != "grid"}
     algorithm.save(net, sl_net, c.out_dir, meta, c.variant)
     write_curve(state.curve, c.results_dir / CURVE_FILE, CURVE_COLUMNS)
-    # metrics.json: the verdict (win rate, interval, point difference), the games trained, the time; run.json:
-    # the phase, variant, algorithm, stop reason and the budget's echoes (loops, eval games, epsilon)
     write_results(c.results_dir, summary, info_keys=("phase", "loops", "global_loops", "games", "eval_games",
                                                      "epsilon"))
     if tracker:

@@ -1,14 +1,5 @@
-"""MLflow logging of one RL phase: params once, metrics per loop, and at the end the books closed by
-``bookkeeping.finish_run``. A rerun continues the phase's run (its id is in the checkpoint, or in
-``checkpoints/mlflow_run.json`` when the kill came before the first checkpoint).
-
-The run names the runs of the models it starts from (tags ``sl_run`` and, in phase 2, ``init_run``) and says
-in its description what its ``loss/*`` curves are measured in; each evaluation logs its 95% interval
-(``eval/ci_low``, ``eval/ci_high``) and size (``eval/games``) beside ``eval/win_rate``. A phase 2 that ran no
-loop did not train: its model is phase 1's logged model, so the registered version leads to phase 1's run.
-"""
-
-from __future__ import annotations
+"""MLflow logging of one RL phase; a rerun continues the phase's run (its id in the checkpoint or
+``checkpoints/mlflow_run.json``)."""
 
 from pathlib import Path
 

@@ -1,23 +1,9 @@
-"""The RL training loop: phase 1 against the frozen SL agent, phase 2 by self-play.
+"""The RL training loop: phase 1 against the frozen SL agent, phase 2 by self-play (docs/rl.md).
 
-A loop: play ``games_per_loop`` games (phase 2: ``phase2.games_per_loop``) epsilon-greedily (batched, on the
-executor's workers), turn each recorded round into samples, make ``rl.epochs`` Lightning passes over them (phase 1:
-beside the last ``rl.replay`` loops' samples, ``experience.Replay``), then hand the fitted network and the loop's games
-to the algorithm (``after_fit``: expert_it distils its rollout policy again). Every ``eval_every`` loops the greedy
-learner plays ``eval_games`` duplicate-deal games against the SL agent (each deal from both seats), and in phase 2
-against phase 1's network on the same deals: the learning curve, with the CPU seconds trained so far.
-
-Resuming: after every loop ``<ckpt_dir>/state.pt`` is rewritten atomically (temp file + rename) with
-the weights, the Adam state, the replay's samples, the algorithm's state, the loop and game counters, the curve rows,
-the evaluation history, the win-probability table (RL-WP), the MLflow run id and the params fingerprint.
-Every random choice of a loop (deals, exploration, batch order, dropout) is seeded from (seed, phase,
-loop), so a resumed run replays exactly what an uninterrupted run would have done. A checkpoint made
-with other params (other than budgets and worker counts) is set aside and training starts afresh
-(``phase_state``).
-MLflow logging is ``phase_tracking``; evaluations are ``evaluation.evaluate``; the outputs ``phase_outputs``.
+A loop plays, fits ``rl.epochs`` passes (phase 1 beside the replayed loops), hands the net to the algorithm's
+``after_fit`` and evaluates every ``eval_every`` loops. Every random choice is seeded from (seed, phase, loop) and
+``state.pt`` is rewritten after every loop, so a resumed run replays an uninterrupted one exactly.
 """
-
-from __future__ import annotations
 
 import time
 from dataclasses import asdict, replace
@@ -80,7 +66,6 @@ class PhaseRunner:
         self.cfg = cfg
         self.p = cfg.params
         bound_kernel_caches()  # before the first bf16 op: new batch shapes grew its kernel caches (docs/faults.md)
-        # the learner's passes and the players' forward passes each where it runs fastest (devices.py)
         devices = resolve_devices(self.p, cfg.phase)
         self.sl_net, _ = load_model(cfg.sl_dir)
         # a compiled setup that fails here runs (and is recorded, and fingerprinted) uncompiled, by every player
@@ -103,7 +88,6 @@ class PhaseRunner:
         """How the learner's ``net`` plays: the algorithm says (``algorithms``)."""
         return self.algorithm.player(net, self.sl_spec, name, self.cfg.variant, epsilon, training)
 
-    # ------------------------------------------------------------------ one loop
     def _loop_job(self, learner: PolicyLearner, state: LoopCounters, loop: int, epsilon: float) -> PlayJob:
         p, c = self.p, self.cfg
         me = self._player(learner.net, "learner", epsilon, training=True)
@@ -188,7 +172,6 @@ class PhaseRunner:
         return (self.cfg.phase == 1 and len(state.evals) >= p.phase1.window
                 and float(np.mean(state.evals[-p.phase1.window:])) >= p.phase1.target_win_rate)
 
-    # ------------------------------------------------------------------ the phase
     def run(self) -> dict:
         try:
             return self._run()

@@ -1,22 +1,9 @@
 """Batched self-play: many games advance together and every forward pass serves a whole batch.
 
-At each step the pending decisions are grouped by (player network, decision type); the largest
-group is encoded as one batch and evaluated in one forward pass, and each of its games takes one
-step. Games that wait (a pick while most games discard) keep waiting until their group is the
-largest, so batches stay large. New games start as others finish, up to ``concurrency`` at once.
-
-Exploration draws come from one RNG per game, seeded by the job's ``explore_seed`` and the game's
-seed, so a game's course depends only on its seed and the networks, never on what it was batched
-with: batched play reproduces one-game-at-a-time play exactly (tests/selfplay/test_selfplay.py).
-
-What a game records is its job's ``recorder``'s (``Recorder``, an RL algorithm's hook, ``rl.algorithms``): at each
-step it sees the step's recorded decisions (``Step``), keeps what it wants of each, may change the action a game
-plays (a search's choice) and may ask for branch playouts: at a decision, the game's full state is cloned once per
-legal action (on the true deal and on copies with the hidden cards dealt again), the action is taken, and the clone
-is played greedily by the same players to the end of the round: playouts of the shared playout engine (``playout``),
-which join the batches like any game. The round rewards of the branches share the deal, the stock order and the
-opponent's hand, so their differences measure the actions and little else; the true state is only used for these
-training targets, never by a player. When the game ends the recorder turns each kept decision into a sample.
+Each step evaluates the largest group of pending decisions of one (player, decision type); games that wait keep
+waiting, so batches stay large. Exploration draws come from one RNG per game seeded by its seed, so batched play
+reproduces one-game-at-a-time play exactly. The job's ``Recorder`` (an RL algorithm's hook) sees each step's
+recorded decisions, may change their actions and may ask for branch playouts (``playout``) that share the deal.
 """
 
 from __future__ import annotations
@@ -38,10 +25,7 @@ from .rewards import RewardModel, RewardModels
 
 
 class Sample(NamedTuple):
-    """One decision of a recorded player: what it saw, what it did, its reward (the round's, or its recorder's).
-
-    ``target`` (a recorder's that makes one): float32 ``(50,)`` per token.
-    """
+    """One recorded decision: what the player saw and did, its reward; ``target``: a recorder's, per token."""
 
     obs: Observation
     action: int
@@ -108,7 +92,6 @@ class PlayJob:
     init_points: int = 30
 
     def split(self, n: int) -> list[PlayJob]:
-        """At most ``n`` non-empty jobs with the games dealt round-robin."""
         n = max(1, min(n, len(self.games)))
         return [replace(self, games=self.games[i::n]) for i in range(n)]
 
@@ -175,9 +158,7 @@ class _Game:
 
 
 class Step:
-    """The recorded decisions of one play step, as the job's recorder sees them: ``obs``, the acting player's
-    ``values`` and the ``actions`` it is about to play (a recorder may change them), their ``games`` (``rng``: each
-    one's); ``player``: the acting player's index in the job's ``players`` (built); ``greedy``: it does not explore."""
+    """The recorded decisions of one play step, as the job's recorder sees them (it may change ``actions``)."""
 
     __slots__ = ("games", "obs", "values", "actions", "player", "players", "greedy", "playouts")
 
@@ -194,9 +175,7 @@ class Step:
 
     def branch(self, i: int, prior: np.ndarray | None, samples: int = 1) -> Pending:
         """Playouts of every legal action of decision ``i`` to the end of its round, on the true deal and ``samples -
-        1`` with the hidden cards dealt again (the same deals for every action); their rewards fill the returned
-        ``Pending``, whose ``prior`` is ``prior``'s over the legal actions (per token; None: zeros). A greedy game is
-        itself the playout of the action it takes on its true deal."""
+        1`` redealt ones; their rewards fill the returned ``Pending``. A greedy game is itself one of them."""
         g, s = self.games[i], self.games[i].state
         actions = legal_list(self.obs[i])
         pending = Pending(actions, np.zeros(len(actions)) if prior is None else prior[actions].astype(np.float64),
@@ -233,7 +212,6 @@ def _samples(g: _Game, job: PlayJob) -> list[Sample]:
 
 
 def play_job(job: PlayJob) -> PlayResult:
-    """Play every game of ``job`` in this process (what one worker does)."""
     t0 = time.perf_counter()
     players = [spec.player(job.inference, job.device) for spec in job.players]
     pending = deque(job.games)
@@ -303,15 +281,11 @@ def play_job(job: PlayJob) -> PlayResult:
         if not active and waiting:
             raise RuntimeError("play_job: playouts left without a game to finish them")
     done.sort(key=lambda g: (g.spec.seed, g.spec.seats))
-    result = PlayResult(outcomes=[_outcome(g) for g in done], trajectories=[_samples(g, job) for g in done],
-                        decisions=decisions)
-    result.seconds = time.perf_counter() - t0
-    result.forward_seconds = sum(p.forward_seconds for p in players)
-    result.forward_samples = sum(p.forward_samples for p in players)
-    result.forward_calls = sum(p.forward_calls for p in players)
-    result.player_stats = {f"{i}.{k}": v for i, p in enumerate(players) if hasattr(p, "stats")
-                           for k, v in p.stats().items()}
-    return result
+    return PlayResult([_outcome(g) for g in done], [_samples(g, job) for g in done], decisions,
+                      time.perf_counter() - t0, sum(p.forward_seconds for p in players),
+                      sum(p.forward_samples for p in players), sum(p.forward_calls for p in players),
+                      {f"{i}.{k}": v for i, p in enumerate(players) if hasattr(p, "stats")
+                       for k, v in p.stats().items()})
 
 
 def play_one_by_one(job: PlayJob) -> PlayResult:

@@ -1,19 +1,7 @@
-"""Where play jobs run. The learner only sees :class:`Executor`: ``run(job) -> PlayResult``.
-
-Backends implement ``map(fn, jobs, progress)``, which runs a picklable module-level function on
-each job and returns the results in job order, calling ``progress(n)`` as workers report finished
-games (a worker calls :func:`report_progress`). Three backends exist:
-
-- :class:`InlineExecutor`: in this process (tests, one-thread runs);
-- :class:`ProcessExecutor`: a persistent pool of local worker processes, one torch thread each;
-- ``RayExecutor`` (``ray_executor.py``): Ray tasks on a local Ray or a cluster (``RAY_ADDRESS``).
-
-An executor also says on which ``device`` its workers run the forward passes (``cuda``: each worker
-holds the networks on the GPU, the games stay on its CPU core). Results never depend on the backend
-or the split: games are seeded one by one and ``PlayResult.merge`` orders them.
+"""Where play jobs run: ``InlineExecutor`` (this process), ``ProcessExecutor`` (a persistent pool of local worker
+processes, one torch thread each), ``RayExecutor`` (``ray_executor``). Results never depend on the backend or the
+split: games are seeded one by one and ``PlayResult.merge`` orders them.
 """
-
-from __future__ import annotations
 
 import multiprocessing as mp
 import os

@@ -23,15 +23,11 @@ class Executor(ABC):
         """``[fn(job) for job in jobs]``, possibly in parallel, in job order."""
 
     def run(self, job: PlayJob, progress: Progress | None = None) -> PlayResult:
-        """Split ``job`` over the workers, play it on this executor's device, and merge the results."""
         return PlayResult.merge(self.map(play_job, self.parts(job), progress))
 
     def parts(self, job: PlayJob) -> list[PlayJob]:
-        """``job`` split into parts for the workers, each to run on this executor's device.
-
-        One part per worker, but four where the job's recorder makes games' costs vary a lot (playouts, searches):
-        with one part each a worker that drew cheap games would sit idle while the other finishes.
-        """
+        """``job`` split for the workers, on this executor's device; four parts a worker where games' costs vary
+        (playouts, searches), so no worker sits idle while another finishes."""
         per_worker = 4 if job.recorder.uneven and self.workers > 1 else 1
         return [replace(j, device=self.device) for j in job.split(self.workers * per_worker)]
 

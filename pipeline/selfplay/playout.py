@@ -1,19 +1,8 @@
-"""Batched playouts: copies of a game played by networks to the end of the round, many at a time.
+"""Batched playouts: copies of a game played greedily by networks to the end of the round, many at a time.
 
-The one playout engine of the project. RL's branch targets (``batched.play_job``'s branches) and
-the search agents (``pipeline.search``) both clone a position once per (action, deal) with :func:`branch` and
-play the copies here:
-
-- :func:`pending_groups`: the pending decisions of many games and playouts grouped by (player, decision
-  type), so that one forward pass serves a whole group (``play_job`` mixes its games and their
-  branches in these groups);
-- :func:`play_out`: playouts played greedily to the end of the round and each one's reward for the player
-  it is played for;
-- a branched decision's bookkeeping in ``play_job``: a :class:`Pending` with one reward slot per action, the
-  :class:`Link` from a branch (or a greedy game itself) to its slot, :func:`credit` once its round is over.
-
-Playing is greedy (arg-max of each player's values), so a playout's course depends on its deal and
-the networks only, never on what it was batched with.
+The one playout engine: RL's branch targets (``batched.play_job``) and the search agents (``pipeline.search``)
+clone a position per (action, deal) with ``branch`` and play the copies here, one forward pass per
+(player, decision type) group. Greedy play makes a playout's course independent of its batch.
 """
 
 from __future__ import annotations
@@ -32,9 +21,8 @@ from ..engine import GAME_OVER, GameState
 from ..engine.deal import random_deal
 from .rewards import RewardModel
 
-# A playout ends with its round, and the next round, dealt as it ends, is never played: every playout is dealt this
-# one deal there (``GameState.clone(deals=...)``), which spares each copy a generator of its own and a shuffle
-# (about a tenth of a searched game's time, docs/search.md).
+# A playout never plays the next round, so every copy is dealt this one deal there: no generator and shuffle of its
+# own (about a tenth of a searched game's time, docs/search.md).
 NEXT_ROUND = itertools.repeat(random_deal(np.random.default_rng(0))[0])
 
 
@@ -85,14 +73,12 @@ def round_reward(s: GameState, rnd: int, player: int, reward: RewardModel) -> fl
 
 
 def credit(link: Link, reward: float) -> None:
-    """Add one deal's round ``reward`` to ``link``'s slot."""
     game, pending, slot, _, _ = link
     pending.rewards[slot] += reward
     game.open -= 1
 
 
 def round_over(s: GameState, rnd: int) -> bool:
-    """Whether round ``rnd`` of ``s`` has ended (a new round began, or the game is over)."""
     return s.round != rnd or s.phase == GAME_OVER
 
 
@@ -109,13 +95,9 @@ class Playout:
 def branch(deals: Sequence[GameState], actions: Sequence[int], seats: tuple[int, int] = (0, 0),
            keys: Sequence[Any] | None = None,
            skip: tuple[int, int] | None = None) -> list[Playout]:
-    """Every deal cloned once per action, the action taken: playouts action-major (action ``i``, deal ``j``).
-
-    The deals are copies of one position (the player to act and the round are theirs); the same deals
-    serve every action, so differences between actions are not differences of luck. ``keys[i]`` tags
-    action ``i``'s playouts (default ``i``); ``skip`` ``(i, j)`` leaves that one out (a game that is
-    itself the playout of its action on its true deal).
-    """
+    """Every deal (copies of one position) cloned once per action, the action taken: playouts action-major.
+    ``keys[i]`` tags action ``i``'s playouts (default ``i``); ``skip`` ``(i, j)`` leaves that one out (a game that
+    is itself the playout of its action on its true deal)."""
     out = []
     for i, a in enumerate(actions):
         for j, d in enumerate(deals):
@@ -145,11 +127,8 @@ def finished(p: Playout, reward: RewardModel) -> float | None:
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for the block: a playout pass allocates tens of thousands of short-lived
-    tuples and lists (observations, clones), each allocation counting toward a collection that then walks every
-    live object (the networks' included) and finds nothing, for the playouts make no cycles (refcounting frees
-    them). Measured on a duel's batches of 64 searched decisions: 26-31 ms a decision with it, 18-23 with the collector
-    paused around ``play_out`` only."""
+    """Python's cycle collector off for the block: playouts make no cycles, yet their many short-lived objects
+    trigger collections that walk every live object (26-31 ms a searched decision with it, 18-23 without)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -160,12 +139,8 @@ def _collector_paused() -> Iterator[None]:
 
 
 def play_out(players: Sequence[Player], items: Sequence[Playout], reward: RewardModel) -> np.ndarray:
-    """Play every playout to its end, greedily, and return each one's reward for its player (float64).
-
-    Each pass serves each player's pending playouts, whatever their decision types, with one call of its
-    ``values`` (a player takes a batch of any decision types; a pass per type cost the rollout policy, whose
-    per-call overhead is most of its cost, twice the calls).
-    """
+    """Play every playout to its end, greedily, and return each one's reward for its player (float64). One
+    ``values`` call per player and pass, whatever the decision types: the rollout policy's cost is per call."""
     out = np.zeros(len(items))
     live = list(range(len(items)))
     with _collector_paused():

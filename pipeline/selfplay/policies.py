@@ -42,6 +42,5 @@ class NetSpec:
         return net.eval()
 
     def player(self, inference: Inference, device: str) -> NetPlayer:
-        """The network as a self-play player on ``device``."""
         return NetPlayer(self.build(), self.epsilon, self.inference or inference, device)
 

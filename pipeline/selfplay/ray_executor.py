@@ -1,25 +1,8 @@
-"""The Ray backend of :class:`~pipeline.selfplay.executor.Executor` (``rl.selfplay.backend: ray``).
+"""The Ray backend of ``Executor`` (``rl.selfplay.backend: ray``): each job part a Ray task in a reserved bundle.
 
-Each job is split as the process backend splits it, and each part runs as a Ray task (one CPU, one
-torch thread; with ``device="cuda"`` a share of a GPU). The networks of a job are put into Ray's
-object store once per ``run`` (once per loop, not once per game or part); every task reads them
-from there. Games are seeded one by one and ``PlayResult.merge`` orders them, so both backends give
-the same games, samples and, after training, weights.
-
-Where it runs: with ``RAY_ADDRESS`` set (e.g. ``HEAD:6379`` after ``ray start --head`` there),
-``ray.init()`` joins that cluster; otherwise it starts a private local Ray with ``workers`` CPUs (and,
-with ``device="cuda"``, the GPUs torch sees: Ray's own detection may find none) and no dashboard,
-listening on loopback only, shut down again by ``close()``. A Ray already initialised by the caller is
-used as it is and left running.
-
-Placement: before the first task, the executor reserves one bundle per worker (one CPU, and on CUDA an
-equal share of the cluster's GPUs, at most one each) in a placement group. A cluster without a GPU for
-CUDA players fails at once, and a reservation that Ray cannot make within ``placement_timeout`` seconds
-(too few CPUs or GPUs free) fails with one line naming what was asked and what the cluster has, instead
-of tasks that wait forever. The tasks then run inside the reserved bundles.
+``RAY_ADDRESS`` set: joins that cluster; else a private local Ray on loopback, shut down by ``close()``. A
+reservation Ray cannot make within ``placement_timeout`` fails with one line instead of tasks waiting forever.
 """
-
-from __future__ import annotations
 
 import math
 import os
@@ -73,7 +56,6 @@ def _apply(fn: Callable[[Any], Any], job: Any, counter: Any) -> Any:
 
 @ray.remote(num_cpus=1)
 def _play_part(players: tuple, job: PlayJob, counter: Any) -> PlayResult:
-    # ``players`` arrives from the object store (the driver passed its ObjectRef)
     return _call(play_job, replace(job, players=players), counter)
 
 

@@ -1,8 +1,6 @@
 """Games finished, reported from where they are played: a worker's play code calls :func:`report_progress`, which
 goes to the sink its backend installed (the caller's progress bar, a queue to the parent, a Ray actor)."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 

@@ -1,13 +1,8 @@
-"""Round rewards (paper IV-C 1): each round is an episode; all of a player's decisions in it share one reward.
+"""Round rewards (paper IV-C 1): all of a player's decisions in a round share one reward.
 
-- RL-Point (``point``): the points the player won or lost in the round, times ``scale``.
-- RL-WP (``wp``): the player's probability of winning the game given the points and dealer after the
-  round (from a :class:`~pipeline.value.winprob.WinProbTable`), minus ``baseline``, times ``scale``; a
-  round that ends the game gets the actual outcome instead (win 1, draw 0.5, loss 0). A constant
-  baseline shifts every target of a round alike, so it leaves the best action unchanged.
+``point``: the round's points times ``scale``. ``wp``: the win probability after the round (the actual outcome
+when it ends the game) minus ``baseline``, times ``scale``.
 """
-
-from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,13 +21,7 @@ class WinProbability(Protocol):
     def prob(self, round: int, points: int, dealer: bool) -> float: ...
 
 
-def next_dealer(result: RoundResult) -> int:
-    """Who deals the next round: the round's winner, or the dealer again on Dealer's Priority."""
-    return result.dealer if result.winner is None else result.winner
-
-
 def game_outcome(winner: int | None, player: int) -> float:
-    """1 for a win, 0.5 for a draw, 0 for a loss."""
     return 0.5 if winner is None else float(winner == player)
 
 
@@ -58,7 +47,7 @@ class RewardModel:
         elif game_over:  # the game ended with this round: its real outcome
             value = game_outcome(winner, player) - self.baseline
         else:
-            dealer = next_dealer(result)
+            dealer = result.dealer if result.winner is None else result.winner  # Dealer's Priority on a draw
             value = self.table.prob(result.round + 1, result.totals[player], dealer == player) - self.baseline
         return value * self.scale
 
@@ -71,9 +60,7 @@ class RewardModel:
 
 @dataclass(frozen=True)
 class RewardModels:
-    """Several reward models credited at once, each reward an array of one value per model: a play whose games do
-    not depend on the reward (phase 1's first loop, ``rl.first_loop``) is played once for every variant, and
-    ``batched.PlayResult.for_reward`` gives each model's samples."""
+    """Several reward models credited at once, each reward an array of one value per model (``rl.first_loop``)."""
 
     models: tuple[RewardModel, ...]
 

@@ -1,8 +1,6 @@
 """The RL algorithms, one module each, behind one interface (``base.Algorithm``). A new algorithm is a module
 here, its name in ``params.rl.ALGORITHMS`` (with any params section of its own) and its line in ``ALGORITHMS``."""
 
-from __future__ import annotations
-
 from ...params import RLParams, RolloutParams
 from .base import Algorithm
 from .expert_iteration import ExpertIteration

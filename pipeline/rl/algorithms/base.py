@@ -1,7 +1,5 @@
-"""What an RL algorithm is to the training loop (``Algorithm``): the network it fits (the policy network itself)
-and how it plays, what self-play records for it (its ``Recorder``, the play job's one hook), the loss its samples
-are fitted with and its units. ``TargetRecorder``: what the recorders of targets share (``rollout_pi``'s branches,
-``expert_it``'s searches): which decisions get one, and the target, the prior tilted by each action's reward."""
+"""What an RL algorithm is to the training loop (``Algorithm``): the network it fits and how it plays, what
+self-play records for it (its ``Recorder``), its loss and units; ``TargetRecorder``: the recorders of targets."""
 
 from __future__ import annotations
 
@@ -86,9 +84,8 @@ class Algorithm(ABC):
 
 @dataclass(frozen=True)
 class TargetRecorder(Recorder):
-    """Keeps a share ``fraction`` of the recorded decisions of the types in ``decisions`` that have a choice, each
-    with a ``Pending`` of a reward per action; its sample's target is the prior tilted by reward / ``temperature``
-    (``target``), its reward the taken action's."""
+    """Keeps a share ``fraction`` of the decisions of the types in ``decisions`` that have a choice, each with a
+    ``Pending`` of a reward per action, for ``target``."""
 
     fraction: float = 1.0
     temperature: float = 1.0  # reward units per nat of the target's log-probability
@@ -111,13 +108,8 @@ class TargetRecorder(Recorder):
 
 
 def target(p: Pending, temperature: float, loss: str = "cross_entropy") -> np.ndarray:
-    """The learner's target over ``p``'s actions, float32 ``(50,)``.
-
-    - ``cross_entropy``: the distribution ``softmax(prior + reward / temperature)``, 0 elsewhere.
-    - ``logit_mse``: the logits ``prior + reward / temperature``, centred over the actions, NaN elsewhere. Linear in
-      the rewards, so the mean of many noisy one-sample targets is the target of the mean reward: the softmax of a
-      noisy reward is not, and favours actions whose outcomes vary most.
-    """
+    """The learner's target over ``p``'s actions, float32 ``(50,)``: ``cross_entropy``, the distribution
+    ``softmax(prior + reward / temperature)`` (0 elsewhere); ``logit_mse``, those logits centred (NaN elsewhere)."""
     z = p.prior + np.asarray(p.rewards) / (p.samples * temperature)
     if loss == "logit_mse":
         out = np.full(NUM_TOKENS, np.nan, dtype=np.float32)  # finite marks the branched actions (the support)

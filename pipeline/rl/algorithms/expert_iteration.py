@@ -1,16 +1,9 @@
 """``rl.algorithm: expert_it`` (phase 2's default): iterated expert iteration over the all-decision search.
 
-A loop's self-play games search a share ``rl.expert.fraction`` of the learner's recorded decisions of the types in
-``rl.expert.decisions`` with a ``SearchPlayer`` over the learner's network as it is this loop, its playouts played by
-the current rollout policy; the game plays the search's choice. A searched decision's target is logits: the
-network's log-prior, every candidate tilted by its searched gain / T (its mean paired reward over the network's
-choice; T = ``rl.expert.temperature``, reward units per nat), the other legal actions left at their log-prior; a
-recorded decision the search had nothing to weigh (one candidate) is not fitted. The loss is the squared error
-of the network's centred logits to the target (``logit_mse``, as ``rollout_pi`` fits): linear in the gains, so the
-noise of many few-deal searches averages out instead of pulling every choice to one action.
-
-After the fit the rollout policy is distilled afresh from the fitted network on the loop's positions, so the next
-loop's expert searches over the new network with playouts that play like it: the expert moves with the network.
+A share of the learner's recorded decisions is searched by a ``SearchPlayer`` over the learner's network, and the
+game plays the search's choice. The target is logits: the network's log-prior, each candidate tilted by its
+searched gain / ``rl.expert.temperature``, fitted with ``logit_mse`` (linear in the gains, so the noise of many
+few-deal searches averages out). After each fit the rollout policy is distilled afresh from the fitted network.
 """
 
 from __future__ import annotations
@@ -46,10 +39,8 @@ PLAYOUTS = "rollout"  # the final rollout policy's directory inside the phase's 
 
 @dataclass(frozen=True)
 class SearchRecorder(TargetRecorder):
-    """A step's picked decisions are searched together (their playouts share forward passes) by the job's player
-    ``searcher``, a ``SearchPlayer`` over its player 0, whose seats play the search's choice (an SL seat keeps its
-    move). Each keeps a ``Pending``: prior the network's log-prior, reward each candidate's paired gain over the
-    network's choice (0 for the others); one the search had nothing to weigh (one candidate) keeps no target."""
+    """A step's picked decisions searched together by the job's player ``searcher`` (over player 0, whose seats play
+    the search's choice); each keeps a ``Pending`` of the searched gains over the network's log-prior."""
 
     searcher: int = 1
 
@@ -153,9 +144,8 @@ class ExpertIteration(Algorithm):
         return centred_logit_mse(net(x, d).float(), *batch[4:])
 
     def save(self, net: nn.Module, sl: KoiKoiNet, out_dir, meta: dict, variant: str) -> None:
-        """The network, and beside it (``<out_dir>/rollout``) the rollout policy its expert ended with (distilled
-        from it, or ``rl.expert.rollout``'s where no loop ran): a ``search:`` spec of the model plays out with it by
-        default, and a network's own playouts are far too slow to search with."""
+        """The network, and beside it (``<out_dir>/rollout``) the rollout policy its expert ended with: a search of
+        the model plays out with it, a network's own playouts being far too slow."""
         super().save(net, sl, out_dir, meta, variant)
         if (policy := self.rollout_policy()) is not None:
             teacher = str(out_dir) if self.distilled else self.expert.rollout

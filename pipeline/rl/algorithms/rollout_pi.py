@@ -1,13 +1,7 @@
 """``rl.algorithm: rollout_pi``, rollout policy iteration: at a share of the decisions of the types in
-``rl.branch.decisions`` the game branches into playouts of every legal action (``BranchRecorder``, asking the play
-job's ``Step.branch``), and the network is fitted to the branch targets those playouts give: the prior
-(``rl.branch.prior``: SL's outputs, the recording player's, or none) tilted by each action's mean round reward.
-
-The loss, ``rl.branch.loss``: ``cross_entropy`` between the softmax of the outputs over the branched tokens and the
-target distribution, or ``logit_mse``: the squared error between the outputs and the target logits, both centred
-over the branched tokens. The SL outputs are classification logits, so either continues from them without
-re-scaling them into values. The samples of decisions that did not branch carry no target (``learner.collate``
-gives their batches four tensors): they keep the Monte-Carlo loss.
+``rl.branch.decisions`` the game branches into playouts of every legal action, and the network is fitted to the
+prior (``rl.branch.prior``: SL's outputs, the player's own, or none) tilted by each action's mean round reward,
+with ``cross_entropy`` or ``logit_mse`` (``rl.branch.loss``). Decisions that did not branch keep the Monte-Carlo loss.
 """
 
 from __future__ import annotations
@@ -28,9 +22,8 @@ from .base import Algorithm, TargetRecorder, centred_logit_mse, taken_action_mse
 
 @dataclass(frozen=True)
 class BranchRecorder(TargetRecorder):
-    """Each picked decision branches into playouts of every legal action on ``samples`` deals (the play job's
-    ``Step.branch``); the target tilts the prior of the job's player ``anchor`` (None: the recording player's own
-    outputs), or none (``flat``: the rewards alone)."""
+    """Each picked decision branches into playouts of every legal action on ``samples`` deals; the target tilts the
+    outputs of player ``anchor`` (None: the recording player's), or none (``flat``)."""
 
     anchor: int | None = None
     samples: int = 1  # deals per branched action: the true one, then samples - 1 with the hidden cards dealt again
