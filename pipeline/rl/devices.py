@@ -32,13 +32,18 @@ class PhaseDevices:
                 Placement("selfplay", self.play, self.inference.setup, self.auto[1])]
 
 
+def searches_with_a_rollout_policy(p: RLParams, phase: int) -> bool:
+    """Whether phase ``phase``'s players search with playouts of a rollout policy model (``expert_it``)."""
+    return p.algorithm_of(phase) == "expert_it" and p.expert.rollout != SELF
+
+
 def resolve_devices(p: RLParams, phase: int = 1) -> PhaseDevices:
     """``p``'s devices and precisions on this machine for phase ``phase``; a ``ValueError`` naming the param where one
     cannot run here."""
     learner = resolve_device(p.learner_device, "rl.learner_device")
     precision = resolve_precision(p.train_precision, "gpu" if learner == "cuda" else "cpu", "rl.train_precision")
     play = play_device(p.selfplay.device, "rl.selfplay.device", p.selfplay.backend)
-    if p.selfplay.device == "auto" and p.algorithm_of(phase) == "expert_it" and p.expert.rollout != SELF:
+    if p.selfplay.device == "auto" and searches_with_a_rollout_policy(p, phase):
         play = "cpu"  # a rollout policy's playouts: the workers' cores beat one shared GPU (the module doc)
     inference = resolve_inference(p.selfplay.inference, play, "rl.selfplay.inference")
     return PhaseDevices(learner, precision, play, inference, (p.learner_device == "auto", p.selfplay.device == "auto"))
