@@ -3,13 +3,23 @@
 import argparse
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .runtime.hardware import resolve_device
 
 
 class UserError(Exception):
     """A bad argument, file or param: printed as one line, exit code 2."""
+
+
+@contextmanager
+def as_user_error(kinds: type | tuple = ValueError, prefix: str = "") -> Iterator[None]:
+    """An exception of ``kinds`` raised inside, as a ``UserError``: ``prefix`` then its message."""
+    try:
+        yield
+    except kinds as e:
+        raise UserError(f"{prefix}{e}") from None
 
 
 def plain(doc: str | None) -> str:
@@ -61,10 +71,8 @@ def worker_device(value: str, workers: int) -> str:
     """A ``--device`` for model agents on ``workers`` processes made concrete (``cpu`` for 0 workers)."""
     if not workers:
         return "cpu"
-    try:
+    with as_user_error():
         return resolve_device(value, "--device")
-    except ValueError as e:
-        raise UserError(str(e)) from None
 
 
 def param_overrides(items: list[str], section: str) -> dict[str, object]:

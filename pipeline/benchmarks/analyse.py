@@ -11,7 +11,7 @@ import numpy as np
 from ..agents.heuristic import HeuristicAgent
 from ..analysis.judge import read_game
 from ..analysis.report import analyse
-from ..cli_args import UserError, int_range
+from ..cli_args import as_user_error, int_range
 from ..duel.arena import play_games
 from ..engine import RecordError, game_to_record
 from ..play.analysis import judge_for
@@ -34,18 +34,14 @@ def run(args: argparse.Namespace) -> dict:
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
 
     t0 = time.perf_counter()
-    try:
+    with as_user_error():
         spec, judge = judge_for(args.agent)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     load = time.perf_counter() - t0
     pin_worker_threads(1)
-    try:
+    with as_user_error(RecordError):
         game = read_game(args.record) if args.record else read_game(
             f"heuristic game {args.seed}", game_to_record(play_games((HeuristicAgent(0), HeuristicAgent(1)),
                                                                      [args.seed])[0]))
-    except RecordError as e:
-        raise UserError(str(e)) from None
     seat = int(args.player) - 1
     seconds, cpu, playouts = [], [], judge.playouts
     for _ in range(args.repeat):

@@ -5,7 +5,7 @@ import argparse
 import resource
 import time
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..duel.arena import CONCURRENCY
 from ..duel.runner import duel_agents, on_workers, play_duel, player_spec, set_torch_threads
 from ..lineup.loader import load_agent
@@ -32,10 +32,8 @@ def peak_rss_mb() -> float:
 def run(args: argparse.Namespace) -> dict:
     if args.games % 2:
         raise UserError(f"--games must be even (each deal is played twice), got {args.games}")
-    try:
+    with as_user_error():
         a, b = load_agent(args.a, seed=args.seed), load_agent(args.b, seed=args.seed + 1)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     set_torch_threads(args.threads)
     concurrency = args.concurrency or CONCURRENCY
     pooled = on_workers([player_spec(a, "A"), player_spec(b, "B")], args.workers)

@@ -5,7 +5,7 @@ import argparse
 import statistics
 import time
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..engine import random_observations
 from ..net.encoding import encode
 from ..net.inference import resolve_inference
@@ -63,10 +63,8 @@ def run(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     if args.model:
-        try:
+        with as_user_error((FileNotFoundError, ValueError)):
             net, _ = load_model(args.model)
-        except (FileNotFoundError, ValueError) as e:
-            raise UserError(str(e)) from None
     else:
         net = KoiKoiNet(ModelConfig(yaku_cross=("discard", "pick"), card_logit=("pick",))).eval()
     obs = random_observations(max(args.batch), args.seed)

@@ -5,7 +5,7 @@ same observations, by decision type, as the searcher's playouts call them. Witho
 import argparse
 from pathlib import Path
 
-from ..cli_args import UserError, int_range
+from ..cli_args import as_user_error, int_range
 from ..distill.speed import us_per_decision
 from ..engine import random_observations
 from ..net.inference import checked, resolve_inference
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> dict:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    try:
+    with as_user_error((FileNotFoundError, ValueError)):
         if is_model_dir(args.model):
             teacher, teacher_name = load_model(args.model)[0], args.model
         else:
@@ -52,8 +52,6 @@ def run(args: argparse.Namespace) -> dict:
             p = load_params(Path("params.yaml")).rollout if Path("params.yaml").is_file() else None
             config = RolloutConfig(hidden=p.hidden, layers=p.layers) if p else RolloutConfig()
             rollout, rollout_name = RolloutNet(config).eval(), f"fresh rollout network {config.to_dict()}"
-    except (FileNotFoundError, ValueError) as e:
-        raise UserError(str(e)) from None
     setup = checked(resolve_inference(args.inference), teacher)
     observations = random_observations(args.positions, args.seed)
     us = us_per_decision({"teacher": NetPlayer(teacher, inference=setup), "rollout": RolloutPlayer(rollout)},

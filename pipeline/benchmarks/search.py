@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..duel.runner import set_torch_threads
 from ..engine import DECISION_NAMES
 from ..play.games import Games
@@ -49,10 +49,8 @@ def run(args: argparse.Namespace) -> dict:
     replies: list[float] = []
     with tempfile.TemporaryDirectory() as records:
         games = Games(records, spec)
-        try:
+        with as_user_error():
             agent = games.opponents.load(spec, seed=args.seed)
-        except ValueError as e:
-            raise UserError(str(e)) from None
         set_torch_threads(args.threads)
         warm = warm_up(agent)  # before the clock, as `koikoi play` does before it serves
         player = getattr(agent, "player", None)

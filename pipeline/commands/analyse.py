@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli_args import UserError
+from ..cli_args import UserError, as_user_error
 from ..engine import RecordError
 from ..engine.records import record_files
 from ..runtime.atomic import write_text
@@ -60,14 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.report import analyse, costliest, players_line, plot_graph, summary_table
     from ..play.analysis import judge_for
 
-    try:  # every record read before any playout: a bad one costs nothing
+    with as_user_error(RecordError):  # every record read before any playout: a bad one costs nothing
         games = [read_game(p) for p in record_paths(args.records)]
-    except RecordError as e:
-        raise UserError(str(e)) from None
-    try:
+    with as_user_error():
         spec, judge = judge_for(args.agent, args.seed)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     pin_worker_threads(1)  # the rollout policy's small matrix products: one BLAS thread (docs/analysis.md)
     players = PLAYERS[args.player]
     try:

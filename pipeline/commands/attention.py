@@ -4,7 +4,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..net.model_dir import is_model_dir
 from ..runtime.paths import check_apart
 
@@ -26,15 +26,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")
     if not args.out.lower().endswith(".png"):
         raise UserError(f"--out {args.out}: must be a .png file")
-    try:
+    with as_user_error(prefix="--out "):
         check_apart(args.out, [args.model])
-    except ValueError as e:
-        raise UserError(f"--out {e}") from None
     if not Path(args.out).parent.is_dir():
         raise UserError(f"--out {args.out}: no such directory {Path(args.out).parent}")
-    try:
+    with as_user_error((AttentionError, ValueError)):
         out = render_attention(args.model, args.seed, args.turn, args.out)
-    except (AttentionError, ValueError) as e:
-        raise UserError(str(e)) from None
     print(json.dumps({"out": str(out), "model": args.model, "seed": args.seed, "turn": args.turn}))
     return 0

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ..cli_args import UserError, float_range, int_range, worker_device
+from ..cli_args import UserError, as_user_error, float_range, int_range, worker_device
 from ..duel.journal import BLOCK, DuelJournal, other_blocks
 from ..duel.runner import SPRT_BLOCK, duel_agents, journal_block, set_torch_threads
 from ..duel.sprt import Sprt
@@ -88,15 +88,11 @@ def _record_writer(args: argparse.Namespace) -> Callable[[int, int, GameState], 
 def run(args: argparse.Namespace) -> int:
     sprt = None
     if args.sprt is not None:
-        try:
+        with as_user_error(prefix="--sprt: "):
             sprt = Sprt(*args.sprt, alpha=args.alpha, beta=args.beta)
-        except ValueError as e:
-            raise UserError(f"--sprt: {e}") from None
-    try:
+    with as_user_error():
         a = load_agent(args.a, seed=args.seed, inference=args.inference)
         b = load_agent(args.b, seed=args.seed + 1, inference=args.inference_b or args.inference)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     set_torch_threads(args.threads)
 
     device = play_device_of((args.a, args.b), worker_device(args.device, args.workers), args.device == "auto")
@@ -125,10 +121,8 @@ def run(args: argparse.Namespace) -> int:
         for path in args.paired:  # read before any game: a wrong file costs nothing
             if path.resolve() == args.journal.resolve():
                 raise UserError(f"--paired {path}: the --journal itself")
-            try:
+            with as_user_error(JournalError, "--paired "):
                 others[str(path)] = other_blocks(path, duel, journal.block)
-            except JournalError as e:
-                raise UserError(f"--paired {e}") from None
         if journal.done:
             print(f"koikoi duel: {sum(r.games for r, _ in journal.done.values())} games already in {args.journal}",
                   file=sys.stderr)

@@ -11,7 +11,7 @@ import time
 import webbrowser
 from pathlib import Path
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..play.games import Games
 from ..play.guard import LOOPBACK
 from ..play.opponents import MODELS_ROOT, default_judge, default_opponent, find_models, warm_up
@@ -116,10 +116,8 @@ def run(args: argparse.Namespace) -> int:
         blame = f"the first model under --models {args.models}"
         print(f"koikoi play: playing {opponent}, the first model under --models {args.models}", file=sys.stderr)
     games = Games(args.records, opponent, models_root=models_root, deals=args.deals, judge=default_judge())
-    try:
+    with as_user_error(prefix=f"{blame}: "):
         agent = games.opponents.load(opponent, seed=0)  # a bad opponent fails here, in one line, not in the page
-    except ValueError as e:
-        raise UserError(f"{blame}: {e}") from None
     pin_worker_threads(args.threads)
     warm_up(agent)  # a compiled setup pays its compile now, not in the first replies
     try:

@@ -4,7 +4,7 @@ import argparse
 import json
 import sys
 
-from ..cli_args import UserError
+from ..cli_args import UserError, as_user_error
 from ..engine import RecordError, replay_dir
 
 
@@ -15,10 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
+    with as_user_error(RecordError):
         report = replay_dir(args.directory, progress=True)
-    except RecordError as e:
-        raise UserError(str(e)) from None
     if report.games == 0 and not report.errors:
         raise UserError(f"{args.directory}: no game records (*.json) in it")
     for line in report.mismatches:

@@ -3,7 +3,7 @@
 import argparse
 import json
 
-from ..cli_args import UserError, comma_list, int_range, param_overrides
+from ..cli_args import as_user_error, comma_list, int_range, param_overrides
 from ..params import parse_params, read_doc, with_overrides
 
 
@@ -26,11 +26,9 @@ def run(args: argparse.Namespace) -> int:
     params = parse_params(with_overrides(read_doc(args.params), overrides), args.params).sl_train
     from ..sl.cross_validation import cross_validate  # lightning, torch: loaded only when this runs
 
-    try:
+    with as_user_error((ValueError, FileNotFoundError)):
         decisions = None if args.decisions is None else comma_list(args.decisions)
         res = cross_validate(args.dataset, params, folds=args.folds, max_epochs=args.max_epochs,
                              decisions=decisions)
-    except (ValueError, FileNotFoundError) as e:
-        raise UserError(str(e)) from None
     print(json.dumps(res))
     return 0
