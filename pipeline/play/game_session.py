@@ -45,8 +45,7 @@ def options(values: np.ndarray, legal: list[int]) -> list[dict[str, Any]]:
 class GameSession:
     def __init__(self, game_id: str, agent: Agent | PoolRef, opponent: str, seed: int, rounds: int, points: int,
                  records_dir: Path, you: int = 0) -> None:
-        self.id = game_id
-        self.agent = agent
+        self.id, self._agent = game_id, agent
         first = self.agent
         self.has_values = isinstance(first, ScoringAgent)  # model agents score moves: hints and the review need it
         self.meta: dict[str, Any] = dict(getattr(first, "meta", {}) or {}) if self.has_values else {}
@@ -68,10 +67,6 @@ class GameSession:
     def agent(self) -> Agent:
         """The opponent; a caller holds a pool's shared agent for one request only."""
         return self._agent.get() if isinstance(self._agent, PoolRef) else self._agent
-
-    @agent.setter
-    def agent(self, agent: Agent | PoolRef) -> None:
-        self._agent = agent
 
     @property
     def values_kind(self) -> str | None:

@@ -192,14 +192,6 @@ class Opponents:
         agent = self.load(spec, seed)  # loaded now, so that a bad model fails at the game's creation
         return agent if spec in BUILTIN else PoolRef(self, spec, seed)
 
-    def loaded(self) -> int:
-        with self._lock:
-            return len(self._models)
-
-    def live_networks(self) -> int:
-        with self._lock:
-            return sum(n for _, n in self._models.values())
-
 
 class PoolRef:
     def __init__(self, pool: Opponents, spec: str, seed: int) -> None:
