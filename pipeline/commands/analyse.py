@@ -16,25 +16,17 @@ PLAYERS = {"1": (0,), "2": (1,), "both": (0, 1)}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("analyse", help="judge every decision of finished games: the costliest moves, each "
-                                       "player's accuracy, the win-probability graph")
-    p.add_argument("records", nargs="+", metavar="RECORD",
-                   help="game records in the records' JSON format (data/records, data/played, koikoi duel "
-                        "--records), or directories of them")
+    p = sub.add_parser("analyse", help="judge every decision of finished games: costliest moves, accuracy, P(win)")
+    p.add_argument("records", nargs="+", metavar="RECORD", help="game records (JSON), or directories of them")
     p.add_argument("--agent", metavar="SPEC", default=None,
-                   help="the judge, a searcher: search:<model>?<options> (docs/search.md; its deals= are the "
-                        "judge's deals; default: the duels' champion, results/duels/champion.json, else the "
-                        "searcher over the strongest model present)")
+                   help="the judge, search:<model>?<options>; its deals= are the judge's (default: the champion)")
     p.add_argument("--player", choices=tuple(PLAYERS), default="both",
-                   help="whose decisions are judged: player 1, 2 or both (default both); the graph is player 1's "
-                        "P(win) unless 2 alone is judged")
+                   help="whose decisions are judged (default both); the graph is player 1's P(win) unless 2 alone")
     p.add_argument("--out", type=Path, default=Path("analysis"),
-                   help="where each game's report (NAME.json) and graph (NAME.png) go (default analysis/)")
+                   help="where each game's report (NAME.json) and graph go (default analysis/)")
     p.add_argument("--format", choices=("png", "svg"), default="png", help="the graph's format (default png)")
     p.add_argument("--seed", type=int, default=0, help="the judge's seed: its deals follow from it (default 0)")
-    p.add_argument("--summary", action="store_true",
-                   help="print only a table of every player's figures over the records, by name (written to "
-                        "DIR/summary.md too)")
+    p.add_argument("--summary", action="store_true", help="print only a table of every player's figures")
     p.set_defaults(func=run)
 
 
