@@ -1,5 +1,4 @@
-"""A whole game analysed for one player: ``koikoi analyse``'s seconds, and the play page's after a game of random
-moves (``page_s``); docs/analysis.md."""
+"""A game analysed for one player: ``koikoi analyse``'s seconds, and the play page's (``page_s``)."""
 
 import argparse
 import tempfile

@@ -1,5 +1,4 @@
-"""A duel's speed and memory: games/s and the peak RSS, which stays flat as --games grows (games are streamed).
-Give a model as --a or --b for the realistic figure: the duel runs as ``koikoi duel`` runs it."""
+"""A duel's speed and memory: games/s and the peak RSS, flat as --games grows (games are streamed)."""
 
 import argparse
 import resource
@@ -16,11 +15,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int_range(2), default=10_000, help="games to play, even (default 10000)")
     p.add_argument("--a", default="random", help="agent A: random, heuristic or a model directory (default random)")
     p.add_argument("--b", default="random", help="agent B (default random)")
-    p.add_argument("--concurrency", type=int_range(1), default=None,
-                   help="games in memory at once (default: the duel's own, pipeline.duel.arena.CONCURRENCY)")
+    p.add_argument("--concurrency", type=int_range(1), default=None, help="games in memory at once (default: a duel's)")
     p.add_argument("--workers", type=int_range(0, 64), default=2,
-                   help="worker processes when an agent is a model, as koikoi duel (default 2; their memory "
-                        "is not in peak_rss_mb)")
+                   help="worker processes for model agents (default 2; not in peak_rss_mb)")
     p.add_argument("--threads", type=int_range(1), default=1, help="torch threads for model agents (default 1)")
     p.add_argument("--seed", type=int, default=0)
 

@@ -1,9 +1,9 @@
-"""Forward speed of each inference setup: decisions per CPU-second of the paper-size network at several batch
-sizes, and each setup's ratio to fp32 in the same run."""
+"""Forward speed of each inference setup: the paper-size network's decisions per CPU-second, and the ratio to fp32."""
 
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 from ..cli_args import UserError, as_user_error, int_range
 from ..engine import random_observations
@@ -14,12 +14,11 @@ from ..runtime.hardware import INFERENCE_SETUPS, cpu_name
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int_range(1), nargs="+", default=[16, 64, 256],
-                   help="samples per forward pass, one or more (default 16 64 256)")
+                   help="samples per forward pass (default 16 64 256)")
     p.add_argument("--setups", nargs="+", choices=(*INFERENCE_SETUPS, "auto"), default=list(INFERENCE_SETUPS),
-                   help="setups to measure (default all); fp32 is always measured, as the ratios' base")
+                   help="setups to measure (default all); fp32 too, as the ratios' base")
     p.add_argument("--seconds", type=float, default=1.0, help="CPU seconds per round (default 1)")
-    p.add_argument("--rounds", type=int_range(1), default=5, help="rounds per setup and batch; the median counts "
-                                                                  "(default 5)")
+    p.add_argument("--rounds", type=int_range(1), default=5, help="rounds; the median counts (default 5)")
     p.add_argument("--threads", type=int_range(1), default=1, help="torch threads (default 1)")
     p.add_argument("--model", default=None, help="model directory (default: a fresh paper-size net)")
     p.add_argument("--seed", type=int, default=0)
@@ -27,8 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def cpu_summary() -> dict:
     """The CPU's name, torch's vector capability and the flags that decide the setup."""
-    from pathlib import Path
-
     import torch
 
     try:
@@ -41,7 +38,6 @@ def cpu_summary() -> dict:
 
 
 def _rate(run, x, d, seconds: float, rounds: int) -> float:
-    """Median decisions per CPU-second of ``run(x, d)`` over ``rounds`` rounds."""
     rates = []
     for _ in range(rounds):
         n, t0 = 0, time.process_time()

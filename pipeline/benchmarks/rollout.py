@@ -1,6 +1,5 @@
-"""The rollout policy against the network it was distilled from: CPU microseconds per decision of each on the
-same observations, by decision type, as the searcher's playouts call them. Without a model at ``--model`` or
-``--rollout`` it times fresh networks of the same sizes: the speed depends on the sizes only."""
+"""The rollout policy against its teacher: CPU microseconds per decision of each, by decision type (fresh
+networks of the same sizes where a model is absent: the speed depends on the sizes only)."""
 
 import argparse
 from pathlib import Path
@@ -16,10 +15,8 @@ from .inference import cpu_summary
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="models/rl/wp", help="the teacher's model directory (default models/rl/wp; "
-                   "absent: a fresh paper-size network)")
-    p.add_argument("--rollout", default="models/rollout", help="the rollout model directory (default "
-                   "models/rollout; absent: a fresh rollout network of params.yaml's rollout.hidden and .layers)")
+    p.add_argument("--model", default="models/rl/wp", help="the teacher's model directory (default models/rl/wp)")
+    p.add_argument("--rollout", default="models/rollout", help="the rollout model directory (default models/rollout)")
     p.add_argument("--positions", type=int_range(1), default=1024, help="observations timed (default 1024)")
     p.add_argument("--batch", type=int_range(1), default=64, help="observations per call (default 64)")
     p.add_argument("--rounds", type=int_range(1), default=3, help="timed rounds; the median counts (default 3)")

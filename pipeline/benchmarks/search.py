@@ -1,7 +1,4 @@
-"""A search agent through the play API: the page's reply times (p50/p95) and the time per searched decision.
-
-Plays ``--games`` games of the page's API (no network), the person's side playing uniformly random legal moves.
-"""
+"""A search agent through the play API (random moves for the person): reply times and time per searched decision."""
 
 import argparse
 import tempfile
@@ -19,7 +16,7 @@ from ..play.opponents import searcher, warm_up
 
 
 def by_type(recent: Iterable[tuple[int, int, float]]) -> dict[str, dict]:
-    """Count, median and p95 ms of the searched decisions (``SearchPlayer.recent``) by decision type."""
+    """Count, median and p95 ms of ``SearchPlayer.recent``'s searched decisions by decision type."""
     times: dict[str, list[float]] = {}
     for kind, n, seconds in recent:
         if kind >= 0:
@@ -29,8 +26,7 @@ def by_type(recent: Iterable[tuple[int, int, float]]) -> dict[str, dict]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", default=None,
-                   help="agent spec (default: the page's searcher over the strongest model present)")
+    p.add_argument("--agent", default=None, help="agent spec (default: the page's searcher)")
     p.add_argument("--games", type=int_range(1), default=4, help="games to play (default 4)")
     p.add_argument("--rounds", type=int_range(1, 12), default=8, help="rounds per game (default 8)")
     p.add_argument("--seed", type=int, default=0, help="first game's seed; the person's moves are seeded from it")
