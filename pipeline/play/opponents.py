@@ -1,8 +1,6 @@
 """Which agents a person can play, which one by default, and loading them for many games; a request names an offered
 one or gets one generic refusal, so that a client cannot probe the server's files."""
 
-from __future__ import annotations
-
 import gc
 import json
 import os
@@ -28,8 +26,7 @@ from ..search.spec import parse_options
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 CHAMPION = "results/duels/champion.json"  # the duels stage's champion (duel.champion): the default opponent
 MODELS_ROOT = "models"
-MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
-# ~100 MB each at the paper's sizes; a model agent holds one (more for a model of several networks)
+MAX_NETWORKS = 6  # networks loaded at once, all games together (~100 MB each at the paper's sizes)
 MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
 
 
@@ -91,8 +88,7 @@ def champion(root: Path = Path("."), deals: int | None = None) -> tuple[str, str
 
 
 def default_opponent(root: Path = Path("."), deals: int | None = None) -> tuple[str, str]:
-    """The opponent to serve and one line saying why: the duels' champion, else the strongest trained agent
-    present by the duels' ratings (or ``MODELS``' order), else heuristic."""
+    """The opponent to serve and one line saying why: the champion, else the strongest model present, else heuristic."""
     crowned = champion(root, deals)
     if crowned is not None:
         return crowned
@@ -134,6 +130,14 @@ def find_models(models_root: str | Path) -> list[str]:
 def _normal(spec: str) -> str:
     """A path spec made absolute by string operations only (no filesystem access)."""
     return os.path.normpath(os.path.join(os.getcwd(), spec))
+
+
+class PoolRef:
+    def __init__(self, pool: "Opponents", spec: str, seed: int) -> None:
+        self.pool, self.spec, self.seed = pool, spec, seed
+
+    def get(self) -> Agent:
+        return self.pool.load(self.spec, self.seed)
 
 
 class Opponents:
@@ -193,14 +197,6 @@ class Opponents:
         return agent if spec in BUILTIN else PoolRef(self, spec, seed)
 
 
-class PoolRef:
-    def __init__(self, pool: Opponents, spec: str, seed: int) -> None:
-        self.pool, self.spec, self.seed = pool, spec, seed
-
-    def get(self) -> Agent:
-        return self.pool.load(self.spec, self.seed)
-
-
 def networks(agent: object) -> int:
     """The torch networks ``agent`` holds, each counted once: a walk over its attributes and containers."""
     import torch
@@ -228,8 +224,8 @@ def log(message: str) -> None:
 
 
 def warm_up(agent: Agent) -> float:
-    """Seconds of ``agent``'s first decisions, so that a compiled setup compiles before any person waits: one
-    observation, then a batch of 7 with every decision type (a dynamic-shape compile settles after two shapes)."""
+    """Seconds of ``agent``'s first decisions (1, then 7 of every type: a dynamic-shape compile settles after two
+    shapes), so that a compiled setup compiles before any person waits."""
     t0 = time.perf_counter()
     if agent.name not in BUILTIN:
         obs = random_observations(64)  # seed 0: 4 koi-koi calls and 7 picks among them (a test checks)
