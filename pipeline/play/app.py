@@ -76,7 +76,7 @@ def create_app(games: Games, root: Path = Path("."), hosts: Iterable[str] = LOOP
 
     @app.get("/api/opponents")
     def opponents() -> dict[str, Any]:
-        return {"default": games.default_opponent, "choices": games.opponents.offered()}
+        return {"default": games.opponents.default, "choices": games.opponents.offered()}
 
     @app.get("/api/cards")
     def cards() -> list[dict[str, Any]]:
