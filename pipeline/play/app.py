@@ -22,12 +22,9 @@ from .history import history
 from .opponents import log
 
 STATIC = Path(__file__).parent / "static"
-
-
 MAX_SPEC = 255  # characters of an opponent spec: a file name's limit
-
-INTERNAL = ("internal error on the server ({}): the game is as it was before this request; try again, or start "
-            "a new game")
+MAX_ERROR = 300  # characters of an error message: one line, whatever a client sent
+INTERNAL = "internal error on the server ({}): the game is as it was before this request; try again or start a new game"
 
 
 class NewGame(BaseModel):
@@ -43,9 +40,6 @@ class Action(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     action: int
     move: int | None = None  # the state's "move" the action was chosen at; a stale one is refused (409)
-
-
-MAX_ERROR = 300  # characters of an error message: one line, whatever a client sent
 
 
 def _error(status: int, message: str) -> JSONResponse:
