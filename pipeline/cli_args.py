@@ -33,7 +33,6 @@ def summary(doc: str | None) -> str:
 
 
 def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse ``type``: an int in ``low..high`` (``high`` None: no upper bound)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -48,7 +47,6 @@ def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
 
 
 def float_range(low: float, high: float | None = None) -> Callable[[str], float]:
-    """An argparse ``type``: a finite number in ``low..high`` (``high`` None: no upper bound)."""
     def parse(text: str) -> float:
         try:
             value = float(text)

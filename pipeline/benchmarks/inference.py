@@ -25,7 +25,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cpu_summary() -> dict:
-    """The CPU's name, torch's vector capability and the flags that decide the setup."""
     import torch
 
     try:

@@ -85,7 +85,6 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
-    """Self-play of ``args.games`` games in ``setup`` on fresh workers, and their pure forward passes."""
     import torch
 
     games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=(args.branch > 0, False)) for i in range(args.games))

@@ -50,7 +50,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _record_writer(args: argparse.Namespace) -> Callable[[int, int, GameState], None] | None:
-    """With ``--records``: what writes each game of the duel as a record there, named by its players' specs."""
     if args.records is None:
         return None
     try:

@@ -43,8 +43,6 @@ def observation_bounds(init_points: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped environment)
-    """Koi-Koi for two agents, ``player_0`` and ``player_1``."""
-
     metadata = {"name": "koikoi_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
     def __init__(self, num_rounds: int = 8, init_points: int = 30, render_mode: str | None = None) -> None:

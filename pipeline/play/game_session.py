@@ -22,8 +22,6 @@ HUMAN_NAME = "human"
 
 
 class PlayError(Exception):
-    """A request the game cannot take; ``status``: its HTTP status."""
-
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status

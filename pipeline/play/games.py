@@ -28,7 +28,6 @@ class Games:
 
     def new(self, opponent: str | None = None, seed: int | None = None, rounds: int = 8,
             points: int = 30) -> GameSession:
-        """Start a game; ``PlayError`` 400 naming a bad parameter."""
         if not 1 <= rounds <= MAX_ROUNDS:
             raise PlayError(400, f"rounds must be in 1..{MAX_ROUNDS}, got {shown(rounds)}")
         if not 1 <= points <= MAX_POINTS:

@@ -141,9 +141,8 @@ class PoolRef:
 
 
 class Opponents:
-    """The opponents one server offers and their agents. A model is loaded once per file version and shared by
-    its games (its moves depend on the observation alone); games hold it by name (``ref``), so ``max_networks``
-    bounds every network loaded, the least recently used dropped first."""
+    """A server's opponents. A model is loaded once per file version and shared by its games, which hold it by name
+    (``ref``), so that ``max_networks`` bounds every network loaded, the least recently used dropped first."""
 
     def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS,
                  deals: int | None = None) -> None:
@@ -155,7 +154,6 @@ class Opponents:
         self._models: OrderedDict[tuple[str, str, int], tuple[Agent, int]] = OrderedDict()  # agent, networks
 
     def offered(self) -> list[str]:
-        """The models under the root, the searcher over the strongest, the default, the built-in agents."""
         models = find_models(self.models_root)
         search = searcher(models=models, options=self.search_options)
         offered = models + ([search] if search else [])
@@ -224,12 +222,11 @@ def log(message: str) -> None:
 
 
 def warm_up(agent: Agent) -> float:
-    """Seconds of ``agent``'s first decisions (1, then 7 of every type: a dynamic-shape compile settles after two
-    shapes), so that a compiled setup compiles before any person waits."""
+    """Seconds of ``agent``'s first decisions, so that a compiled setup compiles before any person waits."""
     t0 = time.perf_counter()
     if agent.name not in BUILTIN:
         obs = random_observations(64)  # seed 0: 4 koi-koi calls and 7 picks among them (a test checks)
         one_each = list({o.decision: o for o in obs}.values())
-        for batch in (obs[:1], (one_each + obs)[:7]):
+        for batch in (obs[:1], (one_each + obs)[:7]):  # 1, then 7 of every type: a dynamic shape settles after two
             agent.act(batch)
     return time.perf_counter() - t0
