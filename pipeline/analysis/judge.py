@@ -1,5 +1,4 @@
-"""The judge: every legal move valued in P(win the game) from its player's observation alone, by playouts on shared
-deals, so that the deals' luck cancels from a move's cost (docs/analysis.md)."""
+"""The judge: every legal move's P(win the game), by playouts on shared deals (their luck cancels from a cost)."""
 
 import math
 from collections.abc import Callable, Sequence

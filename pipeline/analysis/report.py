@@ -1,5 +1,4 @@
-"""A judged game as a report (JSON), as text and as a graph. A move is labelled only where its cost's 95% interval
-excludes zero; accuracy is lichess's per-move accuracy (docs/analysis.md)."""
+"""A judged game as a report (JSON), as text and as a graph; a move is labelled only where its cost is sure."""
 
 import math
 from collections import Counter

@@ -1,5 +1,4 @@
-"""The rollout policy against its teacher: CPU microseconds per decision of each, by decision type (fresh
-networks of the same sizes where a model is absent: the speed depends on the sizes only)."""
+"""The rollout policy against its teacher: CPU microseconds per decision, by type (fresh networks if absent)."""
 
 import argparse
 from pathlib import Path

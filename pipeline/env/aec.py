@@ -1,5 +1,4 @@
-"""Koi-Koi as a PettingZoo AEC environment (docs/rules-engine.md): actions are token indices, observations
-the model's encoding with an action mask, rewards each round's points."""
+"""Koi-Koi as a PettingZoo AEC environment: token-index actions, encoded observations, each round's points."""
 
 from typing import Any
 

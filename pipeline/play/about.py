@@ -1,5 +1,4 @@
-"""What the page says about an opponent: its name, its duel rating, and the unit of its hint values (policy
-logits shown as probabilities; an ``mc_dqn`` model's Q values turned back into points or P(win) with params.yaml)."""
+"""What the page says of an opponent: its name, its duel rating, and the unit of its hint values."""
 
 import json
 from pathlib import Path

@@ -1,5 +1,4 @@
-"""The play web app (FastAPI): the JSON API (docs/play.md) and the static page. Endpoints are plain functions, run
-in the server's thread pool, so a slow model in one game does not hold up the others."""
+"""The play web app (FastAPI); plain-function endpoints run in a thread pool: a slow model holds up no other game."""
 
 from collections.abc import Callable, Iterable
 from pathlib import Path

@@ -1,5 +1,4 @@
-"""One game between a person and an agent, built from the person's observation only; a request that fails part way
-puts the game back as it was."""
+"""One game of a person against an agent, from the person's observation; a failed request leaves it as it was."""
 
 import json
 import threading

@@ -1,5 +1,4 @@
-"""The games a server holds, the least recently used dropped past a cap; a game whose record the disk refused is
-kept apart (its own cap, then no new game) so that unsaved records never push live games out."""
+"""A server's games, least recently used dropped past a cap; those whose record the disk refused kept apart."""
 
 import secrets
 import threading

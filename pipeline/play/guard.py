@@ -1,5 +1,4 @@
-"""An ASGI middleware: the play server's checks of every request (Host against DNS rebinding, Origin, JSON-only
-POSTs no cross-site form can send, body size), and the security headers of every response."""
+"""ASGI middleware: every request's checks (Host, Origin, JSON-only POSTs, body size) and the security headers."""
 
 import json
 from collections.abc import Iterable

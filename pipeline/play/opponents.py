@@ -1,5 +1,4 @@
-"""Which agents a person can play, which one by default, and loading them for many games; a request names an offered
-one or gets one generic refusal, so that a client cannot probe the server's files."""
+"""The agents a person can play and loading them; an unoffered name gets one refusal: no probing of the files."""
 
 import gc
 import json

@@ -1,5 +1,4 @@
-"""The JSON the play API sends, built from the human's observation and public results only; cards are
-``[month, index]``."""
+"""The play API's JSON, built from the human's observation and public results only; cards are ``[month, index]``."""
 
 from typing import Any
 
