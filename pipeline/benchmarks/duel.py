@@ -1,4 +1,5 @@
-"""A duel's speed and memory: games/s and the peak RSS, flat as --games grows (games are streamed)."""
+"""A duel's speed and memory: games/s and the peak RSS, flat as --games grows (games are streamed).
+Give a model as --a or --b for the realistic figure: the duel runs as ``koikoi duel`` runs it."""
 
 import argparse
 import resource
