@@ -3,6 +3,7 @@
 import json
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from ..runtime import atomic
 from . import view
 from .analysis import Analysis, Judges
 from .guard import excerpt
-from .opponents import PoolRef, log
+from .opponents import log
 
 HUMAN_NAME = "human"
 
@@ -40,7 +41,7 @@ def options(values: np.ndarray, legal: list[int]) -> list[dict[str, Any]]:
 
 
 class GameSession:
-    def __init__(self, game_id: str, agent: Agent | PoolRef, opponent: str, seed: int, rounds: int, points: int,
+    def __init__(self, game_id: str, agent: Agent | partial[Agent], opponent: str, seed: int, rounds: int, points: int,
                  records_dir: Path, you: int = 0) -> None:
         self.id, self._agent = game_id, agent
         first = self.agent
@@ -63,7 +64,7 @@ class GameSession:
     @property
     def agent(self) -> Agent:
         """The opponent; a caller holds a pool's shared agent for one request only."""
-        return self._agent.get() if isinstance(self._agent, PoolRef) else self._agent
+        return self._agent() if isinstance(self._agent, partial) else self._agent
 
     @property
     def values_kind(self) -> str | None:

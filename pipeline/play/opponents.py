@@ -9,6 +9,7 @@ import time
 import types
 from collections import OrderedDict
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from ..agents.base import Agent
@@ -131,14 +132,6 @@ def _normal(spec: str) -> str:
     return os.path.normpath(os.path.join(os.getcwd(), spec))
 
 
-class PoolRef:
-    def __init__(self, pool: "Opponents", spec: str, seed: int) -> None:
-        self.pool, self.spec, self.seed = pool, spec, seed
-
-    def get(self) -> Agent:
-        return self.pool.load(self.spec, self.seed)
-
-
 class Opponents:
     """A server's opponents. A model is loaded once per file version and shared by its games, which hold it by name
     (``ref``), so that ``max_networks`` bounds every network loaded, the least recently used dropped first."""
@@ -188,10 +181,10 @@ class Opponents:
                 self._models.popitem(last=False)  # no game holds it: it is freed now
             return entry[0]
 
-    def ref(self, spec: str, seed: int) -> Agent | PoolRef:
-        """What a game holds: a built-in agent itself (its own tie-breaks), a model agent by name (``PoolRef``)."""
+    def ref(self, spec: str, seed: int) -> Agent | partial[Agent]:
+        """What a game holds: a built-in agent itself (its own tie-breaks), a model agent by name (its ``load``)."""
         agent = self.load(spec, seed)  # loaded now, so that a bad model fails at the game's creation
-        return agent if spec in BUILTIN else PoolRef(self, spec, seed)
+        return agent if spec in BUILTIN else partial(self.load, spec, seed)
 
 
 def networks(agent: object) -> int:
