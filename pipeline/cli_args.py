@@ -14,12 +14,12 @@ class UserError(Exception):
 
 
 @contextmanager
-def as_user_error(kinds: type | tuple = ValueError, prefix: str = "") -> Iterator[None]:
-    """An exception of ``kinds`` raised inside, as a ``UserError``: ``prefix`` then its message."""
+def as_user_error(kinds: type | tuple = ValueError, prefix: str = "", strerror: bool = False) -> Iterator[None]:
+    """An exception of ``kinds`` raised inside, as a ``UserError``: ``prefix`` then its message (or ``strerror``)."""
     try:
         yield
     except kinds as e:
-        raise UserError(f"{prefix}{e}") from None
+        raise UserError(f"{prefix}{e.strerror if strerror else e}") from None
 
 
 def plain(doc: str | None) -> str:

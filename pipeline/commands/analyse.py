@@ -58,10 +58,8 @@ def run(args: argparse.Namespace) -> int:
         spec, judge = judge_for(args.agent, args.seed)
     pin_worker_threads(1)  # the rollout policy's small matrix products: one BLAS thread (docs/analysis.md)
     players = PLAYERS[args.player]
-    try:
+    with as_user_error(OSError, f"--out {args.out}: ", strerror=True):
         args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--out {args.out}: {e.strerror}") from None
     reports, names = [], set()
     with progress_bar(total=len(games), desc="analyse", unit="game", leave=False, enabled=len(games) > 1) as bar:
         for game in games:

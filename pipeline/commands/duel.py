@@ -52,10 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _record_writer(args: argparse.Namespace) -> Callable[[int, int, GameState], None] | None:
     if args.records is None:
         return None
-    try:
+    with as_user_error(OSError, f"--records {args.records}: ", strerror=True):
         args.records.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--records {args.records}: {e.strerror}") from None
 
     def write(seat: int, deal: int, state: GameState) -> None:
         names = (args.a, args.b) if seat == 0 else (args.b, args.a)

@@ -39,10 +39,8 @@ def _check_port(host: str, port: int) -> str:
     """The address ``host`` names; one line now rather than uvicorn's traceback later."""
     if not 0 < port < 65536:
         raise UserError(f"--port must be in 1..65535, got {port}")
-    try:
+    with as_user_error(socket.gaierror, f"--host {host!r}: ", strerror=True):
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as e:
-        raise UserError(f"--host {host!r}: {e.strerror}") from None
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -108,10 +106,8 @@ def run(args: argparse.Namespace) -> int:
         agent = games.opponents.load(opponent, seed=0)  # a bad opponent fails here, in one line, not in the page
     pin_worker_threads(args.threads)
     warm_up(agent)  # a compiled setup pays its compile now, not in the first replies
-    try:
+    with as_user_error(OSError, f"--records {args.records}: ", strerror=True):
         games.records_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--records {args.records}: {e.strerror}") from None
     if not os.access(games.records_dir, os.W_OK):
         print(f"koikoi play: warning: --records {games.records_dir} is not writable: finished games stay in memory "
               f"until it is (or until the server stops)", file=sys.stderr)

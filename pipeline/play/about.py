@@ -23,15 +23,10 @@ def meta_of(spec: str, root: Path) -> dict[str, Any] | None:
         return None
 
 
-def ratings(root: Path) -> dict[str, Any]:
-    anchor, table = read_ratings(root)
-    return {"anchor": None if anchor is None else display_name(anchor), "ratings": table}
-
-
 def rating(spec: str, root: Path) -> dict[str, Any] | None:
-    doc = ratings(root)
-    r = doc["ratings"].get(key_name(spec))
-    return None if r is None else {**r, "anchor": doc["anchor"]}
+    anchor, table = read_ratings(root)
+    r = table.get(key_name(spec))
+    return None if r is None else {**r, "anchor": None if anchor is None else display_name(anchor)}
 
 
 def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
@@ -67,6 +62,5 @@ def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, 
 
 
 def describe(spec: str, root: Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    name = agent_name(spec)
-    return {"spec": spec, "name": name, "rating": rating(spec, root),
+    return {"spec": spec, "name": agent_name(spec), "rating": rating(spec, root),
             "hint": hint_units(meta, agent_name(model_of(spec)), root)}
