@@ -49,7 +49,6 @@ def run(args: argparse.Namespace) -> dict:
         seconds.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     playouts = (judge.playouts - playouts) // args.repeat
-
     rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory() as records:
         games = Games(records, "heuristic", judge=spec)
@@ -67,6 +66,5 @@ def run(args: argparse.Namespace) -> dict:
     return {"agent": spec, "game": game.path, "rounds": len(game.starts), "player": seat + 1,
             "decisions": len(report["decisions"]), "deals": judge.deals, "playouts": playouts,
             "seconds": round(float(np.median(seconds)), 2), "seconds_max": round(max(seconds), 2),
-            "cpu_s": round(float(np.median(cpu)), 2),
-            "playouts_per_s": round(playouts / float(np.median(seconds))), "load_s": round(load, 2),
-            "page_s": round(page_s, 2), "page_decisions": len(page.get("decisions", []))}
+            "cpu_s": round(float(np.median(cpu)), 2), "playouts_per_s": round(playouts / float(np.median(seconds))),
+            "load_s": round(load, 2), "page_s": round(page_s, 2), "page_decisions": len(page.get("decisions", []))}

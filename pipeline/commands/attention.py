@@ -13,8 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("attention", help="draw a model's attention between card tokens at a chosen discard")
     p.add_argument("--model", required=True, help="model directory (models/sl, models/rl/point, ...)")
     p.add_argument("--seed", type=int, default=0, help="game seed (the model plays itself greedily)")
-    p.add_argument("--turn", type=int_range(1, 16), default=3,
-                   help="turn 1..16 of round 1 whose discard is drawn (default 3)")
+    p.add_argument("--turn", type=int_range(1, 16), default=3, help="round 1's turn whose discard is drawn (default 3)")
     p.add_argument("--out", required=True, help="PNG file to write, in an existing directory")
     p.set_defaults(func=run)
 

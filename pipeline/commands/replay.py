@@ -24,6 +24,4 @@ def run(args: argparse.Namespace) -> int:
     for line in report.errors:
         print(f"koikoi replay: error: {line}", file=sys.stderr)
     print(json.dumps(report.summary()))
-    if report.errors:
-        return 2
-    return 1 if report.mismatches else 0
+    return 2 if report.errors else 1 if report.mismatches else 0

@@ -16,8 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="override an sl_train param, e.g. -S lr=0.0005 (repeatable)")
     p.add_argument("--max-epochs", type=int_range(1), default=None, help="override sl_train.max_epochs")
     p.add_argument("--decisions", default=None, metavar="TYPES",
-                   help="comma-separated subset of discard,pick,koikoi: train and score only those networks "
-                        "(three-network models; each network's figure as in a full run, in a fraction of the time)")
+                   help="train and score only these of discard,pick,koikoi (comma-separated; three-network models)")
     p.set_defaults(func=run)
 
 

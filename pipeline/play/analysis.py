@@ -23,9 +23,7 @@ class Judges:
     """The server's judge (spec None: none), loaded at the first analysis and kept."""
 
     def __init__(self, spec: str | None) -> None:
-        self.spec = spec
-        self.lock = threading.Lock()
-        self.judge: Any = None  # an analysis.judge.Judge once loaded
+        self.spec, self.lock, self.judge = spec, threading.Lock(), None  # judge: an analysis.judge.Judge once loaded
 
     def get(self) -> Any:
         if self.judge is None:
