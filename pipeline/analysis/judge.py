@@ -96,14 +96,10 @@ def verdict(obs: Observation, action: int, values: np.ndarray) -> dict[str, Any]
             "options": [{"action": a, "value": round(float(m), 4)} for a, m in zip(legal, mean)]}
 
 
-def judged(decisions: Sequence[tuple[Observation, int]], players: Sequence[int]) -> list[int]:
-    return [i for i, (o, _) in enumerate(decisions) if o.player in players and o.legal_mask & (o.legal_mask - 1)]
-
-
 def judge_game(game: Game, judge: Judge, players: Sequence[int],
                progress: Callable[[int, int], None] | None = None) -> dict[int, dict[str, Any]]:
     """``players``' decisions judged, by index; a round's decisions in the same playout passes."""
-    todo = judged(game.decisions, players)
+    todo = [i for i, (o, _) in enumerate(game.decisions) if o.player in players and o.legal_mask & (o.legal_mask - 1)]
     rounds = sorted({game.decisions[i][0].round for i in todo})
     out: dict[int, dict[str, Any]] = {}
     for k, r in enumerate(rounds):

@@ -32,14 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def apply_line(args: argparse.Namespace, study: str) -> str:
-    line = ["koikoi", "tune", "--apply", "--study", study]
-    for flag, value in (("--params", args.params), ("--out", args.out)):
-        if value:
-            line += [flag, value]
-    return shlex.join(line)
-
-
 def run(args: argparse.Namespace) -> int:
     from ..tune import study_report as report  # lightning, optuna: loaded only when this runs
     from ..tune import tuning_session as session  # lightning, optuna: loaded only when this runs
@@ -72,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
         elif summary.get("trials_complete"):
             best = report.read_best(out_root / cfg.study_name)
             print(f"best params: {out_root / cfg.study_name / report.BEST_FILE}")
-            print(f"apply with `{apply_line(args, cfg.study_name)}`, or try them with\n  {apply.exp_run_line(best)}")
+            line = ["koikoi", "tune", "--apply", "--study", cfg.study_name]
+            line += [x for flag, v in (("--params", args.params), ("--out", args.out)) if v for x in (flag, v)]
+            print(f"apply with `{shlex.join(line)}`, or try them with\n  {apply.exp_run_line(best)}")
             if cfg.target == "search" and "best_spec" in summary:  # picked on the trials' deals: confirm on fresh ones
                 print(f"confirm it on fresh deals with\n  "
                       f"{apply.confirm_line(summary['best_spec'], summary['budget'], params)}")

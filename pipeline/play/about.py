@@ -29,29 +29,21 @@ def rating(spec: str, root: Path) -> dict[str, Any] | None:
     return None if r is None else {**r, "anchor": None if anchor is None else display_name(anchor)}
 
 
-def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
-    try:
-        rl = load_params(root / "params.yaml").rl
-    except ParamError:
-        return None
-    return float(getattr(rl.reward_scale, variant)), float(rl.wp_baseline if variant == "wp" else 0.0)
-
-
 def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, Any] | None:
-    """How the page shows a hint option: ``probability``, or ``value * scale + offset`` in ``unit``; None without
-    values."""
+    """How the page shows a hint option: ``probability``, or ``value * scale + offset`` in ``unit``; None: no values."""
     if meta is None:
         return None
     if meta.get("kind") == "rl" and meta.get("algorithm") == "mc_dqn":
         variant = "wp" if meta.get("variant", meta.get("reward")) == "wp" else "point"
-        scaled = _reward_scale(root, variant)
-        if scaled is None:
+        try:
+            rl = load_params(root / "params.yaml").rl
+        except ParamError:
             return {"unit": "q", "scale": 1.0, "offset": 0.0,
                     "what": f"{name}'s Q value of the move, in its training units ({root / 'params.yaml'} could not "
                             f"be read to turn it into {'a win probability' if variant == 'wp' else 'points'})"}
-        scale, baseline = scaled
+        scale = float(getattr(rl.reward_scale, variant))
         if variant == "wp":
-            return {"unit": "win_probability", "scale": 1 / scale, "offset": baseline,
+            return {"unit": "win_probability", "scale": 1 / scale, "offset": float(rl.wp_baseline),
                     "what": f"{name}'s estimate of your chance to win the game if you make this move (its Q value)"}
         return {"unit": "points", "scale": 1 / scale, "offset": 0.0,
                 "what": f"{name}'s estimate of the points you win (+) or lose (-) this round with this move "
