@@ -111,8 +111,7 @@ def default_judge(root: Path = Path(".")) -> str | None:
 def find_models(models_root: str | Path) -> list[str]:
     """The model directories under ``models_root`` (``MAX_DEPTH`` levels), ``MODELS`` first, the others by name."""
     base = Path(models_root)
-    found: list[Path] = []
-    level = [base]
+    found, level = [], [base]
     for _ in range(MAX_DEPTH):
         nxt = []
         for d in level:
@@ -138,9 +137,7 @@ class Opponents:
 
     def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS,
                  deals: int | None = None) -> None:
-        self.default = default
-        self.models_root = Path(models_root)
-        self.max_networks = max_networks
+        self.default, self.models_root, self.max_networks = default, Path(models_root), max_networks
         self.search_options = search_options(deals=deals)  # params.yaml read once, not at every request
         self._lock = threading.Lock()
         self._models: OrderedDict[tuple[str, str, int], tuple[Agent, int]] = OrderedDict()  # agent, networks
@@ -191,9 +188,7 @@ def networks(agent: object) -> int:
     """The torch networks ``agent`` holds, each counted once: a walk over its attributes and containers."""
     import torch
 
-    seen: set[int] = set()
-    nets: set[int] = set()
-    todo: list[object] = [agent]
+    seen, nets, todo = set(), set(), [agent]
     while todo:
         obj = todo.pop()
         if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType, str, bytes, int, float)):
