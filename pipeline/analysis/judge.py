@@ -52,8 +52,7 @@ def read_game(path: str | Path, rec: dict[str, Any] | None = None) -> Game:
         raise RecordError(path, "-", problem[0][len(str(path)) + 2:])
     if not last or not last[0].is_over:
         raise RecordError(path, "-", "the record ends before the game does: only a finished game is analysed")
-    s = last[0]
-    info = rec["info"]
+    s, info = last[0], rec["info"]
     names = (str(info.get("player1Name", "Player1")), str(info.get("player2Name", "Player2")))
     return Game(str(path), names, tuple(decisions), tuple(starts), s.winner, (s.points[0], s.points[1]))
 

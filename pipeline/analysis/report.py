@@ -40,8 +40,7 @@ def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int =
     """The report of ``players``' decisions (seats 0/1, 1/2 in the report), its graph ``perspective``'s P(win)."""
     verdicts = judge_game(game, judge, players, progress)
     decisions, points = [], []
-    starts = {r: (pts, dealer) for r, pts, dealer in game.starts}
-    rnd = 0
+    starts, rnd = {r: (pts, dealer) for r, pts, dealer in game.starts}, 0
     for i, (obs, _) in enumerate(game.decisions):
         if obs.round != rnd:  # a round starts: the table's P(win) at its start
             rnd = obs.round
@@ -115,8 +114,7 @@ def plot_graph(report: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = report["graph"]["points"]
-    seat = report["graph"]["perspective"]
+    pts, seat = report["graph"]["points"], report["graph"]["perspective"]
     fig, ax = plt.subplots(figsize=(10, 4))
     ax.plot(range(len(pts)), [p["p"] for p in pts], color="#333", lw=1.2)
     for x, p in enumerate(pts):

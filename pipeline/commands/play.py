@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-browser", action="store_true", help="do not open the page in the default browser")
     p.add_argument("--records", default=RECORDS_DIR, help=f"where finished games are written (default {RECORDS_DIR})")
     p.add_argument("--models", metavar="DIR", default=None, help="offer the models under DIR (default models/)")
-    p.add_argument("--threads", type=int, default=1, help="torch and BLAS threads (default 1)")
+    p.add_argument("--threads", type=int_range(1), default=1, help="torch and BLAS threads (default 1)")
     p.add_argument("--deals", metavar="N", type=int_range(0), default=None,
                    help="deals per searched decision of the searchers offered (default: as the duels measured them)")
     p.set_defaults(func=run)
@@ -86,8 +86,6 @@ def run(args: argparse.Namespace) -> int:
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
 
-    if args.threads < 1:
-        raise UserError(f"--threads must be >= 1, got {args.threads}")
     address = _check_port(args.host, args.port)
     models_root = args.models or MODELS_ROOT
     if args.models is not None and not Path(args.models).is_dir():

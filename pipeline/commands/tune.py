@@ -40,8 +40,7 @@ def run(args: argparse.Namespace) -> int:
     params_path = Path(args.params) if args.params else root / PARAMS_FILE
     params = load_params(params_path)  # a ParamError is one line and exit code 2 (cli.main)
     try:
-        section = params.tune
-        study = args.study
+        section, study = params.tune, args.study
         if args.target and args.target != section.target and not study:
             study = args.target  # the params' study belongs to the other target
         trials = 0 if args.trials is None and args.apply else args.trials

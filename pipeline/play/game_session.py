@@ -108,9 +108,8 @@ class GameSession:
             raise
 
     def _advance(self) -> list[dict[str, Any]]:
-        s = self.state
+        s, opp = self.state, self.you ^ 1
         events = self._new_events()
-        opp = self.you ^ 1
         agent = self.agent if not s.is_over and s.current_player == opp else None
         while not s.is_over and s.current_player == opp:
             obs = s.observation(opp)
