@@ -102,20 +102,16 @@ def state_view(obs: Observation, results: list[RoundResult], *, over: bool, winn
     you, opp = obs.player, obs.player ^ 1
     decision = "over" if over else DECISION_NAMES[obs.decision] if obs.to_act else "wait"
     return {
-        "you": you, "opponent": opponent, "move": move,
-        "hint_available": has_values, "values_kind": values,
-        "decision": decision, "legal_actions": ids_of(obs.legal_mask),
-        "pending": card(obs.pick_card), "pending_from_draw": obs.pick_from_draw,
-        "hand": cards(obs.hand), "field": cards(obs.field),
+        "you": you, "opponent": opponent, "move": move, "hint_available": has_values, "values_kind": values,
+        "decision": decision, "legal_actions": ids_of(obs.legal_mask), "pending": card(obs.pick_card),
+        "pending_from_draw": obs.pick_from_draw, "hand": cards(obs.hand), "field": cards(obs.field),
         "piles": {"you": grouped(obs.my_pile), "opponent": grouped(obs.opp_pile)},
         "opponent_hand_count": obs.opp_hand_count, "stock_count": obs.stock_count,
         "points": {"you": obs.my_points, "opponent": obs.opp_points},
-        "round": obs.round, "rounds": obs.num_rounds, "turn": obs.turn,
-        "dealer": you if obs.is_dealer else opp,
+        "round": obs.round, "rounds": obs.num_rounds, "turn": obs.turn, "dealer": you if obs.is_dealer else opp,
         "koikoi": {"you": obs.my_koikoi, "opponent": obs.opp_koikoi},
         "yaku": {"you": yaku(obs.my_pile, obs.my_koikoi), "opponent": yaku(obs.opp_pile, obs.opp_koikoi)},
         "progress": {"you": progress(obs.my_pile, obs.opp_pile), "opponent": progress(obs.opp_pile, obs.my_pile)},
-        "history": [turn_view(t) for t in obs.turns],
-        "results": [round_view(r, you) for r in results],
+        "history": [turn_view(t) for t in obs.turns], "results": [round_view(r, you) for r in results],
         "winner": winner if over else None,
     }
