@@ -50,10 +50,9 @@ def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int =
         v = verdicts.get(i)
         if v is None:
             continue
-        lab = label(v["cost"], v["ci95"][0])
         decisions.append({
             "index": len(decisions), "player": obs.player + 1, "round": obs.round, "turn": obs.turn,
-            "decision": DECISION_NAMES[obs.decision], **v, "label": lab,
+            "decision": DECISION_NAMES[obs.decision], **v, "label": label(v["cost"], v["ci95"][0]),
             "chosen_name": move_name(v["chosen"]), "best_name": move_name(v["best"]),
             "board": {"hand": _cards(obs.hand), "field": _cards(obs.field), "pile": _cards(obs.my_pile),
                       "opponent_pile": _cards(obs.opp_pile),
