@@ -71,13 +71,10 @@ def run(args: argparse.Namespace) -> dict:
            "reply_p95_s": round(float(np.percentile(replies, 95)), 4), "reply_max_s": round(max(replies), 4),
            "warm_up_s": round(warm, 1)}
     if before:  # a search agent: the time of each searched decision (one per call here), by decision type
-        per = [s / n for _, n, s in player.recent]
-        searched, deals = player.searched - before["searched"], player.deals - before["deals"]
-        out.update(searched=searched, changed=player.changed - before["changed"],
-                   search_mean_s=round(float(np.mean(per)), 4) if per else None,
+        per, d = [s / n for _, n, s in player.recent], {k: v - before[k] for k, v in player.stats().items()}
+        n = d["searched"]
+        out.update(searched=n, changed=d["changed"], search_mean_s=round(float(np.mean(per)), 4) if per else None,
                    search_p95_s=round(float(np.percentile(per, 95)), 4) if per else None,
-                   deals_per_search=round(deals / searched, 1) if searched else None,
-                   playouts_per_search=(round((player.playouts - before["playouts"]) / searched, 1) if searched
-                                        else None),
-                   by_type=by_type(player.recent))
+                   deals_per_search=round(d["deals"] / n, 1) if n else None,
+                   playouts_per_search=round(d["playouts"] / n, 1) if n else None, by_type=by_type(player.recent))
     return out
