@@ -183,17 +183,13 @@ class GameSession:
         if self._review is None:
             obs = [o for o, _ in self.agent_decisions]
             values = self.agent.action_scores(obs) if self.has_values and obs else None
-            review = []
-            for i, (o, a) in enumerate(self.agent_decisions):
-                legal = ids_of(o.legal_mask)
-                review.append({
-                    "round": o.round, "turn": o.turn, "decision": DECISION_NAMES[o.decision], "action": a,
-                    "card": view.card(a) if a < 48 else None, "hand": view.cards(o.hand),
-                    "field": view.cards(o.field), "pending": view.card(o.pick_card),
-                    "options": options(values[i], legal) if values is not None
-                    else [{"action": x, "card": view.card(x) if x < 48 else None} for x in legal],
-                })
-            self._review = review
+            self._review = [{
+                "round": o.round, "turn": o.turn, "decision": DECISION_NAMES[o.decision], "action": a,
+                "card": view.card(a) if a < 48 else None, "hand": view.cards(o.hand),
+                "field": view.cards(o.field), "pending": view.card(o.pick_card),
+                "options": options(values[i], ids_of(o.legal_mask)) if values is not None
+                else [{"action": x, "card": view.card(x) if x < 48 else None} for x in ids_of(o.legal_mask)],
+            } for i, (o, a) in enumerate(self.agent_decisions)]
         return self._review
 
     def analysis(self, judges: Judges) -> dict[str, Any]:
