@@ -31,7 +31,6 @@ def run(args: argparse.Namespace) -> dict:
     from fastapi.testclient import TestClient
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
-
     t0 = time.perf_counter()
     with as_user_error():
         spec, judge = judge_for(args.agent)

@@ -26,7 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def cpu_summary() -> dict:
     import torch
-
     try:
         flags = set(Path("/proc/cpuinfo").read_text().split())
     except OSError:
@@ -52,7 +51,6 @@ def run(args: argparse.Namespace) -> dict:
 
     from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
     from ..net.modelio import load_model  # torch: loaded only when this runs
-
     if args.seconds <= 0:
         raise UserError(f"--seconds must be > 0, got {args.seconds}")
     torch.set_num_threads(args.threads)

@@ -33,7 +33,6 @@ def run(args: argparse.Namespace) -> dict:
     from ..net.modelio import load_model  # torch: loaded only when this runs
     from ..rollout.network import RolloutConfig, RolloutNet, load_rollout_net  # torch: loaded only when this runs
     from ..rollout.rollout_player import RolloutPlayer  # torch: loaded only when this runs
-
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     with as_user_error((FileNotFoundError, ValueError)):

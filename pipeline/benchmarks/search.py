@@ -37,7 +37,6 @@ def run(args: argparse.Namespace) -> dict:
     from fastapi.testclient import TestClient
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
-
     spec = args.agent or searcher(Path("."))
     if spec is None:
         raise UserError("no trained model present to search with: give --agent search:<model directory>")

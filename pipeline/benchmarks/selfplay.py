@@ -37,7 +37,6 @@ def _warm(args: tuple) -> int:
     import torch
 
     from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)
-
     player = spec.player(setup, device)
     obs = random_observations(64, 0)
     for b in (1, 7, 64):  # a compile with dynamic batch sizes settles after two shapes
@@ -49,7 +48,6 @@ def _warm(args: tuple) -> int:
 def forward_benchmark(args: tuple) -> float:
     """Samples/s of pure forward passes of ``spec`` on a batch of discard observations (most decisions)."""
     import torch
-
     spec, setup, batch, seconds, device = args
     obs = [o for o in random_observations(2 * batch) if o.decision == DISCARD][:batch]
     return spec.player(setup, device).forward_throughput(torch.from_numpy(encode(obs)), DISCARD, seconds)
@@ -62,7 +60,6 @@ def run(args: argparse.Namespace) -> dict:
 
     from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
     from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
-
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
     torch.manual_seed(args.seed)
@@ -86,7 +83,6 @@ def run(args: argparse.Namespace) -> dict:
 
 def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
     import torch
-
     games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=(args.branch > 0, False)) for i in range(args.games))
     recorder = BranchRecorder(args.branch) if args.branch > 0 else Recorder()
     job = PlayJob(players=(spec,), games=games, inference=setup, concurrency=args.concurrency,

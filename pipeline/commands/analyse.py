@@ -51,7 +51,6 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.judge import read_game
     from ..analysis.report import analyse, costliest, players_line, plot_graph, summary_table
     from ..play.analysis import judge_for
-
     with as_user_error(RecordError):  # every record read before any playout: a bad one costs nothing
         games = [read_game(p) for p in record_paths(args.records)]
     with as_user_error():

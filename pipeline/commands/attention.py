@@ -20,7 +20,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..duel.attention import AttentionError, render_attention  # matplotlib: loaded only when this runs
-
     if not is_model_dir(args.model):
         raise UserError(f"--model {args.model}: not a model directory (needs model.pt and config.json)")
     if not args.out.lower().endswith(".png"):

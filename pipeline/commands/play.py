@@ -85,7 +85,6 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
-
     address = _check_port(args.host, args.port)
     models_root = args.models or MODELS_ROOT
     if args.models is not None and not Path(args.models).is_dir():

@@ -24,7 +24,6 @@ def run(args: argparse.Namespace) -> int:
     overrides = param_overrides(args.set, "sl_train")
     params = parse_params(with_overrides(read_doc(args.params), overrides), args.params).sl_train
     from ..sl.cross_validation import cross_validate  # lightning, torch: loaded only when this runs
-
     with as_user_error((ValueError, FileNotFoundError)):
         decisions = None if args.decisions is None else comma_list(args.decisions)
         res = cross_validate(args.dataset, params, folds=args.folds, max_epochs=args.max_epochs,

@@ -35,7 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..tune import study_report as report  # lightning, optuna: loaded only when this runs
     from ..tune import tuning_session as session  # lightning, optuna: loaded only when this runs
-
     root = repo_root()
     params_path = Path(args.params) if args.params else root / PARAMS_FILE
     params = load_params(params_path)  # a ParamError is one line and exit code 2 (cli.main)
