@@ -35,15 +35,12 @@ def record_paths(items: list[str]) -> list[Path]:
     out: list[Path] = []
     for item in items:
         p = Path(item)
-        if p.is_dir():
-            found = record_files(p)
-            if not found:
-                raise UserError(f"{item}: no game records (*.json) in it")
-            out += found
-        elif p.is_file():
-            out.append(p)
-        else:
+        if not (p.is_dir() or p.is_file()):
             raise UserError(f"{item}: no such record file or directory")
+        found = record_files(p) if p.is_dir() else [p]
+        if not found:
+            raise UserError(f"{item}: no game records (*.json) in it")
+        out += found
     return out
 
 
