@@ -23,10 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--player", choices=tuple(PLAYERS), default="both",
                    help="whose decisions are judged (default both); the graph is player 1's P(win) unless 2 alone")
     p.add_argument("--out", type=Path, default=Path("analysis"),
-                   help="where each game's report (NAME.json) and graph go (default analysis/)")
+                   help="where each game's report (NAME.json) and graph (NAME.png) go (default analysis/)")
     p.add_argument("--format", choices=("png", "svg"), default="png", help="the graph's format (default png)")
     p.add_argument("--seed", type=int, default=0, help="the judge's seed: its deals follow from it (default 0)")
-    p.add_argument("--summary", action="store_true", help="print only a table of every player's figures")
+    p.add_argument("--summary", action="store_true",
+                   help="print only a table of every player's figures (written to DIR/summary.md too)")
     p.set_defaults(func=run)
 
 

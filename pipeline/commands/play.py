@@ -23,7 +23,7 @@ RECORDS_DIR = "data/played"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play against an agent in the browser (a local web app)")
     p.add_argument("--opponent", metavar="SPEC", default=None,
-                   help="random, heuristic, a model directory or search:<model>[?options] (default: the champion)")
+                   help="random, heuristic, a model directory, search:<model directory>[?options] (default: champion)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; no authentication)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--no-browser", action="store_true", help="do not open the page in the default browser")
