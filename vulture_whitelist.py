@@ -57,10 +57,6 @@ frame
 # pydantic fields read by key (pipeline/sl/fitting.py reads the section as a dict)
 _.card_logit_c
 
-# JSON fields of the play page's record (pipeline/play/history.py), read by static/record.js
-_.planned
-_.opponent_points
-
 # tests: fixtures asked for their side effect, module marks, a patched function's signature, a tqdm clock,
 # Selenium's options, pytest's hooks
 no_sources

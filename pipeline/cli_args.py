@@ -3,13 +3,23 @@
 import argparse
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .runtime.hardware import resolve_device
 
 
 class UserError(Exception):
     """A bad argument, file or param: printed as one line, exit code 2."""
+
+
+@contextmanager
+def as_user_error(kinds: type | tuple = ValueError, prefix: str = "", strerror: bool = False) -> Iterator[None]:
+    """An exception of ``kinds`` raised inside, as a ``UserError``: ``prefix`` then its message (or ``strerror``)."""
+    try:
+        yield
+    except kinds as e:
+        raise UserError(f"{prefix}{e.strerror if strerror else e}") from None
 
 
 def plain(doc: str | None) -> str:
@@ -23,7 +33,6 @@ def summary(doc: str | None) -> str:
 
 
 def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse ``type``: an int in ``low..high`` (``high`` None: no upper bound)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -38,7 +47,6 @@ def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
 
 
 def float_range(low: float, high: float | None = None) -> Callable[[str], float]:
-    """An argparse ``type``: a finite number in ``low..high`` (``high`` None: no upper bound)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -61,10 +69,8 @@ def worker_device(value: str, workers: int) -> str:
     """A ``--device`` for model agents on ``workers`` processes made concrete (``cpu`` for 0 workers)."""
     if not workers:
         return "cpu"
-    try:
+    with as_user_error():
         return resolve_device(value, "--device")
-    except ValueError as e:
-        raise UserError(str(e)) from None
 
 
 def param_overrides(items: list[str], section: str) -> dict[str, object]:

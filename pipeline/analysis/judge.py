@@ -1,5 +1,4 @@
-"""The judge: every legal move valued in P(win the game) from its player's observation alone, by playouts on shared
-deals, so that the deals' luck cancels from a move's cost (docs/analysis.md)."""
+"""The judge: every legal move's P(win the game), by playouts on shared deals (their luck cancels from a cost)."""
 
 import math
 from collections.abc import Callable, Sequence
@@ -53,8 +52,7 @@ def read_game(path: str | Path, rec: dict[str, Any] | None = None) -> Game:
         raise RecordError(path, "-", problem[0][len(str(path)) + 2:])
     if not last or not last[0].is_over:
         raise RecordError(path, "-", "the record ends before the game does: only a finished game is analysed")
-    s = last[0]
-    info = rec["info"]
+    s, info = last[0], rec["info"]
     names = (str(info.get("player1Name", "Player1")), str(info.get("player2Name", "Player2")))
     return Game(str(path), names, tuple(decisions), tuple(starts), s.winner, (s.points[0], s.points[1]))
 
@@ -97,14 +95,10 @@ def verdict(obs: Observation, action: int, values: np.ndarray) -> dict[str, Any]
             "options": [{"action": a, "value": round(float(m), 4)} for a, m in zip(legal, mean)]}
 
 
-def judged(decisions: Sequence[tuple[Observation, int]], players: Sequence[int]) -> list[int]:
-    return [i for i, (o, _) in enumerate(decisions) if o.player in players and o.legal_mask & (o.legal_mask - 1)]
-
-
 def judge_game(game: Game, judge: Judge, players: Sequence[int],
                progress: Callable[[int, int], None] | None = None) -> dict[int, dict[str, Any]]:
     """``players``' decisions judged, by index; a round's decisions in the same playout passes."""
-    todo = judged(game.decisions, players)
+    todo = [i for i, (o, _) in enumerate(game.decisions) if o.player in players and o.legal_mask & (o.legal_mask - 1)]
     rounds = sorted({game.decisions[i][0].round for i in todo})
     out: dict[int, dict[str, Any]] = {}
     for k, r in enumerate(rounds):

@@ -1,5 +1,4 @@
-"""A judged game as a report (JSON), as text and as a graph. A move is labelled only where its cost's 95% interval
-excludes zero; accuracy is lichess's per-move accuracy (docs/analysis.md)."""
+"""A judged game as a report (JSON), as text and as a graph; a move is labelled only where its cost is sure."""
 
 import math
 from collections import Counter
@@ -41,8 +40,7 @@ def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int =
     """The report of ``players``' decisions (seats 0/1, 1/2 in the report), its graph ``perspective``'s P(win)."""
     verdicts = judge_game(game, judge, players, progress)
     decisions, points = [], []
-    starts = {r: (pts, dealer) for r, pts, dealer in game.starts}
-    rnd = 0
+    starts, rnd = {r: (pts, dealer) for r, pts, dealer in game.starts}, 0
     for i, (obs, _) in enumerate(game.decisions):
         if obs.round != rnd:  # a round starts: the table's P(win) at its start
             rnd = obs.round
@@ -52,10 +50,9 @@ def analyse(game: Game, judge: Judge, players: Sequence[int], perspective: int =
         v = verdicts.get(i)
         if v is None:
             continue
-        lab = label(v["cost"], v["ci95"][0])
         decisions.append({
             "index": len(decisions), "player": obs.player + 1, "round": obs.round, "turn": obs.turn,
-            "decision": DECISION_NAMES[obs.decision], **v, "label": lab,
+            "decision": DECISION_NAMES[obs.decision], **v, "label": label(v["cost"], v["ci95"][0]),
             "chosen_name": move_name(v["chosen"]), "best_name": move_name(v["best"]),
             "board": {"hand": _cards(obs.hand), "field": _cards(obs.field), "pile": _cards(obs.my_pile),
                       "opponent_pile": _cards(obs.opp_pile),
@@ -116,8 +113,7 @@ def plot_graph(report: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = report["graph"]["points"]
-    seat = report["graph"]["perspective"]
+    pts, seat = report["graph"]["points"], report["graph"]["perspective"]
     fig, ax = plt.subplots(figsize=(10, 4))
     ax.plot(range(len(pts)), [p["p"] for p in pts], color="#333", lw=1.2)
     for x, p in enumerate(pts):

@@ -1,5 +1,4 @@
-"""A whole game analysed for one player: ``koikoi analyse``'s seconds, and the play page's after a game of random
-moves (``page_s``); docs/analysis.md."""
+"""A game analysed for one player: ``koikoi analyse``'s seconds, and the play page's (``page_s``)."""
 
 import argparse
 import tempfile
@@ -11,7 +10,7 @@ import numpy as np
 from ..agents.heuristic import HeuristicAgent
 from ..analysis.judge import read_game
 from ..analysis.report import analyse
-from ..cli_args import UserError, int_range
+from ..cli_args import as_user_error, int_range
 from ..duel.arena import play_games
 from ..engine import RecordError, game_to_record
 from ..play.analysis import judge_for
@@ -32,20 +31,15 @@ def run(args: argparse.Namespace) -> dict:
     from fastapi.testclient import TestClient
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
-
     t0 = time.perf_counter()
-    try:
+    with as_user_error():
         spec, judge = judge_for(args.agent)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     load = time.perf_counter() - t0
     pin_worker_threads(1)
-    try:
+    with as_user_error(RecordError):
         game = read_game(args.record) if args.record else read_game(
             f"heuristic game {args.seed}", game_to_record(play_games((HeuristicAgent(0), HeuristicAgent(1)),
                                                                      [args.seed])[0]))
-    except RecordError as e:
-        raise UserError(str(e)) from None
     seat = int(args.player) - 1
     seconds, cpu, playouts = [], [], judge.playouts
     for _ in range(args.repeat):
@@ -54,7 +48,6 @@ def run(args: argparse.Namespace) -> dict:
         seconds.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     playouts = (judge.playouts - playouts) // args.repeat
-
     rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory() as records:
         games = Games(records, "heuristic", judge=spec)
@@ -72,6 +65,5 @@ def run(args: argparse.Namespace) -> dict:
     return {"agent": spec, "game": game.path, "rounds": len(game.starts), "player": seat + 1,
             "decisions": len(report["decisions"]), "deals": judge.deals, "playouts": playouts,
             "seconds": round(float(np.median(seconds)), 2), "seconds_max": round(max(seconds), 2),
-            "cpu_s": round(float(np.median(cpu)), 2),
-            "playouts_per_s": round(playouts / float(np.median(seconds))), "load_s": round(load, 2),
-            "page_s": round(page_s, 2), "page_decisions": len(page.get("decisions", []))}
+            "cpu_s": round(float(np.median(cpu)), 2), "playouts_per_s": round(playouts / float(np.median(seconds))),
+            "load_s": round(load, 2), "page_s": round(page_s, 2), "page_decisions": len(page.get("decisions", []))}

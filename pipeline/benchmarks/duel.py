@@ -1,11 +1,11 @@
-"""A duel's speed and memory: games/s and the peak RSS, which stays flat as --games grows (games are streamed).
+"""A duel's speed and memory: games/s and the peak RSS, flat as --games grows (games are streamed).
 Give a model as --a or --b for the realistic figure: the duel runs as ``koikoi duel`` runs it."""
 
 import argparse
 import resource
 import time
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..duel.arena import CONCURRENCY
 from ..duel.runner import duel_agents, on_workers, play_duel, player_spec, set_torch_threads
 from ..lineup.loader import load_agent
@@ -16,11 +16,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int_range(2), default=10_000, help="games to play, even (default 10000)")
     p.add_argument("--a", default="random", help="agent A: random, heuristic or a model directory (default random)")
     p.add_argument("--b", default="random", help="agent B (default random)")
-    p.add_argument("--concurrency", type=int_range(1), default=None,
-                   help="games in memory at once (default: the duel's own, pipeline.duel.arena.CONCURRENCY)")
+    p.add_argument("--concurrency", type=int_range(1), default=None, help="games in memory at once (default: a duel's)")
     p.add_argument("--workers", type=int_range(0, 64), default=2,
-                   help="worker processes when an agent is a model, as koikoi duel (default 2; their memory "
-                        "is not in peak_rss_mb)")
+                   help="worker processes for model agents (default 2; not in peak_rss_mb)")
     p.add_argument("--threads", type=int_range(1), default=1, help="torch threads for model agents (default 1)")
     p.add_argument("--seed", type=int, default=0)
 
@@ -32,10 +30,8 @@ def peak_rss_mb() -> float:
 def run(args: argparse.Namespace) -> dict:
     if args.games % 2:
         raise UserError(f"--games must be even (each deal is played twice), got {args.games}")
-    try:
+    with as_user_error():
         a, b = load_agent(args.a, seed=args.seed), load_agent(args.b, seed=args.seed + 1)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     set_torch_threads(args.threads)
     concurrency = args.concurrency or CONCURRENCY
     pooled = on_workers([player_spec(a, "A"), player_spec(b, "B")], args.workers)

@@ -1,11 +1,11 @@
-"""Forward speed of each inference setup: decisions per CPU-second of the paper-size network at several batch
-sizes, and each setup's ratio to fp32 in the same run."""
+"""Forward speed of each inference setup: the paper-size network's decisions per CPU-second, and the ratio to fp32."""
 
 import argparse
 import statistics
 import time
+from pathlib import Path
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..engine import random_observations
 from ..net.encoding import encode
 from ..net.inference import resolve_inference
@@ -14,23 +14,18 @@ from ..runtime.hardware import INFERENCE_SETUPS, cpu_name
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int_range(1), nargs="+", default=[16, 64, 256],
-                   help="samples per forward pass, one or more (default 16 64 256)")
+                   help="samples per forward pass (default 16 64 256)")
     p.add_argument("--setups", nargs="+", choices=(*INFERENCE_SETUPS, "auto"), default=list(INFERENCE_SETUPS),
-                   help="setups to measure (default all); fp32 is always measured, as the ratios' base")
+                   help="setups to measure (default all); fp32 too, as the ratios' base")
     p.add_argument("--seconds", type=float, default=1.0, help="CPU seconds per round (default 1)")
-    p.add_argument("--rounds", type=int_range(1), default=5, help="rounds per setup and batch; the median counts "
-                                                                  "(default 5)")
+    p.add_argument("--rounds", type=int_range(1), default=5, help="rounds; the median counts (default 5)")
     p.add_argument("--threads", type=int_range(1), default=1, help="torch threads (default 1)")
     p.add_argument("--model", default=None, help="model directory (default: a fresh paper-size net)")
     p.add_argument("--seed", type=int, default=0)
 
 
 def cpu_summary() -> dict:
-    """The CPU's name, torch's vector capability and the flags that decide the setup."""
-    from pathlib import Path
-
     import torch
-
     try:
         flags = set(Path("/proc/cpuinfo").read_text().split())
     except OSError:
@@ -41,7 +36,6 @@ def cpu_summary() -> dict:
 
 
 def _rate(run, x, d, seconds: float, rounds: int) -> float:
-    """Median decisions per CPU-second of ``run(x, d)`` over ``rounds`` rounds."""
     rates = []
     for _ in range(rounds):
         n, t0 = 0, time.process_time()
@@ -57,16 +51,13 @@ def run(args: argparse.Namespace) -> dict:
 
     from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
     from ..net.modelio import load_model  # torch: loaded only when this runs
-
     if args.seconds <= 0:
         raise UserError(f"--seconds must be > 0, got {args.seconds}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     if args.model:
-        try:
+        with as_user_error((FileNotFoundError, ValueError)):
             net, _ = load_model(args.model)
-        except (FileNotFoundError, ValueError) as e:
-            raise UserError(str(e)) from None
     else:
         net = KoiKoiNet(ModelConfig(yaku_cross=("discard", "pick"), card_logit=("pick",))).eval()
     obs = random_observations(max(args.batch), args.seed)

@@ -1,11 +1,9 @@
-"""The rollout policy against the network it was distilled from: CPU microseconds per decision of each on the
-same observations, by decision type, as the searcher's playouts call them. Without a model at ``--model`` or
-``--rollout`` it times fresh networks of the same sizes: the speed depends on the sizes only."""
+"""The rollout policy against its teacher: CPU microseconds per decision, by type (fresh networks if absent)."""
 
 import argparse
 from pathlib import Path
 
-from ..cli_args import UserError, int_range
+from ..cli_args import as_user_error, int_range
 from ..distill.speed import us_per_decision
 from ..engine import random_observations
 from ..net.inference import checked, resolve_inference
@@ -16,10 +14,8 @@ from .inference import cpu_summary
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="models/rl/wp", help="the teacher's model directory (default models/rl/wp; "
-                   "absent: a fresh paper-size network)")
-    p.add_argument("--rollout", default="models/rollout", help="the rollout model directory (default "
-                   "models/rollout; absent: a fresh rollout network of params.yaml's rollout.hidden and .layers)")
+    p.add_argument("--model", default="models/rl/wp", help="the teacher's model directory (default models/rl/wp)")
+    p.add_argument("--rollout", default="models/rollout", help="the rollout model directory (default models/rollout)")
     p.add_argument("--positions", type=int_range(1), default=1024, help="observations timed (default 1024)")
     p.add_argument("--batch", type=int_range(1), default=64, help="observations per call (default 64)")
     p.add_argument("--rounds", type=int_range(1), default=3, help="timed rounds; the median counts (default 3)")
@@ -37,10 +33,9 @@ def run(args: argparse.Namespace) -> dict:
     from ..net.modelio import load_model  # torch: loaded only when this runs
     from ..rollout.network import RolloutConfig, RolloutNet, load_rollout_net  # torch: loaded only when this runs
     from ..rollout.rollout_player import RolloutPlayer  # torch: loaded only when this runs
-
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    try:
+    with as_user_error((FileNotFoundError, ValueError)):
         if is_model_dir(args.model):
             teacher, teacher_name = load_model(args.model)[0], args.model
         else:
@@ -52,8 +47,6 @@ def run(args: argparse.Namespace) -> dict:
             p = load_params(Path("params.yaml")).rollout if Path("params.yaml").is_file() else None
             config = RolloutConfig(hidden=p.hidden, layers=p.layers) if p else RolloutConfig()
             rollout, rollout_name = RolloutNet(config).eval(), f"fresh rollout network {config.to_dict()}"
-    except (FileNotFoundError, ValueError) as e:
-        raise UserError(str(e)) from None
     setup = checked(resolve_inference(args.inference), teacher)
     observations = random_observations(args.positions, args.seed)
     us = us_per_decision({"teacher": NetPlayer(teacher, inference=setup), "rollout": RolloutPlayer(rollout)},

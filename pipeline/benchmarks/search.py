@@ -1,7 +1,4 @@
-"""A search agent through the play API: the page's reply times (p50/p95) and the time per searched decision.
-
-Plays ``--games`` games of the page's API (no network), the person's side playing uniformly random legal moves.
-"""
+"""A search agent through the play API (random moves for the person): reply times and time per searched decision."""
 
 import argparse
 import tempfile
@@ -11,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..duel.runner import set_torch_threads
 from ..engine import DECISION_NAMES
 from ..play.games import Games
@@ -19,7 +16,7 @@ from ..play.opponents import searcher, warm_up
 
 
 def by_type(recent: Iterable[tuple[int, int, float]]) -> dict[str, dict]:
-    """Count, median and p95 ms of the searched decisions (``SearchPlayer.recent``) by decision type."""
+    """Count, median and p95 ms of ``SearchPlayer.recent``'s searched decisions by decision type."""
     times: dict[str, list[float]] = {}
     for kind, n, seconds in recent:
         if kind >= 0:
@@ -29,8 +26,7 @@ def by_type(recent: Iterable[tuple[int, int, float]]) -> dict[str, dict]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", default=None,
-                   help="agent spec (default: the page's searcher over the strongest model present)")
+    p.add_argument("--agent", default=None, help="agent spec (default: the page's searcher)")
     p.add_argument("--games", type=int_range(1), default=4, help="games to play (default 4)")
     p.add_argument("--rounds", type=int_range(1, 12), default=8, help="rounds per game (default 8)")
     p.add_argument("--seed", type=int, default=0, help="first game's seed; the person's moves are seeded from it")
@@ -41,7 +37,6 @@ def run(args: argparse.Namespace) -> dict:
     from fastapi.testclient import TestClient
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
-
     spec = args.agent or searcher(Path("."))
     if spec is None:
         raise UserError("no trained model present to search with: give --agent search:<model directory>")
@@ -49,10 +44,8 @@ def run(args: argparse.Namespace) -> dict:
     replies: list[float] = []
     with tempfile.TemporaryDirectory() as records:
         games = Games(records, spec)
-        try:
+        with as_user_error():
             agent = games.opponents.load(spec, seed=args.seed)
-        except ValueError as e:
-            raise UserError(str(e)) from None
         set_torch_threads(args.threads)
         warm = warm_up(agent)  # before the clock, as `koikoi play` does before it serves
         player = getattr(agent, "player", None)
@@ -77,13 +70,10 @@ def run(args: argparse.Namespace) -> dict:
            "reply_p95_s": round(float(np.percentile(replies, 95)), 4), "reply_max_s": round(max(replies), 4),
            "warm_up_s": round(warm, 1)}
     if before:  # a search agent: the time of each searched decision (one per call here), by decision type
-        per = [s / n for _, n, s in player.recent]
-        searched, deals = player.searched - before["searched"], player.deals - before["deals"]
-        out.update(searched=searched, changed=player.changed - before["changed"],
-                   search_mean_s=round(float(np.mean(per)), 4) if per else None,
+        per, d = [s / n for _, n, s in player.recent], {k: v - before[k] for k, v in player.stats().items()}
+        n = d["searched"]
+        out.update(searched=n, changed=d["changed"], search_mean_s=round(float(np.mean(per)), 4) if per else None,
                    search_p95_s=round(float(np.percentile(per, 95)), 4) if per else None,
-                   deals_per_search=round(deals / searched, 1) if searched else None,
-                   playouts_per_search=(round((player.playouts - before["playouts"]) / searched, 1) if searched
-                                        else None),
-                   by_type=by_type(player.recent))
+                   deals_per_search=round(d["deals"] / n, 1) if n else None,
+                   playouts_per_search=round(d["playouts"] / n, 1) if n else None, by_type=by_type(player.recent))
     return out

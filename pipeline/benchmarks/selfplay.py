@@ -18,33 +18,25 @@ from .inference import cpu_summary
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int_range(1), default=1024, help="self-play games per setup (default 1024)")
-    p.add_argument("--threads", type=int_range(1), default=2,
-                   help="workers (processes or Ray tasks), one torch thread each (default 2)")
-    p.add_argument("--backend", choices=("process", "ray"), default="process",
-                   help="where the workers run: local processes, or Ray tasks (a local Ray, or RAY_ADDRESS's cluster)")
-    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                   help="where the workers run the forward passes (default cpu; cuda: the games stay on the CPU)")
-    p.add_argument("--concurrency", type=int_range(1), default=64,
-                   help="games played at once per worker (default 64)")
+    p.add_argument("--threads", type=int_range(1), default=2, help="workers, one torch thread each (default 2)")
+    p.add_argument("--backend", choices=("process", "ray"), default="process", help="local processes, or Ray tasks")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="forward passes' device (default cpu)")
+    p.add_argument("--concurrency", type=int_range(1), default=64, help="games at once per worker (default 64)")
     p.add_argument("--inference", nargs="+", choices=INFERENCE_CHOICES, default=["auto"],
-                   help="inference setups to measure, one after the other in this run (default auto); fp32 is "
-                        "always measured too, as the ratios' base (pipeline/net/inference.py)")
-    p.add_argument("--epsilon", type=float_range(0.0, 1.0), default=0.0,
-                   help="exploration rate of both seats (default 0)")
+                   help="inference setups to measure (default auto); fp32 too, as the ratios' base")
+    p.add_argument("--epsilon", type=float_range(0.0, 1.0), default=0.0, help="exploration rate (default 0)")
     p.add_argument("--branch", type=float_range(0.0, 1.0), default=0.0,
-                   help="rl.algorithm rollout_pi: share of seat 0's decisions that branch into playouts (default 0)")
-    p.add_argument("--seconds", type=float_range(0.0), default=3.0,
-                   help="duration of the pure forward-pass measurement")
+                   help="rollout_pi: share of seat 0's decisions that branch into playouts (default 0)")
+    p.add_argument("--seconds", type=float_range(0.0), default=3.0, help="seconds of pure forward passes (default 3)")
     p.add_argument("--seed", type=int, default=0)
 
 
 def _warm(args: tuple) -> int:
-    """A worker's first forward passes, before the clock: its imports, and a compile (once per process)."""
+    """A worker's first forward passes, before the clock: its imports and a compile."""
     spec, setup, device = args
     import torch
 
     from ..selfplay.batched import play_job  # noqa: F401  (the imports a play job needs, before the clock)
-
     player = spec.player(setup, device)
     obs = random_observations(64, 0)
     for b in (1, 7, 64):  # a compile with dynamic batch sizes settles after two shapes
@@ -54,13 +46,11 @@ def _warm(args: tuple) -> int:
 
 
 def forward_benchmark(args: tuple) -> float:
-    """Samples/s of pure forward passes of ``spec`` on a batch of random games' discard observations."""
-    spec, setup, batch, seconds, device = args
+    """Samples/s of pure forward passes of ``spec`` on a batch of discard observations (most decisions)."""
     import torch
-
-    obs = [o for o in random_observations(2 * batch) if o.decision == DISCARD][:batch]  # most decisions discard
-    x = torch.from_numpy(encode(obs))
-    return spec.player(setup, device).forward_throughput(x, DISCARD, seconds)
+    spec, setup, batch, seconds, device = args
+    obs = [o for o in random_observations(2 * batch) if o.decision == DISCARD][:batch]
+    return spec.player(setup, device).forward_throughput(torch.from_numpy(encode(obs)), DISCARD, seconds)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -70,7 +60,6 @@ def run(args: argparse.Namespace) -> dict:
 
     from ..net.model import KoiKoiNet, ModelConfig  # torch: loaded only when this runs
     from ..selfplay.policies import NetSpec  # torch: loaded only when this runs
-
     if args.device == "cuda" and not gpu_available():
         raise UserError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is false)")
     torch.manual_seed(args.seed)
@@ -93,11 +82,8 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
-    """Self-play of ``args.games`` games in ``setup`` on fresh workers, and their pure forward passes."""
     import torch
-
-    record = (args.branch > 0, False)
-    games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=record) for i in range(args.games))
+    games = tuple(GameSpec(seed=args.seed * 1_000_003 + i, record=(args.branch > 0, False)) for i in range(args.games))
     recorder = BranchRecorder(args.branch) if args.branch > 0 else Recorder()
     job = PlayJob(players=(spec,), games=games, inference=setup, concurrency=args.concurrency,
                   explore_seed=args.seed, reward=RewardModel("point"), recorder=recorder)
@@ -111,20 +97,15 @@ def _measure(args: argparse.Namespace, spec: object, setup: object) -> dict:
         warm = time.perf_counter() - t0
         with progress_bar(total=args.games, desc=f"selfplay {setup.setup}", unit="game") as bar:
             t0 = time.perf_counter()
-            result = executor.run(job, progress=bar.update)
+            res = executor.run(job, progress=bar.update)
             wall = time.perf_counter() - t0
-        batch = max(1, round(result.mean_batch))
+        batch = max(1, round(res.mean_batch))
         z = sum(executor.map(forward_benchmark, [(spec, setup, batch, args.seconds, args.device)] * executor.workers))
-    decisions_per_s = result.decisions / wall
-    return {
-        "games_per_s": round(args.games / wall, 2),
-        "decisions_per_s": round(decisions_per_s, 1),
-        "inference_samples_per_s": round(z, 1),
-        "decisions_vs_inference": round(decisions_per_s / z, 3),
-        "forward_share": round(result.forward_seconds / result.seconds, 3),  # of the workers' time
-        "in_play_forward_samples_per_s": round(result.forward_samples / result.forward_seconds * executor.workers, 1),
-        "worker_busy": round(result.seconds / (executor.workers * wall), 3),  # worker time / (workers x wall)
-        "mean_batch": round(result.mean_batch, 1),
-        "decisions": result.decisions, "seconds": round(wall, 2), "warm_up_s": round(warm, 1),
-        "samples": len(result.samples), "samples_per_s": round(len(result.samples) / wall, 1),
-    }
+    per_s = res.decisions / wall
+    return {"games_per_s": round(args.games / wall, 2), "decisions_per_s": round(per_s, 1),
+            "inference_samples_per_s": round(z, 1), "decisions_vs_inference": round(per_s / z, 3),
+            "forward_share": round(res.forward_seconds / res.seconds, 3),  # of the workers' time
+            "in_play_forward_samples_per_s": round(res.forward_samples / res.forward_seconds * executor.workers, 1),
+            "worker_busy": round(res.seconds / (executor.workers * wall), 3), "mean_batch": round(res.mean_batch, 1),
+            "decisions": res.decisions, "seconds": round(wall, 2), "warm_up_s": round(warm, 1),
+            "samples": len(res.samples), "samples_per_s": round(len(res.samples) / wall, 1)}

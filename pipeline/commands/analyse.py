@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli_args import UserError
+from ..cli_args import UserError, as_user_error
 from ..engine import RecordError
 from ..engine.records import record_files
 from ..runtime.atomic import write_text
@@ -16,25 +16,18 @@ PLAYERS = {"1": (0,), "2": (1,), "both": (0, 1)}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("analyse", help="judge every decision of finished games: the costliest moves, each "
-                                       "player's accuracy, the win-probability graph")
-    p.add_argument("records", nargs="+", metavar="RECORD",
-                   help="game records in the records' JSON format (data/records, data/played, koikoi duel "
-                        "--records), or directories of them")
+    p = sub.add_parser("analyse", help="judge every decision of finished games: costliest moves, accuracy, P(win)")
+    p.add_argument("records", nargs="+", metavar="RECORD", help="game records (JSON), or directories of them")
     p.add_argument("--agent", metavar="SPEC", default=None,
-                   help="the judge, a searcher: search:<model>?<options> (docs/search.md; its deals= are the "
-                        "judge's deals; default: the duels' champion, results/duels/champion.json, else the "
-                        "searcher over the strongest model present)")
+                   help="the judge, search:<model>?<options>; its deals= are the judge's (default: the champion)")
     p.add_argument("--player", choices=tuple(PLAYERS), default="both",
-                   help="whose decisions are judged: player 1, 2 or both (default both); the graph is player 1's "
-                        "P(win) unless 2 alone is judged")
+                   help="whose decisions are judged (default both); the graph is player 1's P(win) unless 2 alone")
     p.add_argument("--out", type=Path, default=Path("analysis"),
                    help="where each game's report (NAME.json) and graph (NAME.png) go (default analysis/)")
     p.add_argument("--format", choices=("png", "svg"), default="png", help="the graph's format (default png)")
     p.add_argument("--seed", type=int, default=0, help="the judge's seed: its deals follow from it (default 0)")
     p.add_argument("--summary", action="store_true",
-                   help="print only a table of every player's figures over the records, by name (written to "
-                        "DIR/summary.md too)")
+                   help="print only a table of every player's figures (written to DIR/summary.md too)")
     p.set_defaults(func=run)
 
 
@@ -43,15 +36,12 @@ def record_paths(items: list[str]) -> list[Path]:
     out: list[Path] = []
     for item in items:
         p = Path(item)
-        if p.is_dir():
-            found = record_files(p)
-            if not found:
-                raise UserError(f"{item}: no game records (*.json) in it")
-            out += found
-        elif p.is_file():
-            out.append(p)
-        else:
+        if not (p.is_dir() or p.is_file()):
             raise UserError(f"{item}: no such record file or directory")
+        found = record_files(p) if p.is_dir() else [p]
+        if not found:
+            raise UserError(f"{item}: no game records (*.json) in it")
+        out += found
     return out
 
 
@@ -59,21 +49,14 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.judge import read_game
     from ..analysis.report import analyse, costliest, players_line, plot_graph, summary_table
     from ..play.analysis import judge_for
-
-    try:  # every record read before any playout: a bad one costs nothing
+    with as_user_error(RecordError):  # every record read before any playout: a bad one costs nothing
         games = [read_game(p) for p in record_paths(args.records)]
-    except RecordError as e:
-        raise UserError(str(e)) from None
-    try:
+    with as_user_error():
         spec, judge = judge_for(args.agent, args.seed)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     pin_worker_threads(1)  # the rollout policy's small matrix products: one BLAS thread (docs/analysis.md)
     players = PLAYERS[args.player]
-    try:
+    with as_user_error(OSError, f"--out {args.out}: ", strerror=True):
         args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--out {args.out}: {e.strerror}") from None
     reports, names = [], set()
     with progress_bar(total=len(games), desc="analyse", unit="game", leave=False, enabled=len(games) > 1) as bar:
         for game in games:

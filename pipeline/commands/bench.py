@@ -11,10 +11,6 @@ from .. import benchmarks
 from ..cli_args import plain, summary
 
 
-def machine() -> dict:
-    return {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()}
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="speed benchmarks (engine, encode, selfplay, ...)")
     targets = p.add_subparsers(dest="target", required=True, metavar="TARGET")
@@ -27,7 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(module, args: argparse.Namespace) -> int:
-    result = module.run(args)
-    result.update(machine())
-    print(json.dumps(result))
+    machine = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version()}
+    print(json.dumps({**module.run(args), **machine}))
     return 0

@@ -11,7 +11,7 @@ import time
 import webbrowser
 from pathlib import Path
 
-from ..cli_args import UserError, int_range
+from ..cli_args import UserError, as_user_error, int_range
 from ..play.games import Games
 from ..play.guard import LOOPBACK
 from ..play.opponents import MODELS_ROOT, default_judge, default_opponent, find_models, warm_up
@@ -23,36 +23,24 @@ RECORDS_DIR = "data/played"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play against an agent in the browser (a local web app)")
     p.add_argument("--opponent", metavar="SPEC", default=None,
-                   help="agent spec: random, heuristic, a model directory or a searcher over one, "
-                        "search:<model directory>[?options] (docs/search.md) (default: the duels' champion, "
-                        "results/duels/champion.json; without it the strongest trained agent present, else "
-                        "heuristic); the page can choose another")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only; the server has no "
-                        "authentication, so another address warns)")
+                   help="random, heuristic, a model directory, search:<model directory>[?options] (default: champion)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; no authentication)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--no-browser", action="store_true", help="do not open the page in the default browser")
     p.add_argument("--records", default=RECORDS_DIR, help=f"where finished games are written (default {RECORDS_DIR})")
-    p.add_argument("--models", metavar="DIR", default=None,
-                   help="the model directories offered are those under DIR (default: models/ of the current "
-                        "directory); a client can choose no other path")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch and BLAS threads for model agents and the analysis (default 1)")
+    p.add_argument("--models", metavar="DIR", default=None, help="offer the models under DIR (default models/)")
+    p.add_argument("--threads", type=int_range(1), default=1, help="torch and BLAS threads (default 1)")
     p.add_argument("--deals", metavar="N", type=int_range(0), default=None,
-                   help="deals per searched decision for the searchers the page offers and the champion: more "
-                        "thinking, or less (the search option deals=, docs/search.md; the page shows it in their "
-                        "specs); default: each plays as the duels measured it")
+                   help="deals per searched decision of the searchers offered (default: as the duels measured them)")
     p.set_defaults(func=run)
 
 
 def _check_port(host: str, port: int) -> str:
-    """Fail with one line now rather than after uvicorn has logged a traceback; the address ``host`` names."""
+    """The address ``host`` names; one line now rather than uvicorn's traceback later."""
     if not 0 < port < 65536:
         raise UserError(f"--port must be in 1..65535, got {port}")
-    try:
+    with as_user_error(socket.gaierror, f"--host {host!r}: ", strerror=True):
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as e:
-        raise UserError(f"--host {host!r}: {e.strerror}") from None
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -73,9 +61,7 @@ def _addresses(address: str, port: int) -> tuple[str, str, bool]:
 
 
 def served_hosts(address: str) -> list[str]:
-    """The names a client may call the server by (its ``Host`` header; any other is refused): the address it
-    listens on, the loopback names when it listens there, and for every interface this machine's name and
-    addresses."""
+    """The ``Host`` names a client may use: the address, loopback's names, on every interface the machine's too."""
     ip = ipaddress.ip_address(address.split("%")[0])
     hosts = [address, *(LOOPBACK if ip.is_loopback or ip.is_unspecified else ())]
     if ip.is_unspecified:
@@ -99,9 +85,6 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..play.app import create_app  # fastapi, starlette: loaded only when this runs
-
-    if args.threads < 1:
-        raise UserError(f"--threads must be >= 1, got {args.threads}")
     address = _check_port(args.host, args.port)
     models_root = args.models or MODELS_ROOT
     if args.models is not None and not Path(args.models).is_dir():
@@ -116,16 +99,12 @@ def run(args: argparse.Namespace) -> int:
         blame = f"the first model under --models {args.models}"
         print(f"koikoi play: playing {opponent}, the first model under --models {args.models}", file=sys.stderr)
     games = Games(args.records, opponent, models_root=models_root, deals=args.deals, judge=default_judge())
-    try:
+    with as_user_error(prefix=f"{blame}: "):
         agent = games.opponents.load(opponent, seed=0)  # a bad opponent fails here, in one line, not in the page
-    except ValueError as e:
-        raise UserError(f"{blame}: {e}") from None
     pin_worker_threads(args.threads)
     warm_up(agent)  # a compiled setup pays its compile now, not in the first replies
-    try:
+    with as_user_error(OSError, f"--records {args.records}: ", strerror=True):
         games.records_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--records {args.records}: {e.strerror}") from None
     if not os.access(games.records_dir, os.W_OK):
         print(f"koikoi play: warning: --records {games.records_dir} is not writable: finished games stay in memory "
               f"until it is (or until the server stops)", file=sys.stderr)
@@ -146,7 +125,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         fallback = Path(tempfile.gettempdir()) / "koikoi-played"  # for the records the records directory refused
         for game_id, path in games.save_unsaved(fallback):
-            where = f"written to {path}" if path is not None else f"lost: neither {games.records_dir} nor {fallback} " \
-                                                                    "could take it"
+            where = f"written to {path}" if path else f"lost: neither {games.records_dir} nor {fallback} could take it"
             print(f"koikoi play: the record of game {game_id} was {where}", file=sys.stderr)
     return 0

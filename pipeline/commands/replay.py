@@ -4,7 +4,7 @@ import argparse
 import json
 import sys
 
-from ..cli_args import UserError
+from ..cli_args import UserError, as_user_error
 from ..engine import RecordError, replay_dir
 
 
@@ -15,10 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
+    with as_user_error(RecordError):
         report = replay_dir(args.directory, progress=True)
-    except RecordError as e:
-        raise UserError(str(e)) from None
     if report.games == 0 and not report.errors:
         raise UserError(f"{args.directory}: no game records (*.json) in it")
     for line in report.mismatches:
@@ -26,6 +24,4 @@ def run(args: argparse.Namespace) -> int:
     for line in report.errors:
         print(f"koikoi replay: error: {line}", file=sys.stderr)
     print(json.dumps(report.summary()))
-    if report.errors:
-        return 2
-    return 1 if report.mismatches else 0
+    return 2 if report.errors else 1 if report.mismatches else 0

@@ -3,7 +3,7 @@
 import argparse
 import json
 
-from ..cli_args import UserError, comma_list, int_range, param_overrides
+from ..cli_args import as_user_error, comma_list, int_range, param_overrides
 from ..params import parse_params, read_doc, with_overrides
 
 
@@ -16,8 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="override an sl_train param, e.g. -S lr=0.0005 (repeatable)")
     p.add_argument("--max-epochs", type=int_range(1), default=None, help="override sl_train.max_epochs")
     p.add_argument("--decisions", default=None, metavar="TYPES",
-                   help="comma-separated subset of discard,pick,koikoi: train and score only those networks "
-                        "(three-network models; each network's figure as in a full run, in a fraction of the time)")
+                   help="train and score only these of discard,pick,koikoi (comma-separated; three-network models)")
     p.set_defaults(func=run)
 
 
@@ -25,12 +24,9 @@ def run(args: argparse.Namespace) -> int:
     overrides = param_overrides(args.set, "sl_train")
     params = parse_params(with_overrides(read_doc(args.params), overrides), args.params).sl_train
     from ..sl.cross_validation import cross_validate  # lightning, torch: loaded only when this runs
-
-    try:
+    with as_user_error((ValueError, FileNotFoundError)):
         decisions = None if args.decisions is None else comma_list(args.decisions)
         res = cross_validate(args.dataset, params, folds=args.folds, max_epochs=args.max_epochs,
                              decisions=decisions)
-    except (ValueError, FileNotFoundError) as e:
-        raise UserError(str(e)) from None
     print(json.dumps(res))
     return 0

@@ -1,8 +1,6 @@
 """``koikoi tune``: an Optuna study over the SL (or RL) hyperparameters or a searcher's options, tracked in MLflow.
 
-Unset options come from params.yaml's ``tune`` section; the same command again resumes the study. ``--apply``
-merges its ``best_params.yaml`` into params.yaml, warning when its trials had another budget than the stage.
-The last line is the study summary as JSON.
+Unset options come from params.yaml's ``tune`` section; run again, it resumes. The last line is the summary (JSON).
 """
 
 import argparse
@@ -18,15 +16,12 @@ from ..tune import apply
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tune", help="hyperparameter search (Optuna) over SL or RL params or a searcher's options, "
-                       "tracked in MLflow",
+    p = sub.add_parser("tune", help="Optuna search over SL or RL params or a searcher's options, tracked in MLflow",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", choices=("sl", "rl", "search"), help="what to tune (default: tune.target)")
-    p.add_argument("--trials", type=int_range(0), help="trials to add in this session; 0 rewrites the outputs only "
-                   "(default: tune.trials, or none with --apply)")
+    p.add_argument("--trials", type=int_range(0), help="trials to add; 0 rewrites the outputs (default: tune.trials)")
     p.add_argument("--max-epochs", type=int_range(1), help="SL epochs per trial (default: tune.max_epochs)")
-    p.add_argument("--storage", help="Optuna RDB URL, e.g. postgresql://user:pass@host/db "
-                   "(default: sqlite:///<repo>/mlruns/optuna.db)")
+    p.add_argument("--storage", help="Optuna RDB URL (default: sqlite:///<repo>/mlruns/optuna.db)")
     p.add_argument("--study", help="study name (default: tune.study, else the target's name)")
     p.add_argument("--timeout", type=float_range(0), help="stop starting trials after this many seconds")
     p.add_argument("--seed", type=int, help="sampler seed (default: tune.seed; use one per machine)")
@@ -37,29 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def apply_line(args: argparse.Namespace, study: str) -> str:
-    line = ["koikoi", "tune", "--apply", "--study", study]
-    for flag, value in (("--params", args.params), ("--out", args.out)):
-        if value:
-            line += [flag, value]
-    return shlex.join(line)
-
-
 def run(args: argparse.Namespace) -> int:
     from ..tune import study_report as report  # lightning, optuna: loaded only when this runs
     from ..tune import tuning_session as session  # lightning, optuna: loaded only when this runs
-
     root = repo_root()
     params_path = Path(args.params) if args.params else root / PARAMS_FILE
     params = load_params(params_path)  # a ParamError is one line and exit code 2 (cli.main)
     try:
-        section = params.tune
-        study = args.study
+        section, study = params.tune, args.study
         if args.target and args.target != section.target and not study:
             study = args.target  # the params' study belongs to the other target
-        trials = args.trials
-        if trials is None and args.apply:
-            trials = 0
+        trials = 0 if args.trials is None and args.apply else args.trials
         cfg = session.config_from_params(section, target=args.target, trials=trials, max_epochs=args.max_epochs,
                                          storage=args.storage, study=study, timeout=args.timeout, seed=args.seed)
         out_root = Path(args.out) if args.out else root / session.RESULTS
@@ -79,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
         elif summary.get("trials_complete"):
             best = report.read_best(out_root / cfg.study_name)
             print(f"best params: {out_root / cfg.study_name / report.BEST_FILE}")
-            print(f"apply with `{apply_line(args, cfg.study_name)}`, or try them with\n  {apply.exp_run_line(best)}")
+            line = ["koikoi", "tune", "--apply", "--study", cfg.study_name]
+            line += [x for flag, v in (("--params", args.params), ("--out", args.out)) if v for x in (flag, v)]
+            print(f"apply with `{shlex.join(line)}`, or try them with\n  {apply.exp_run_line(best)}")
             if cfg.target == "search" and "best_spec" in summary:  # picked on the trials' deals: confirm on fresh ones
                 print(f"confirm it on fresh deals with\n  "
                       f"{apply.confirm_line(summary['best_spec'], summary['budget'], params)}")

@@ -1,5 +1,4 @@
-"""Koi-Koi as a PettingZoo AEC environment (docs/rules-engine.md): actions are token indices, observations
-the model's encoding with an action mask, rewards each round's points."""
+"""Koi-Koi as a PettingZoo AEC environment: token-index actions, encoded observations, each round's points."""
 
 from typing import Any
 
@@ -23,9 +22,7 @@ MAX_ROUND_POINTS = with_bonus(base_points(ALL_CARDS, True), 7)
 
 def env(**kwargs: Any) -> AECEnv:
     """``raw_env`` wrapped as PettingZoo's own games are (call order, action bounds)."""
-    e = raw_env(**kwargs)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(**kwargs)))
 
 
 def observation_bounds(init_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -45,20 +42,16 @@ def observation_bounds(init_points: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped environment)
-    """Koi-Koi for two agents, ``player_0`` and ``player_1``."""
-
     metadata = {"name": "koikoi_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
     def __init__(self, num_rounds: int = 8, init_points: int = 30, render_mode: str | None = None) -> None:
         super().__init__()
         if not isinstance(num_rounds, int) or not 1 <= num_rounds <= MAX_ROUNDS:
-            raise ValueError(f"num_rounds must be 1..{MAX_ROUNDS} (the observation encoding covers games of up "
-                             f"to {MAX_ROUNDS} rounds), got {num_rounds!r}")
+            raise ValueError(f"num_rounds must be 1..{MAX_ROUNDS} (what the encoding covers), got {num_rounds!r}")
         if not isinstance(init_points, int) or init_points < 1:
             raise ValueError(f"init_points must be an int >= 1, got {init_points!r}")
         if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                             f"got {render_mode!r}")
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.num_rounds, self.init_points, self.render_mode = num_rounds, init_points, render_mode
         self.possible_agents = list(AGENTS)
         low, high = observation_bounds(init_points)
@@ -68,8 +61,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped enviro
         })
         self._action_space = spaces.Discrete(NUM_ACTIONS)
 
-    # The same space object every time (PettingZoo's rule, so that seeding a space sticks).
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space:  # the same object each time, so that seeding sticks
         return self._observation_space
 
     def action_space(self, agent: str) -> spaces.Space:
@@ -79,10 +71,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped enviro
         # the whole game, both hands included: private, so wrappers do not hand it on
         self._game = GameState(seed=seed, num_rounds=self.num_rounds, init_points=self.init_points)
         self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
+        self.rewards, self._cumulative_rewards = dict.fromkeys(self.agents, 0), dict.fromkeys(self.agents, 0)
+        self.terminations, self.truncations = dict.fromkeys(self.agents, False), dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = AGENTS[self._game.current_player]
 

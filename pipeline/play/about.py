@@ -1,5 +1,4 @@
-"""What the page says about an opponent: its name, its duel rating, and the unit of its hint values (policy
-logits shown as probabilities; an ``mc_dqn`` model's Q values turned back into points or P(win) with params.yaml)."""
+"""What the page says of an opponent: its name, its duel rating, and the unit of its hint values."""
 
 import json
 from pathlib import Path
@@ -24,40 +23,27 @@ def meta_of(spec: str, root: Path) -> dict[str, Any] | None:
         return None
 
 
-def ratings(root: Path) -> dict[str, Any]:
-    anchor, table = read_ratings(root)
-    return {"anchor": None if anchor is None else display_name(anchor), "ratings": table}
-
-
 def rating(spec: str, root: Path) -> dict[str, Any] | None:
-    doc = ratings(root)
-    r = doc["ratings"].get(key_name(spec))
-    return None if r is None else {**r, "anchor": doc["anchor"]}
-
-
-def _reward_scale(root: Path, variant: str) -> tuple[float, float] | None:
-    try:
-        rl = load_params(root / "params.yaml").rl
-    except ParamError:
-        return None
-    return float(getattr(rl.reward_scale, variant)), float(rl.wp_baseline if variant == "wp" else 0.0)
+    anchor, table = read_ratings(root)
+    r = table.get(key_name(spec))
+    return None if r is None else {**r, "anchor": None if anchor is None else display_name(anchor)}
 
 
 def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, Any] | None:
-    """How the page shows a hint option: ``probability``, or ``value * scale + offset`` in ``unit``; None without
-    values."""
+    """How the page shows a hint option: ``probability``, or ``value * scale + offset`` in ``unit``; None: no values."""
     if meta is None:
         return None
     if meta.get("kind") == "rl" and meta.get("algorithm") == "mc_dqn":
         variant = "wp" if meta.get("variant", meta.get("reward")) == "wp" else "point"
-        scaled = _reward_scale(root, variant)
-        if scaled is None:
+        try:
+            rl = load_params(root / "params.yaml").rl
+        except ParamError:
             return {"unit": "q", "scale": 1.0, "offset": 0.0,
                     "what": f"{name}'s Q value of the move, in its training units ({root / 'params.yaml'} could not "
                             f"be read to turn it into {'a win probability' if variant == 'wp' else 'points'})"}
-        scale, baseline = scaled
+        scale = float(getattr(rl.reward_scale, variant))
         if variant == "wp":
-            return {"unit": "win_probability", "scale": 1 / scale, "offset": baseline,
+            return {"unit": "win_probability", "scale": 1 / scale, "offset": float(rl.wp_baseline),
                     "what": f"{name}'s estimate of your chance to win the game if you make this move (its Q value)"}
         return {"unit": "points", "scale": 1 / scale, "offset": 0.0,
                 "what": f"{name}'s estimate of the points you win (+) or lose (-) this round with this move "
@@ -68,6 +54,5 @@ def hint_units(meta: dict[str, Any] | None, name: str, root: Path) -> dict[str, 
 
 
 def describe(spec: str, root: Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    name = agent_name(spec)
-    return {"spec": spec, "name": name, "rating": rating(spec, root),
+    return {"spec": spec, "name": agent_name(spec), "rating": rating(spec, root),
             "hint": hint_units(meta, agent_name(model_of(spec)), root)}

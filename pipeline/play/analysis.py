@@ -9,7 +9,6 @@ from .opponents import default_judge, log
 def judge_for(spec: str | None, seed: int = 0) -> tuple[str, Any]:
     """The judge of ``spec`` (default: ``default_judge()``) and its spec; ``ValueError`` in one line."""
     from ..analysis.judge import load_judge
-
     spec = spec or default_judge()
     if spec is None:
         raise ValueError("no trained model to judge with: give --agent search:<model directory>")
@@ -23,14 +22,11 @@ class Judges:
     """The server's judge (spec None: none), loaded at the first analysis and kept."""
 
     def __init__(self, spec: str | None) -> None:
-        self.spec = spec
-        self.lock = threading.Lock()
-        self.judge: Any = None  # an analysis.judge.Judge once loaded
+        self.spec, self.lock, self.judge = spec, threading.Lock(), None  # judge: an analysis.judge.Judge once loaded
 
     def get(self) -> Any:
         if self.judge is None:
             from ..analysis.judge import load_judge
-
             self.judge = load_judge(self.spec)
         return self.judge
 
@@ -49,7 +45,6 @@ class Analysis:
     def _run(self) -> None:
         from ..analysis.judge import read_game
         from ..analysis.report import analyse
-
         try:
             with self.judges.lock:
                 judge = self.judges.get()

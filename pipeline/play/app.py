@@ -1,5 +1,4 @@
-"""The play web app (FastAPI): the JSON API (docs/play.md) and the static page. Endpoints are plain functions, run
-in the server's thread pool, so a slow model in one game does not hold up the others."""
+"""The play web app (FastAPI); plain-function endpoints run in a thread pool: a slow model holds up no other game."""
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -22,12 +21,9 @@ from .history import history
 from .opponents import log
 
 STATIC = Path(__file__).parent / "static"
-
-
 MAX_SPEC = 255  # characters of an opponent spec: a file name's limit
-
-INTERNAL = ("internal error on the server ({}): the game is as it was before this request; try again, or start "
-            "a new game")
+MAX_ERROR = 300  # characters of an error message: one line, whatever a client sent
+INTERNAL = "internal error on the server ({}): the game is as it was before this request; try again or start a new game"
 
 
 class NewGame(BaseModel):
@@ -43,9 +39,6 @@ class Action(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     action: int
     move: int | None = None  # the state's "move" the action was chosen at; a stale one is refused (409)
-
-
-MAX_ERROR = 300  # characters of an error message: one line, whatever a client sent
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -76,7 +69,7 @@ def create_app(games: Games, root: Path = Path("."), hosts: Iterable[str] = LOOP
 
     @app.get("/api/opponents")
     def opponents() -> dict[str, Any]:
-        return {"default": games.default_opponent, "choices": games.opponents.offered()}
+        return {"default": games.opponents.default, "choices": games.opponents.offered()}
 
     @app.get("/api/cards")
     def cards() -> list[dict[str, Any]]:

@@ -1,9 +1,9 @@
-"""One game between a person and an agent, built from the person's observation only; a request that fails part way
-puts the game back as it was."""
+"""One game of a person against an agent, from the person's observation; a failed request leaves it as it was."""
 
 import json
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,12 @@ from ..runtime import atomic
 from . import view
 from .analysis import Analysis, Judges
 from .guard import excerpt
-from .opponents import PoolRef, log
+from .opponents import log
 
 HUMAN_NAME = "human"
 
 
 class PlayError(Exception):
-    """A request the game cannot take; ``status``: its HTTP status."""
-
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -43,10 +41,9 @@ def options(values: np.ndarray, legal: list[int]) -> list[dict[str, Any]]:
 
 
 class GameSession:
-    def __init__(self, game_id: str, agent: Agent | PoolRef, opponent: str, seed: int, rounds: int, points: int,
+    def __init__(self, game_id: str, agent: Agent | partial[Agent], opponent: str, seed: int, rounds: int, points: int,
                  records_dir: Path, you: int = 0) -> None:
-        self.id = game_id
-        self.agent = agent
+        self.id, self._agent = game_id, agent
         first = self.agent
         self.has_values = isinstance(first, ScoringAgent)  # model agents score moves: hints and the review need it
         self.meta: dict[str, Any] = dict(getattr(first, "meta", {}) or {}) if self.has_values else {}
@@ -67,11 +64,7 @@ class GameSession:
     @property
     def agent(self) -> Agent:
         """The opponent; a caller holds a pool's shared agent for one request only."""
-        return self._agent.get() if isinstance(self._agent, PoolRef) else self._agent
-
-    @agent.setter
-    def agent(self, agent: Agent | PoolRef) -> None:
-        self._agent = agent
+        return self._agent() if isinstance(self._agent, partial) else self._agent
 
     @property
     def values_kind(self) -> str | None:
@@ -115,9 +108,8 @@ class GameSession:
             raise
 
     def _advance(self) -> list[dict[str, Any]]:
-        s = self.state
+        s, opp = self.state, self.you ^ 1
         events = self._new_events()
-        opp = self.you ^ 1
         agent = self.agent if not s.is_over and s.current_player == opp else None
         while not s.is_over and s.current_player == opp:
             obs = s.observation(opp)
@@ -191,17 +183,13 @@ class GameSession:
         if self._review is None:
             obs = [o for o, _ in self.agent_decisions]
             values = self.agent.action_scores(obs) if self.has_values and obs else None
-            review = []
-            for i, (o, a) in enumerate(self.agent_decisions):
-                legal = ids_of(o.legal_mask)
-                review.append({
-                    "round": o.round, "turn": o.turn, "decision": DECISION_NAMES[o.decision], "action": a,
-                    "card": view.card(a) if a < 48 else None, "hand": view.cards(o.hand),
-                    "field": view.cards(o.field), "pending": view.card(o.pick_card),
-                    "options": options(values[i], legal) if values is not None
-                    else [{"action": x, "card": view.card(x) if x < 48 else None} for x in legal],
-                })
-            self._review = review
+            self._review = [{
+                "round": o.round, "turn": o.turn, "decision": DECISION_NAMES[o.decision], "action": a,
+                "card": view.card(a) if a < 48 else None, "hand": view.cards(o.hand),
+                "field": view.cards(o.field), "pending": view.card(o.pick_card),
+                "options": options(values[i], ids_of(o.legal_mask)) if values is not None
+                else [{"action": x, "card": view.card(x) if x < 48 else None} for x in ids_of(o.legal_mask)],
+            } for i, (o, a) in enumerate(self.agent_decisions)]
         return self._review
 
     def analysis(self, judges: Judges) -> dict[str, Any]:

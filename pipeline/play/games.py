@@ -1,5 +1,4 @@
-"""The games a server holds, the least recently used dropped past a cap; a game whose record the disk refused is
-kept apart (its own cap, then no new game) so that unsaved records never push live games out."""
+"""A server's games, least recently used dropped past a cap; those whose record the disk refused kept apart."""
 
 import secrets
 import threading
@@ -19,30 +18,22 @@ class Games:
     def __init__(self, records_dir: str | Path, default_opponent: str, max_games: int = 256,
                  models_root: str | Path = MODELS_ROOT, max_unsaved: int = MAX_UNSAVED,
                  deals: int | None = None, judge: str | None = None) -> None:
-        self.records_dir = Path(records_dir).resolve()
-        self.max_games = max_games
-        self.max_unsaved = max_unsaved
+        self.records_dir, self.max_games, self.max_unsaved = Path(records_dir).resolve(), max_games, max_unsaved
         self.opponents = Opponents(default_opponent, models_root, deals=deals)  # deals: koikoi play --deals
         self.judges = Judges(judge)  # the searcher that analyses finished games (None: no analysis)
         self._lock = threading.Lock()
         self._games: OrderedDict[str, GameSession] = OrderedDict()  # live games, least recently used first
         self._unsaved: dict[str, GameSession] = {}  # dropped from the table, their record in memory only
 
-    @property
-    def default_opponent(self) -> str:
-        return self.opponents.default
-
     def new(self, opponent: str | None = None, seed: int | None = None, rounds: int = 8,
             points: int = 30) -> GameSession:
-        """Start a game; ``PlayError`` 400 naming a bad parameter."""
         if not 1 <= rounds <= MAX_ROUNDS:
             raise PlayError(400, f"rounds must be in 1..{MAX_ROUNDS}, got {shown(rounds)}")
         if not 1 <= points <= MAX_POINTS:
             raise PlayError(400, f"points must be in 1..{MAX_POINTS}, got {shown(points)}")
         self._room_for_a_game()
         if seed is None:
-            # a new deal each game, its seed from 2^53 values: a client that sees its hand and the field cannot try
-            # every seed to find the one that deals them (2^31 would take hours on one core). In the record only.
+            # from 2^53 values, so that a client cannot try every seed for the deal it sees; in the record only
             seed = secrets.randbelow(MAX_SEED + 1)
         elif not 0 <= seed <= MAX_SEED:
             raise PlayError(400, f"seed must be in 0..{MAX_SEED}, got {shown(seed)}")

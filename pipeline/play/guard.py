@@ -1,5 +1,4 @@
-"""An ASGI middleware: the play server's checks of every request (Host against DNS rebinding, Origin, JSON-only
-POSTs no cross-site form can send, body size), and the security headers of every response."""
+"""ASGI middleware: every request's checks (Host, Origin, JSON-only POSTs, body size) and the security headers."""
 
 import json
 from collections.abc import Iterable
@@ -12,9 +11,7 @@ HEADERS = (
     (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
                                  b"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
                                  b"form-action 'self'; frame-ancestors 'none'"),
-    (b"x-frame-options", b"DENY"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
     (b"cross-origin-opener-policy", b"same-origin"),
 )
 
@@ -37,14 +34,11 @@ class Guard:
     """The checks around ``app``; ``hosts``: the names and addresses a client may call the server by."""
 
     def __init__(self, app: Any, hosts: Iterable[str] = LOOPBACK, max_body: int = MAX_BODY) -> None:
-        self.app = app
-        self.hosts = {host_name(h) for h in hosts}
-        self.max_body = max_body
+        self.app, self.hosts, self.max_body = app, {host_name(h) for h in hosts}, max_body
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+            return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
 
         async def send_with_headers(message: dict) -> None:
@@ -58,9 +52,7 @@ class Guard:
             if refusal is None:
                 receive = _replay(body, receive)
         if refusal is not None:
-            status, message = refusal
-            await _answer(send_with_headers, status, message)
-            return
+            return await _answer(send_with_headers, *refusal)
         await self.app(scope, receive, send_with_headers)
 
     def _refusal(self, scope: dict, headers: dict[str, str]) -> tuple[int, str] | None:

@@ -1,7 +1,4 @@
-"""Which agents a person can play, which one by default, and loading them for many games; a request names an offered
-one or gets one generic refusal, so that a client cannot probe the server's files."""
-
-from __future__ import annotations
+"""The agents a person can play and loading them; an unoffered name gets one refusal: no probing of the files."""
 
 import gc
 import json
@@ -12,6 +9,7 @@ import time
 import types
 from collections import OrderedDict
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from ..agents.base import Agent
@@ -28,8 +26,7 @@ from ..search.spec import parse_options
 MODELS = ("models/rl/wp", "models/rl/point", "models/sl")
 CHAMPION = "results/duels/champion.json"  # the duels stage's champion (duel.champion): the default opponent
 MODELS_ROOT = "models"
-MAX_NETWORKS = 6  # networks kept loaded at once, all games together (least recently used model dropped first):
-# ~100 MB each at the paper's sizes; a model agent holds one (more for a model of several networks)
+MAX_NETWORKS = 6  # networks loaded at once, all games together (~100 MB each at the paper's sizes)
 MAX_DEPTH = 3   # how deep under the models root model directories are looked for (models/rl_phase1/wp)
 
 
@@ -91,8 +88,7 @@ def champion(root: Path = Path("."), deals: int | None = None) -> tuple[str, str
 
 
 def default_opponent(root: Path = Path("."), deals: int | None = None) -> tuple[str, str]:
-    """The opponent to serve and one line saying why: the duels' champion, else the strongest trained agent
-    present by the duels' ratings (or ``MODELS``' order), else heuristic."""
+    """The opponent to serve and one line saying why: the champion, else the strongest model present, else heuristic."""
     crowned = champion(root, deals)
     if crowned is not None:
         return crowned
@@ -115,8 +111,7 @@ def default_judge(root: Path = Path(".")) -> str | None:
 def find_models(models_root: str | Path) -> list[str]:
     """The model directories under ``models_root`` (``MAX_DEPTH`` levels), ``MODELS`` first, the others by name."""
     base = Path(models_root)
-    found: list[Path] = []
-    level = [base]
+    found, level = [], [base]
     for _ in range(MAX_DEPTH):
         nxt = []
         for d in level:
@@ -137,21 +132,17 @@ def _normal(spec: str) -> str:
 
 
 class Opponents:
-    """The opponents one server offers and their agents. A model is loaded once per file version and shared by
-    its games (its moves depend on the observation alone); games hold it by name (``ref``), so ``max_networks``
-    bounds every network loaded, the least recently used dropped first."""
+    """A server's opponents. A model is loaded once per file version and shared by its games, which hold it by name
+    (``ref``), so that ``max_networks`` bounds every network loaded, the least recently used dropped first."""
 
     def __init__(self, default: str, models_root: str | Path = MODELS_ROOT, max_networks: int = MAX_NETWORKS,
                  deals: int | None = None) -> None:
-        self.default = default
-        self.models_root = Path(models_root)
-        self.max_networks = max_networks
+        self.default, self.models_root, self.max_networks = default, Path(models_root), max_networks
         self.search_options = search_options(deals=deals)  # params.yaml read once, not at every request
         self._lock = threading.Lock()
         self._models: OrderedDict[tuple[str, str, int], tuple[Agent, int]] = OrderedDict()  # agent, networks
 
     def offered(self) -> list[str]:
-        """The models under the root, the searcher over the strongest, the default, the built-in agents."""
         models = find_models(self.models_root)
         search = searcher(models=models, options=self.search_options)
         offered = models + ([search] if search else [])
@@ -187,35 +178,17 @@ class Opponents:
                 self._models.popitem(last=False)  # no game holds it: it is freed now
             return entry[0]
 
-    def ref(self, spec: str, seed: int) -> Agent | PoolRef:
-        """What a game holds: a built-in agent itself (its own tie-breaks), a model agent by name (``PoolRef``)."""
+    def ref(self, spec: str, seed: int) -> Agent | partial[Agent]:
+        """What a game holds: a built-in agent itself (its own tie-breaks), a model agent by name (its ``load``)."""
         agent = self.load(spec, seed)  # loaded now, so that a bad model fails at the game's creation
-        return agent if spec in BUILTIN else PoolRef(self, spec, seed)
-
-    def loaded(self) -> int:
-        with self._lock:
-            return len(self._models)
-
-    def live_networks(self) -> int:
-        with self._lock:
-            return sum(n for _, n in self._models.values())
-
-
-class PoolRef:
-    def __init__(self, pool: Opponents, spec: str, seed: int) -> None:
-        self.pool, self.spec, self.seed = pool, spec, seed
-
-    def get(self) -> Agent:
-        return self.pool.load(self.spec, self.seed)
+        return agent if spec in BUILTIN else partial(self.load, spec, seed)
 
 
 def networks(agent: object) -> int:
     """The torch networks ``agent`` holds, each counted once: a walk over its attributes and containers."""
     import torch
 
-    seen: set[int] = set()
-    nets: set[int] = set()
-    todo: list[object] = [agent]
+    seen, nets, todo = set(), set(), [agent]
     while todo:
         obj = todo.pop()
         if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType, str, bytes, int, float)):
@@ -236,12 +209,11 @@ def log(message: str) -> None:
 
 
 def warm_up(agent: Agent) -> float:
-    """Seconds of ``agent``'s first decisions, so that a compiled setup compiles before any person waits: one
-    observation, then a batch of 7 with every decision type (a dynamic-shape compile settles after two shapes)."""
+    """Seconds of ``agent``'s first decisions, so that a compiled setup compiles before any person waits."""
     t0 = time.perf_counter()
     if agent.name not in BUILTIN:
         obs = random_observations(64)  # seed 0: 4 koi-koi calls and 7 picks among them (a test checks)
         one_each = list({o.decision: o for o in obs}.values())
-        for batch in (obs[:1], (one_each + obs)[:7]):
+        for batch in (obs[:1], (one_each + obs)[:7]):  # 1, then 7 of every type: a dynamic shape settles after two
             agent.act(batch)
     return time.perf_counter() - t0

@@ -115,7 +115,7 @@ def test_one_bounded_pool_of_networks_for_every_game(tmp_path, tiny_model):
         a, b = client.post("/api/games", json={"opponent": specs[0]}).json(), \
             client.post("/api/games", json={"opponent": specs[0]}).json()
         assert games.get(a["id"]).agent is games.get(b["id"]).agent  # shared, not copied
-        assert pool.live_networks() <= pool.max_networks and pool.loaded() >= 1
+        assert sum(n for _, n in pool._models.values()) <= pool.max_networks and len(pool._models) >= 1
     assert _live_nets() - before <= pool.max_networks
 
 

@@ -110,8 +110,8 @@ def test_an_exception_in_a_request_rolls_the_game_back(games, tiny_model):
         def failing(observations):
             raise Boom("the agent failed")
 
-        game.agent = type("Failing", (), {"act": staticmethod(failing), "action_scores": agent.action_scores,
-                                          "meta": agent.meta})()
+        game._agent = type("Failing", (), {"act": staticmethod(failing), "action_scores": agent.action_scores,
+                                           "meta": agent.meta})()
         action = state["legal_actions"][0]
         for _ in range(2):
             r = client.post(f"/api/games/{gid}/actions", json={"action": action, "move": state["move"]})
@@ -123,7 +123,7 @@ def test_an_exception_in_a_request_rolls_the_game_back(games, tiny_model):
         illegal = next(a for a in range(48) if a not in state["legal_actions"])
         err = one_line_json(client.post(f"/api/games/{gid}/actions", json={"action": illegal}), 400)
         assert err.endswith(f"legal: {state['legal_actions']}")  # the person's own hand, never the agent's
-        game.agent = agent
+        game._agent = agent
         r = client.post(f"/api/games/{gid}/actions", json={"action": action, "move": state["move"]})
         assert r.status_code == 200 and r.json()["state"]["move"] > state["move"]
 
@@ -176,7 +176,7 @@ def test_models_are_shared_and_at_most_a_few_stay_loaded(tmp_path, tiny_model):
     assert pool.load(str(root / "a"), seed=2) is first  # shared by the games that play it
     for name in "bcd":
         pool.load(str(root / name), seed=1)
-        assert pool.loaded() <= 2 and pool.live_networks() <= 2 * per_model
+        assert len(pool._models) <= 2 and sum(n for _, n in pool._models.values()) <= 2 * per_model
     assert pool.load(str(root / "a"), seed=1) is not first  # dropped, loaded again
 
 
