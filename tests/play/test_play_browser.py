@@ -76,18 +76,17 @@ def wait_for(driver, condition, what: str, timeout: float = 30):
     return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d), message=what)
 
 
-def test_a_person_plays_a_whole_game(server, browser, tmp_path):
-    from selenium.webdriver.common.action_chains import ActionChains
+def start_game(d, base: str, seed: str, opponent: str | None = None):
+    """Open the page, start a 2-round game; the page's dialog and readiness checks."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
-    base, games = server
-    d = browser
     d.get(f"{base}/?delay=0")
     wait_for(d, lambda d: d.find_element(By.ID, "new-game-dialog").get_attribute("open") is not None, "new game")
     d.find_element(By.ID, "rounds-input").clear()
     d.find_element(By.ID, "rounds-input").send_keys("2")
-    d.find_element(By.ID, "seed-input").send_keys("4")
+    if opponent:
+        d.find_element(By.ID, "opponent-select").send_keys(opponent)
+    d.find_element(By.ID, "seed-input").send_keys(seed)
     d.find_element(By.ID, "start-button").click()
 
     def is_open(dialog: str) -> bool:
@@ -95,6 +94,18 @@ def test_a_person_plays_a_whole_game(server, browser, tmp_path):
 
     def ready(d) -> bool:
         return d.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "false" or is_open("round-dialog")
+
+    return is_open, ready
+
+
+def test_a_person_plays_a_whole_game(server, browser, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    base, games = server
+    d = browser
+    is_open, ready = start_game(d, base, "4")
 
     moves = by_key = rounds_seen = 0
     hint_checked = False
@@ -321,19 +332,7 @@ def test_the_analysis_after_a_game_marks_a_blunder_and_shows_its_board(tmp_path,
     service = serve(games)
     base, _ = next(service)
     d = browser
-    d.get(f"{base}/?delay=0")
-    wait_for(d, lambda d: d.find_element(By.ID, "new-game-dialog").get_attribute("open") is not None, "new game")
-    d.find_element(By.ID, "rounds-input").clear()
-    d.find_element(By.ID, "rounds-input").send_keys("2")
-    d.find_element(By.ID, "opponent-select").send_keys("heuristic")
-    d.find_element(By.ID, "seed-input").send_keys("5")
-    d.find_element(By.ID, "start-button").click()
-
-    def is_open(dialog: str) -> bool:
-        return d.find_element(By.ID, dialog).get_attribute("open") is not None
-
-    def ready(d) -> bool:
-        return d.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "false" or is_open("round-dialog")
+    is_open, ready = start_game(d, base, "5", opponent="heuristic")
 
     for _ in range(100):
         wait_for(d, ready, "the page to wait for the player")
